@@ -1,0 +1,100 @@
+// gantry bench: performance and quality benchmarks (never run as tests: machines are noisy).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "bench/sim_bench.hpp"
+#include "bench/stg_bench.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/duration.hpp"
+#include "cli/text_table.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+std::string fixed(double x, int digits) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
+  return buffer;
+}
+
+void add_bench_sim(CLI::App& bench) {
+  auto options = std::make_shared<SimBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  auto doppler = std::make_shared<bool>(false);
+  CLI::App* cmd = bench.add_subcommand("sim", "simulated ops per second on 1k/10k/100k-op random graphs, 8 devices");
+  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str();
+  cmd->add_option("--cluster", options->cluster, "cluster")->capture_default_str();
+  cmd->add_option("--seconds", options->seconds_per_size, "time spent per size")->capture_default_str();
+  cmd->add_flag("--doppler", *doppler, "benchmark the DOPPLER-compatible engine instead");
+  out->add_to(*cmd, false);
+  cmd->callback([options, out, doppler] {
+    options->doppler = *doppler;
+    auto rows = run_sim_bench(*options);
+    if (out->json()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"ops", r.ops}, {"edges", r.edges}, {"devices", r.devices}, {"runs", r.runs},
+                     {"median_us", r.median_us}, {"min_us", r.min_us}, {"max_us", r.max_us},
+                     {"ops_per_second", r.ops_per_second}});
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"ops", "edges", "devices", "runs", "median us/sim", "min us", "Mops/s (median)"});
+    for (const auto& r : rows)
+      table.add({std::to_string(r.ops), std::to_string(r.edges), std::to_string(r.devices), std::to_string(r.runs),
+                 fixed(r.median_us, 1), fixed(r.min_us, 1), fixed(r.ops_per_second / 1e6, 2)});
+    table.print(std::cout);
+  });
+}
+
+void add_bench_stg(CLI::App& bench) {
+  auto options = std::make_shared<StgBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  auto budget = std::make_shared<std::string>("2s");
+  options->data_dir = "tests/data/stg";
+  CLI::App* cmd = bench.add_subcommand("stg", "placement quality vs the published optima of the STG 50-task set");
+  cmd->add_option("--data", options->data_dir, "folder with 50/*.stg and optimal/*.csv")->capture_default_str();
+  cmd->add_option("--procs", options->processors, "processor counts")->capture_default_str();
+  cmd->add_option("--methods", options->methods, "methods to compare")->capture_default_str();
+  cmd->add_option("--budget", *budget, "search budget per graph")->capture_default_str();
+  cmd->add_option("--limit", options->limit, "graphs per processor count (0 = all 180)");
+  out->add_to(*cmd, false);
+  cmd->callback([options, out, budget] {
+    auto seconds = parse_duration(*budget);
+    if (!seconds) throw CliError("--budget: " + seconds.error().message);
+    options->budget_seconds = seconds.value();
+    if (isatty(STDERR_FILENO))
+      options->progress = [](const std::string& what) { std::fprintf(stderr, "\r  %-40s", what.c_str()); };
+    auto rows = run_stg_bench(*options);
+    if (isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
+    if (out->json()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"method", r.method}, {"processors", r.processors}, {"graphs", r.graphs}, {"mean_gap", r.mean_gap},
+                     {"max_gap", r.max_gap}, {"optimal", r.optimal}, {"below_bound", r.below_bound}});
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"method", "procs", "graphs", "mean gap to opt", "max gap", "optimal", "below bound"});
+    for (const auto& r : rows)
+      table.add({r.method, std::to_string(r.processors), std::to_string(r.graphs), fixed(100 * r.mean_gap, 3) + "%",
+                 fixed(100 * r.max_gap, 2) + "%", std::to_string(r.optimal), std::to_string(r.below_bound)});
+    table.print(std::cout);
+  });
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima)");
+  bench->require_subcommand(1);
+  add_bench_sim(*bench);
+  add_bench_stg(*bench);
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,122 @@
+#include "cli/cli_common.hpp"
+
+#include <cstdio>
+
+#include "core/graph_io.hpp"
+#include "sim/timeline_export.hpp"
+#include "workloads/workload.hpp"
+
+namespace gantry::cli {
+
+void ProblemArgs::add_to(CLI::App& app) {
+  auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
+  auto* work = app.add_option("--workload", workload, "built-in generator, e.g. llama-layer or chainmm:blocks=4 (see `gantry workloads`)");
+  graph->excludes(work);
+  app.add_option("--cluster", cluster, "preset (4xP100-pcie, 8xV100-nvlink, 8xH100-nvswitch, 2x8xH100-ib, cpu-2, identical:N) or a YAML file")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str();
+}
+
+void SimArgs::add_to(CLI::App& app) {
+  app.add_option("--sim", sim, "simulator: default, or doppler (the public DOPPLER simulator, event for event)")
+      ->check(CLI::IsMember({"default", "doppler"}))
+      ->capture_default_str();
+  app.add_option("--dispatch", dispatch, "ready-op choice: fifo (by readiness) or priority (placement's priorities)")
+      ->check(CLI::IsMember({"fifo", "priority"}))
+      ->capture_default_str();
+  app.add_option("--links", links, "link model: contention (one transfer at a time per directed link) or unlimited")
+      ->check(CLI::IsMember({"contention", "unlimited"}))
+      ->capture_default_str();
+  app.add_flag("--no-dedup", no_dedup, "ship a tensor once per consumer instead of once per device");
+  app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")->check(CLI::NonNegativeNumber);
+  app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--noise-seed", noise_seed, "seed of the noise");
+  app.add_flag("--memory", memory, "track peak memory per device");
+}
+
+SimOptions SimArgs::options() const {
+  SimOptions o;
+  o.doppler = sim == "doppler";
+  o.dispatch = dispatch == "priority" ? Dispatch::priority : Dispatch::fifo;
+  o.links = links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  o.dedup_transfers = !no_dedup;
+  o.streams = streams;
+  o.noise_sigma = noise;
+  o.seed = noise_seed;
+  o.track_memory = memory;
+  return o;
+}
+
+void OutputArgs::add_to(CLI::App& app, bool timelines) {
+  app.add_option("-f,--format", format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  if (timelines) {
+    app.add_option("--trace", trace, "write a Chrome/Perfetto trace of the result (open in ui.perfetto.dev)");
+    app.add_option("--svg", svg, "write an SVG Gantt chart of the result");
+  }
+}
+
+Problem load_problem(const ProblemArgs& args) {
+  if (args.graph_file.empty() && args.workload.empty())
+    throw CliError("give a graph: --graph FILE or --workload NAME (see `gantry workloads`)");
+  Problem p;
+  if (!args.graph_file.empty()) {
+    auto g = read_graph_file(args.graph_file);
+    if (!g) throw CliError(g.error().message);
+    p.graph = std::move(g).value();
+    p.graph_label = args.graph_file;
+  } else {
+    auto g = make_workload(args.workload, args.seed);
+    if (!g) throw CliError(g.error().message);
+    p.graph = std::move(g).value();
+    p.graph_label = args.workload;
+  }
+  auto c = Cluster::load(args.cluster);
+  if (!c) throw CliError(c.error().message);
+  p.cluster = std::move(c).value();
+  p.costs = std::make_unique<CostTable>(p.graph, p.cluster);
+  return p;
+}
+
+void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title) {
+  TimelineLabels labels;
+  labels.title = title;
+  labels.time_unit = problem.graph.cost_unit();
+  for (const Device& d : problem.cluster.devices()) labels.device_names.push_back(d.name + " (" + d.kind + ")");
+  if (!out.trace.empty()) {
+    auto s = write_text_file(out.trace, chrome_trace_json(problem.graph, result, labels));
+    if (!s) throw CliError(s.error().message);
+  }
+  if (!out.svg.empty()) {
+    auto s = write_text_file(out.svg, svg_gantt(problem.graph, result, labels));
+    if (!s) throw CliError(s.error().message);
+  }
+}
+
+std::string format_time(double value, const std::string& unit) {
+  char buffer[48];
+  if (unit != "s") {
+    std::snprintf(buffer, sizeof buffer, "%.6g", value);
+    return buffer;
+  }
+  if (value >= 1)
+    std::snprintf(buffer, sizeof buffer, "%.3f s", value);
+  else if (value >= 1e-3)
+    std::snprintf(buffer, sizeof buffer, "%.3f ms", value * 1e3);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.3f us", value * 1e6);
+  return buffer;
+}
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buffer;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,59 @@
+#pragma once
+// What several verbs share: choosing a graph (--graph FILE | --workload SPEC) and a cluster, the
+// simulator flags, output formats and timeline files.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "core/cluster.hpp"
+#include "core/cost_model.hpp"
+#include "core/graph.hpp"
+#include "sim/sim_options.hpp"
+#include "sim/sim_result.hpp"
+
+namespace gantry::cli {
+
+// Thrown by verbs for user-facing failures; main prints "gantry: <message>" and exits 1.
+struct CliError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ProblemArgs {
+  std::string graph_file, workload, cluster = "4xP100-pcie";
+  std::uint64_t seed = 1;
+  void add_to(CLI::App& app);
+};
+
+struct SimArgs {
+  std::string sim = "default", dispatch = "fifo", links = "contention";
+  bool no_dedup = false, memory = false;
+  int streams = 0;
+  double noise = 0;
+  std::uint64_t noise_seed = 1;
+  void add_to(CLI::App& app);
+  SimOptions options() const;
+};
+
+struct OutputArgs {
+  std::string format = "table", trace, svg;
+  void add_to(CLI::App& app, bool timelines = true);
+  bool json() const { return format == "json"; }
+  bool wants_timeline() const { return !trace.empty() || !svg.empty(); }
+};
+
+// A loaded graph and cluster with their cost table.
+struct Problem {
+  Graph graph;
+  Cluster cluster;
+  std::string graph_label;
+  std::unique_ptr<CostTable> costs;
+};
+
+Problem load_problem(const ProblemArgs& args);
+// Writes --trace / --svg files for a recorded result.
+void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title);
+// "12.3 ms" style for seconds, plain numbers for abstract units.
+std::string format_time(double value, const std::string& unit);
+std::string format_bytes(double bytes);
+
+}  // namespace gantry::cli

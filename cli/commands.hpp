@@ -1,0 +1,13 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace gantry::cli {
+
+// Each verb registers itself on the top-level app (one file per verb).
+void add_place_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_workloads_command(CLI::App& app);
+void add_clusters_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace gantry::cli

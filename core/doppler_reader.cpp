@@ -1,0 +1,105 @@
+// The DOPPLER compute-graph text format (public DOPPLER code, compute_graph/*.txt):
+//   line 1: total node count including input nodes
+//   line 2: ids of the input nodes (dropped: they cost nothing)
+//   line 3: edge source ids, line 4: edge destination ids, over the remaining N compute nodes
+//   then N lines "comp,comm[,type]": compute cost and the cost of shipping the output elsewhere.
+// Ids are read as digit runs (the files have irregular spacing, "16,6" and "16, 6" alike).
+#include <cctype>
+#include <cmath>
+#include <sstream>
+
+#include "core/graph_io.hpp"
+
+namespace gantry {
+
+namespace {
+
+std::vector<long long> digit_runs(const std::string& line) {
+  std::vector<long long> out;
+  for (std::size_t i = 0; i < line.size();) {
+    if (std::isdigit(static_cast<unsigned char>(line[i]))) {
+      long long value = 0;
+      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])))
+        value = value * 10 + (line[i++] - '0');
+      out.push_back(value);
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream in(line);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto b = item.find_first_not_of(" \t\r");
+    auto e = item.find_last_not_of(" \t\r");
+    out.push_back(b == std::string::npos ? "" : item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+Result<double> parse_cost(const std::string& text, const std::string& where, const char* what) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') return make_error(where + ": " + what + " '" + text + "' is not a number");
+  if (!std::isfinite(v)) return make_error(where + ": " + what + " is not a finite number");
+  if (v < 0) return make_error(where + ": " + what + " is negative (" + text + ")");
+  return v;
+}
+
+}  // namespace
+
+Result<Graph> read_graph_doppler(const std::string& text, const std::string& source) {
+  std::vector<std::string> lines;
+  {
+    std::stringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos) lines.pop_back();
+  if (lines.size() < 4)
+    return make_error(source + ": a DOPPLER graph needs at least 4 lines (node count, inputs, edge sources, "
+                               "edge destinations); found " + std::to_string(lines.size()));
+  auto total = digit_runs(lines[0]);
+  if (total.size() != 1) return make_error(source + ":1: expected the total node count");
+  auto inputs = digit_runs(lines[1]);
+  auto srcs = digit_runs(lines[2]);
+  auto dsts = digit_runs(lines[3]);
+  if (srcs.size() != dsts.size())
+    return make_error(source + ":3-4: " + std::to_string(srcs.size()) + " edge sources but " +
+                      std::to_string(dsts.size()) + " edge destinations");
+  const long long n = total[0] - static_cast<long long>(inputs.size());
+  if (n <= 0) return make_error(source + ":1: the graph is empty (no compute nodes besides the inputs)");
+  if (static_cast<long long>(lines.size()) - 4 != n)
+    return make_error(source + ": expected " + std::to_string(n) + " cost lines (" + std::to_string(total[0]) +
+                      " nodes minus " + std::to_string(inputs.size()) + " inputs), found " +
+                      std::to_string(lines.size() - 4));
+
+  GraphBuilder builder(source, "units");
+  for (long long i = 0; i < n; ++i) {
+    const int line_no = static_cast<int>(i) + 5;
+    const std::string where = source + ":" + std::to_string(line_no);
+    auto fields = split_fields(lines[4 + i]);
+    if (fields.size() < 2) return make_error(where + ": expected 'comp,comm[,type]'");
+    auto comp = parse_cost(fields[0], where, "compute cost");
+    if (!comp) return comp.error();
+    auto comm = parse_cost(fields[1], where, "communication cost");
+    if (!comm) return comm.error();
+    OpSpec op;
+    op.name = "n" + std::to_string(i);
+    op.cost = comp.value();
+    op.transfer_cost = comm.value();
+    op.line = line_no;
+    if (fields.size() >= 3 && fields[2] == "einsummable") op.kind = OpKind::matmul;
+    if (fields.size() >= 3 && fields[2] == "formation") op.kind = OpKind::formation;
+    builder.add_op(std::move(op));
+  }
+  for (std::size_t e = 0; e < srcs.size(); ++e)
+    builder.add_edge(EdgeSpec{static_cast<OpId>(srcs[e]), static_cast<OpId>(dsts[e]), 0, -1, 3});
+  return builder.build();
+}
+
+}  // namespace gantry

@@ -1,0 +1,102 @@
+#include "core/fingerprint.hpp"
+
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+
+#include "core/cluster.hpp"
+#include "core/graph.hpp"
+
+namespace gantry {
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+}  // namespace
+
+void Hasher::add_u64(std::uint64_t word) {
+  a_ = mix(a_ ^ word) + 0x9e3779b97f4a7c15ull;
+  b_ = rotl(b_ + mix(word ^ 0x5851f42d4c957f2dull), 29) * 0x2545f4914f6cdd1dull;
+  ++count_;
+}
+
+void Hasher::add_double(double value) {
+  if (value == 0) value = 0;  // +0 and -0 hash alike
+  std::uint64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  add_u64(bits);
+}
+
+void Hasher::add_string(const std::string& text) {
+  add_u64(text.size());
+  for (std::size_t i = 0; i < text.size(); i += 8) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, text.data() + i, std::min<std::size_t>(8, text.size() - i));
+    add_u64(word);
+  }
+}
+
+Fingerprint Hasher::finish() const {
+  return Fingerprint{mix(a_ ^ rotl(b_, 17) ^ count_), mix(b_ + count_ * 0x9e3779b97f4a7c15ull)};
+}
+
+std::string Fingerprint::hex() const {
+  char buffer[33];
+  std::snprintf(buffer, sizeof buffer, "%016llx%016llx", static_cast<unsigned long long>(hi),
+                static_cast<unsigned long long>(lo));
+  return buffer;
+}
+
+Fingerprint fingerprint(const Graph& g) {
+  Hasher h;
+  h.add_string("gantry-graph-v1");
+  h.add_string(g.cost_unit());
+  h.add_u64(static_cast<std::uint64_t>(g.size()));
+  for (OpId op = 0; op < g.size(); ++op) {
+    h.add_u64(static_cast<std::uint64_t>(g.kind(op)));
+    for (double x : {g.flops(op), g.bytes(op), g.output_bytes(op), g.memory(op), g.cost(op), g.transfer_cost(op)})
+      h.add_double(x);
+    for (std::size_t k = 0; k < g.cost_kinds().size(); ++k)
+      if (g.cost_for_kind(static_cast<int>(k), op) >= 0) {
+        h.add_string(g.cost_kinds()[k]);
+        h.add_double(g.cost_for_kind(static_cast<int>(k), op));
+      }
+  }
+  h.add_u64(static_cast<std::uint64_t>(g.num_edges()));
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    h.add_u64(static_cast<std::uint64_t>(g.edge_src(e)) << 32 | static_cast<std::uint32_t>(g.edge_dst(e)));
+    h.add_double(g.edge_bytes(e));
+    h.add_double(g.edge_cost(e));
+  }
+  return h.finish();
+}
+
+Fingerprint fingerprint(const Cluster& c) {
+  Hasher h;
+  h.add_string("gantry-cluster-v1");
+  h.add_u64(static_cast<std::uint64_t>(c.size()));
+  for (const Device& d : c.devices()) {
+    h.add_string(d.kind);
+    for (double x : {d.peak_flops, d.mem_bandwidth, d.memory}) h.add_double(x);
+    h.add_u64(static_cast<std::uint64_t>(d.streams));
+    h.add_u64(static_cast<std::uint64_t>(d.host));
+  }
+  for (int a = 0; a < c.size(); ++a)
+    for (int b = 0; b < c.size(); ++b) {
+      h.add_double(c.link(a, b).bandwidth);
+      h.add_double(c.link(a, b).latency);
+    }
+  return h.finish();
+}
+
+}  // namespace gantry

@@ -1,0 +1,196 @@
+#include "core/graph.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace gantry {
+
+namespace {
+
+bool bad_cost(double value) { return std::isnan(value) || std::isinf(value); }
+
+// A value that must be >= 0 (or the "absent" marker -1 for optional explicit costs).
+std::string check_quantity(const char* what, double value, bool optional) {
+  if (bad_cost(value)) return std::string(what) + " is not a finite number";
+  if (optional && value == -1) return {};
+  if (value < 0) {
+    std::ostringstream out;
+    out << what << " is negative (" << value << ")";
+    return out.str();
+  }
+  return {};
+}
+
+// Finds one cycle among the ops that Kahn's algorithm could not order; returns its path.
+std::vector<OpId> find_cycle(int n, const std::vector<std::int32_t>& off, const std::vector<OpId>& succ,
+                             const std::vector<int>& indegree_left) {
+  std::vector<int> state(n, 0);  // 0 unvisited, 1 on stack, 2 done
+  std::vector<OpId> stack;
+  std::vector<std::int32_t> next(n, 0);
+  for (OpId start = 0; start < n; ++start) {
+    if (indegree_left[start] == 0 || state[start] != 0) continue;
+    stack.push_back(start);
+    state[start] = 1;
+    next[start] = off[start];
+    while (!stack.empty()) {
+      OpId u = stack.back();
+      if (next[u] < off[u + 1]) {
+        OpId v = succ[next[u]++];
+        if (indegree_left[v] == 0) continue;
+        if (state[v] == 1) {
+          auto it = std::find(stack.begin(), stack.end(), v);
+          std::vector<OpId> cycle(it, stack.end());
+          cycle.push_back(v);
+          return cycle;
+        }
+        if (state[v] == 0) {
+          state[v] = 1;
+          next[v] = off[v];
+          stack.push_back(v);
+        }
+      } else {
+        state[u] = 2;
+        stack.pop_back();
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::string source, std::string cost_unit)
+    : source_(std::move(source)), cost_unit_(std::move(cost_unit)) {}
+
+OpId GraphBuilder::add_op(OpSpec spec) {
+  ops_.push_back(std::move(spec));
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
+void GraphBuilder::add_edge(EdgeSpec spec) { edges_.push_back(spec); }
+
+std::string GraphBuilder::where(int line) const {
+  return line > 0 ? source_ + ":" + std::to_string(line) : source_;
+}
+
+Result<Graph> GraphBuilder::build() const {
+  const int n = static_cast<int>(ops_.size());
+  if (n == 0) return make_error(source_ + ": the graph is empty (no operations)");
+
+  Graph g;
+  g.source_ = source_;
+  g.cost_unit_ = cost_unit_;
+  std::map<std::string, int> kind_index;
+  for (OpId i = 0; i < n; ++i) {
+    const OpSpec& op = ops_[i];
+    const std::string label = where(op.line) + ": op " + std::to_string(i) +
+                              (op.name.empty() ? "" : " (" + op.name + ")") + ": ";
+    for (auto [what, value, optional] :
+         {std::tuple{"flops", op.flops, false}, std::tuple{"bytes", op.bytes, false},
+          std::tuple{"output_bytes", op.output_bytes, false}, std::tuple{"memory", op.memory, false},
+          std::tuple{"cost", op.cost, true}, std::tuple{"transfer cost", op.transfer_cost, true}}) {
+      std::string problem = check_quantity(what, value, optional);
+      if (!problem.empty()) return make_error(label + problem);
+    }
+    for (const auto& [kind, value] : op.cost_by_kind) {
+      std::string problem = check_quantity(("cost on " + kind).c_str(), value, false);
+      if (!problem.empty()) return make_error(label + problem);
+      kind_index.emplace(kind, static_cast<int>(kind_index.size()));
+    }
+  }
+
+  g.names_.reserve(n);
+  for (OpId i = 0; i < n; ++i) {
+    const OpSpec& op = ops_[i];
+    g.names_.push_back(op.name.empty() ? "op" + std::to_string(i) : op.name);
+    g.kinds_.push_back(op.kind);
+    g.flops_.push_back(op.flops);
+    g.bytes_.push_back(op.bytes);
+    g.output_bytes_.push_back(op.output_bytes);
+    g.memory_.push_back(op.memory);
+    g.cost_.push_back(op.cost);
+    g.transfer_cost_.push_back(op.transfer_cost);
+    g.shapes_.push_back(op.shape);
+  }
+  g.cost_kinds_.resize(kind_index.size());
+  g.kind_costs_.assign(kind_index.size(), std::vector<double>(n, -1.0));
+  for (const auto& [kind, k] : kind_index) g.cost_kinds_[k] = kind;
+  for (OpId i = 0; i < n; ++i)
+    for (const auto& [kind, value] : ops_[i].cost_by_kind) g.kind_costs_[kind_index[kind]][i] = value;
+
+  const int m = static_cast<int>(edges_.size());
+  for (EdgeId e = 0; e < m; ++e) {
+    const EdgeSpec& edge = edges_[e];
+    const std::string label = where(edge.line) + ": edge " + std::to_string(edge.src) + " -> " +
+                              std::to_string(edge.dst) + ": ";
+    if (edge.src < 0 || edge.src >= n)
+      return make_error(label + "unknown op id " + std::to_string(edge.src) + " (the graph has " +
+                        std::to_string(n) + " ops)");
+    if (edge.dst < 0 || edge.dst >= n)
+      return make_error(label + "unknown op id " + std::to_string(edge.dst) + " (the graph has " +
+                        std::to_string(n) + " ops)");
+    if (edge.src == edge.dst) return make_error(label + "self loop on op " + g.names_[edge.src]);
+    std::string problem = check_quantity("bytes", edge.bytes, false);
+    if (problem.empty()) problem = check_quantity("cost", edge.cost, true);
+    if (!problem.empty()) return make_error(label + problem);
+    g.edge_src_.push_back(edge.src);
+    g.edge_dst_.push_back(edge.dst);
+    g.edge_bytes_.push_back(edge.bytes);
+    g.edge_cost_.push_back(edge.cost);
+  }
+
+  // CSR in both directions; within an op, edges keep their insertion order.
+  g.pred_off_.assign(n + 1, 0);
+  g.succ_off_.assign(n + 1, 0);
+  for (EdgeId e = 0; e < m; ++e) {
+    ++g.succ_off_[g.edge_src_[e] + 1];
+    ++g.pred_off_[g.edge_dst_[e] + 1];
+  }
+  for (int i = 0; i < n; ++i) {
+    g.succ_off_[i + 1] += g.succ_off_[i];
+    g.pred_off_[i + 1] += g.pred_off_[i];
+  }
+  g.succ_.resize(m);
+  g.pred_.resize(m);
+  g.succ_edge_.resize(m);
+  g.pred_edge_.resize(m);
+  std::vector<std::int32_t> succ_fill(g.succ_off_.begin(), g.succ_off_.end() - 1);
+  std::vector<std::int32_t> pred_fill(g.pred_off_.begin(), g.pred_off_.end() - 1);
+  for (EdgeId e = 0; e < m; ++e) {
+    OpId s = g.edge_src_[e], d = g.edge_dst_[e];
+    g.succ_[succ_fill[s]] = d;
+    g.succ_edge_[succ_fill[s]++] = e;
+    g.pred_[pred_fill[d]] = s;
+    g.pred_edge_[pred_fill[d]++] = e;
+  }
+
+  // Kahn's algorithm, smallest id first among ready ops, so the order is deterministic.
+  std::vector<int> indegree(n);
+  for (int i = 0; i < n; ++i) indegree[i] = g.pred_off_[i + 1] - g.pred_off_[i];
+  std::vector<OpId> ready;
+  for (OpId i = n - 1; i >= 0; --i)
+    if (indegree[i] == 0) ready.push_back(i);
+  g.topo_.reserve(n);
+  std::size_t head = 0;
+  // A FIFO over `ready` keeps the order stable and linear.
+  std::reverse(ready.begin(), ready.end());
+  while (head < ready.size()) {
+    OpId u = ready[head++];
+    g.topo_.push_back(u);
+    for (auto k = g.succ_off_[u]; k < g.succ_off_[u + 1]; ++k)
+      if (--indegree[g.succ_[k]] == 0) ready.push_back(g.succ_[k]);
+  }
+  if (static_cast<int>(g.topo_.size()) != n) {
+    std::vector<OpId> cycle = find_cycle(n, g.succ_off_, g.succ_, indegree);
+    std::ostringstream out;
+    out << where(cycle.empty() ? 0 : ops_[cycle[0]].line) << ": the graph has a cycle: ";
+    for (std::size_t i = 0; i < cycle.size(); ++i)
+      out << (i ? " -> " : "") << g.names_[cycle[i]] << " (" << cycle[i] << ")";
+    return make_error(out.str());
+  }
+  return g;
+}
+
+}  // namespace gantry

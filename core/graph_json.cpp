@@ -1,0 +1,148 @@
+#include <nlohmann/json.hpp>
+
+#include "core/graph_io.hpp"
+#include "core/json_util.hpp"
+
+namespace gantry {
+
+namespace {
+
+using nlohmann::json;
+
+// Reads an optional number; a present field that is not a number is an error naming its path.
+Result<double> field(const json& obj, const char* key, double fallback, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number()) return make_error(where + "." + key + " is not a number");
+  return it->get<double>();
+}
+
+}  // namespace
+
+Result<Graph> read_graph_json(const std::string& text, const std::string& source) {
+  auto parsed = parse_json(text, source);
+  if (!parsed) return parsed.error();
+  const json& root = parsed.value();
+  if (!root.is_object() || !root.contains("ops") || !root["ops"].is_array())
+    return make_error(source + ": expected a JSON object with an 'ops' array (gantry graph format)");
+  GraphBuilder builder(source, root.value("cost_unit", std::string("s")));
+
+  // Ops may carry their own integer ids; edges refer to those ids.
+  std::unordered_map<long long, OpId> index_of;
+  const json& ops = root["ops"];
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const json& o = ops[i];
+    const std::string where = source + ": ops[" + std::to_string(i) + "]";
+    if (!o.is_object()) return make_error(where + " is not an object");
+    OpSpec spec;
+    long long id = static_cast<long long>(i);
+    if (o.contains("id")) {
+      if (!o["id"].is_number_integer()) return make_error(where + ".id is not an integer");
+      id = o["id"].get<long long>();
+    }
+    if (!index_of.emplace(id, static_cast<OpId>(i)).second)
+      return make_error(where + ": duplicate op id " + std::to_string(id));
+    spec.name = o.value("name", std::string());
+    if (o.contains("kind")) {
+      auto kind = parse_op_kind(o["kind"].get<std::string>());
+      if (!kind) return make_error(where + ".kind: unknown op kind '" + o["kind"].get<std::string>() + "'");
+      spec.kind = *kind;
+    }
+    for (auto [key, target, fallback] :
+         {std::tuple{"flops", &spec.flops, 0.0}, std::tuple{"bytes", &spec.bytes, 0.0},
+          std::tuple{"output_bytes", &spec.output_bytes, 0.0}, std::tuple{"memory", &spec.memory, 0.0},
+          std::tuple{"cost", &spec.cost, -1.0}, std::tuple{"transfer_cost", &spec.transfer_cost, -1.0}}) {
+      auto value = field(o, key, fallback, where);
+      if (!value) return value.error();
+      *target = value.value();
+    }
+    // An explicit negative cost is an error (the builder checks); -1 only ever means "absent"
+    // when the field is missing, so map a present -1 to an error too.
+    for (const char* key : {"cost", "transfer_cost"})
+      if (o.contains(key) && o[key].is_number() && o[key].get<double>() < 0)
+        return make_error(where + "." + key + " is negative (" + std::to_string(o[key].get<double>()) + ")");
+    if (o.contains("cost_by_kind")) {
+      if (!o["cost_by_kind"].is_object()) return make_error(where + ".cost_by_kind is not an object");
+      for (auto& [kind, value] : o["cost_by_kind"].items()) {
+        if (!value.is_number()) return make_error(where + ".cost_by_kind." + kind + " is not a number");
+        spec.cost_by_kind.emplace_back(kind, value.get<double>());
+      }
+    }
+    if (o.contains("shape")) spec.shape = o["shape"].get<std::vector<std::int64_t>>();
+    builder.add_op(std::move(spec));
+  }
+
+  if (root.contains("edges")) {
+    const json& edges = root["edges"];
+    if (!edges.is_array()) return make_error(source + ": 'edges' is not an array");
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      const json& e = edges[i];
+      const std::string where = source + ": edges[" + std::to_string(i) + "]";
+      EdgeSpec spec;
+      json src, dst;
+      if (e.is_array() && e.size() >= 2) {
+        src = e[0];
+        dst = e[1];
+      } else if (e.is_object() && e.contains("src") && e.contains("dst")) {
+        src = e["src"];
+        dst = e["dst"];
+        auto bytes = field(e, "bytes", 0, where);
+        auto cost = field(e, "cost", -1, where);
+        if (!bytes) return bytes.error();
+        if (!cost) return cost.error();
+        if (e.contains("cost") && cost.value() < 0)
+          return make_error(where + ".cost is negative (" + std::to_string(cost.value()) + ")");
+        spec.bytes = bytes.value();
+        spec.cost = cost.value();
+      } else {
+        return make_error(where + ": expected [src, dst] or {\"src\":..., \"dst\":...}");
+      }
+      if (!src.is_number_integer() || !dst.is_number_integer())
+        return make_error(where + ": src and dst must be integer op ids");
+      for (auto [end, target] : {std::pair{src.get<long long>(), &spec.src}, std::pair{dst.get<long long>(), &spec.dst}}) {
+        auto it = index_of.find(end);
+        if (it == index_of.end()) return make_error(where + ": unknown op id " + std::to_string(end));
+        *target = it->second;
+      }
+      builder.add_edge(spec);
+    }
+  }
+  return builder.build();
+}
+
+std::string graph_to_json(const Graph& g, int indent) {
+  json root;
+  root["format"] = "gantry-graph";
+  root["version"] = 1;
+  root["cost_unit"] = g.cost_unit();
+  json ops = json::array();
+  for (OpId op = 0; op < g.size(); ++op) {
+    json o;
+    o["id"] = op;
+    o["name"] = g.name(op);
+    o["kind"] = to_string(g.kind(op));
+    if (g.flops(op) > 0) o["flops"] = g.flops(op);
+    if (g.bytes(op) > 0) o["bytes"] = g.bytes(op);
+    if (g.output_bytes(op) > 0) o["output_bytes"] = g.output_bytes(op);
+    if (g.memory(op) > 0) o["memory"] = g.memory(op);
+    if (g.cost(op) >= 0) o["cost"] = g.cost(op);
+    if (g.transfer_cost(op) >= 0) o["transfer_cost"] = g.transfer_cost(op);
+    for (std::size_t k = 0; k < g.cost_kinds().size(); ++k)
+      if (g.cost_for_kind(static_cast<int>(k), op) >= 0)
+        o["cost_by_kind"][g.cost_kinds()[k]] = g.cost_for_kind(static_cast<int>(k), op);
+    if (!g.shape(op).empty()) o["shape"] = g.shape(op);
+    ops.push_back(std::move(o));
+  }
+  json edges = json::array();
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    json edge = {{"src", g.edge_src(e)}, {"dst", g.edge_dst(e)}};
+    if (g.edge_bytes(e) > 0) edge["bytes"] = g.edge_bytes(e);
+    if (g.edge_cost(e) >= 0) edge["cost"] = g.edge_cost(e);
+    edges.push_back(std::move(edge));
+  }
+  root["ops"] = std::move(ops);
+  root["edges"] = std::move(edges);
+  return root.dump(indent);
+}
+
+}  // namespace gantry

@@ -1,0 +1,30 @@
+#pragma once
+// A placement maps every op to a device. It may also carry dispatch priorities (higher runs
+// first among ready ops on a device), which the work-conserving runtime honours when given.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace gantry {
+
+class Graph;
+class Cluster;
+
+struct Placement {
+  std::vector<std::int32_t> device;  // op -> device index
+  std::vector<double> priority;      // optional: op -> priority (empty = FIFO by readiness)
+
+  int size() const { return static_cast<int>(device.size()); }
+  bool has_priority() const { return !priority.empty(); }
+  // Checks sizes and device indices against a graph and cluster.
+  Status check(const Graph& graph, const Cluster& cluster, const std::string& source) const;
+};
+
+std::string placement_to_json(const Placement& placement, const std::string& graph_fingerprint,
+                              const std::string& cluster_name, int indent = 2);
+Result<Placement> placement_from_json(const std::string& text, const std::string& source);
+Result<Placement> read_placement_file(const std::string& path);
+
+}  // namespace gantry

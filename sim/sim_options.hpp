@@ -1,0 +1,34 @@
+#pragma once
+// How the simulated runtime behaves. The defaults model an asynchronous, work-conserving runtime
+// (einsummable-like): a free stream takes the ready op that became ready first.
+#include <cstdint>
+
+namespace gantry {
+
+enum class Dispatch : std::uint8_t {
+  fifo,         // work-conserving, the op that became ready first (ties: in event order)
+  priority,     // work-conserving, the ready op with the highest given priority
+  fixed_order,  // each device runs its given list in order (pipeline schedules)
+};
+
+enum class LinkModel : std::uint8_t {
+  contention,  // each directed link carries one transfer at a time, FIFO
+  unlimited,   // any number of concurrent transfers per link
+};
+
+struct SimOptions {
+  Dispatch dispatch = Dispatch::fifo;
+  LinkModel links = LinkModel::contention;
+  bool dedup_transfers = true;  // a tensor travels to a device once, whatever its consumers there
+  int streams = 0;              // ops per device at once; 0 = each device's own `streams`
+  double noise_sigma = 0;       // multiplicative log-normal noise on op times (mean 1)
+  std::uint64_t seed = 1;       // seed of the noise
+  bool track_memory = false;    // peak memory per device
+  bool record = false;          // keep per-op and per-transfer timelines (traces, SVG, metrics)
+  // The public DOPPLER simulator, reproduced event for event: one op at a time per device, FIFO
+  // in SimPy's order, each cross-device edge pays its producer's transfer cost, unlimited links,
+  // no de-duplication. Overrides the options above except `record`.
+  bool doppler = false;
+};
+
+}  // namespace gantry

@@ -1,0 +1,372 @@
+#include "sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/cluster.hpp"
+#include "sim/doppler_edges.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/timeline_metrics.hpp"
+
+namespace gantry {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// xoshiro-style generator for the noise: cheap, seeded, no global state.
+struct NoiseSource {
+  std::uint64_t s;
+  explicit NoiseSource(std::uint64_t seed) : s(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+  // exp(sigma * z - sigma^2 / 2): log-normal with mean 1.
+  double factor(double sigma) {
+    double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
+    return std::exp(sigma * z - 0.5 * sigma * sigma);
+  }
+};
+
+}  // namespace
+
+// Every buffer one run needs, sized once per graph and cluster.
+struct Simulator::State {
+  int n = 0, d = 0;
+  EventQueue events;
+  std::vector<int> pending;           // predecessors not yet delivered
+  std::vector<double> ready_at;       // latest input arrival so far
+  std::vector<std::uint32_t> ready_seq;
+  std::vector<int> free_streams;
+  std::vector<double> link_free;      // per directed link, when it is next free
+  std::vector<double> arrival_on;     // per device, arrival of the op being finished (dedup)
+  std::vector<int> arrival_touched;
+  // Ready queues: one segment of `queue` per device (FIFO ring or binary heap).
+  std::vector<OpId> queue;
+  std::vector<int> seg_begin, q_head, q_size;
+  std::vector<int> touched;
+  std::vector<char> is_touched;
+  // Fixed order.
+  std::vector<char> is_ready;
+  std::vector<std::size_t> order_pos;
+  // Memory.
+  std::vector<double> memory_now;
+  std::vector<int> consumers_left;
+  std::vector<std::uint64_t> copies_on;  // bit mask of devices holding a copy of an op's output
+  std::vector<double> busy;
+};
+
+Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& cluster, SimOptions options)
+    : graph_(graph), costs_(costs), options_(options), state_(std::make_unique<State>()) {
+  for (const Device& dev : cluster.devices()) device_streams_.push_back(dev.streams);
+  State& s = *state_;
+  s.n = graph.size();
+  s.d = cluster.size();
+  s.pending.resize(s.n);
+  s.ready_at.resize(s.n);
+  s.ready_seq.resize(s.n);
+  s.free_streams.resize(s.d);
+  s.link_free.resize(static_cast<std::size_t>(s.d) * s.d);
+  s.arrival_on.assign(s.d, -1);
+  s.queue.resize(s.n);
+  s.seg_begin.resize(s.d + 1);
+  s.q_head.resize(s.d);
+  s.q_size.resize(s.d);
+  s.is_touched.assign(s.d, 0);
+  s.is_ready.resize(s.n);
+  s.order_pos.resize(s.d);
+  s.memory_now.resize(s.d);
+  s.consumers_left.resize(s.n);
+  s.copies_on.resize(s.n);
+  s.busy.resize(s.d);
+  s.events.reserve(static_cast<std::size_t>(s.n) + 16);
+}
+
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+
+double Simulator::makespan(const std::int32_t* device, const double* priority) {
+  if (options_.doppler) return simulate_doppler(device, nullptr);
+  return simulate(device, priority, nullptr, nullptr);
+}
+
+SimResult Simulator::run(const Placement& placement, const std::vector<std::vector<OpId>>* order) {
+  SimResult result;
+  const double* prio = placement.has_priority() ? placement.priority.data() : nullptr;
+  if (options_.doppler)
+    simulate_doppler(placement.device.data(), &result);
+  else
+    simulate(placement.device.data(), prio, order, &result);
+  if (options_.record) add_timeline_metrics(result);
+  return result;
+}
+
+double Simulator::simulate(const std::int32_t* device, const double* priority,
+                           const std::vector<std::vector<OpId>>* order, SimResult* out) {
+  State& s = *state_;
+  const Graph& g = graph_;
+  const int n = s.n, D = s.d;
+  const bool by_priority = options_.dispatch == Dispatch::priority && priority != nullptr;
+  const bool fixed = options_.dispatch == Dispatch::fixed_order && order != nullptr;
+  const bool contention = options_.links == LinkModel::contention;
+  const bool dedup = options_.dedup_transfers;
+  const bool memory = options_.track_memory && out != nullptr;
+  const bool record = options_.record && out != nullptr;
+  const double sigma = options_.noise_sigma;
+  NoiseSource noise(options_.seed);
+
+  // ---- reset ----------------------------------------------------------------------------------
+  s.events.clear();
+  std::fill(s.link_free.begin(), s.link_free.end(), 0.0);
+  std::fill(s.busy.begin(), s.busy.end(), 0.0);
+  std::fill(s.q_size.begin(), s.q_size.end(), 0);
+  std::fill(s.q_head.begin(), s.q_head.end(), 0);
+  std::fill(s.seg_begin.begin(), s.seg_begin.end(), 0);
+  for (int i = 0; i < n; ++i) ++s.seg_begin[device[i] + 1];
+  for (int k = 0; k < D; ++k) {
+    s.seg_begin[k + 1] += s.seg_begin[k];
+    s.free_streams[k] = options_.streams > 0 ? options_.streams : device_streams_[k];
+  }
+  if (fixed) {
+    std::fill(s.is_ready.begin(), s.is_ready.end(), 0);
+    std::fill(s.order_pos.begin(), s.order_pos.end(), 0);
+  }
+  if (memory) {
+    std::fill(s.memory_now.begin(), s.memory_now.end(), 0.0);
+    out->peak_memory.assign(D, 0.0);
+    std::fill(s.copies_on.begin(), s.copies_on.end(), 0);
+  }
+  if (out) {
+    out->transfers = 0;
+    out->transfer_bytes = out->transfer_time = 0;
+    if (record) {
+      out->ops.assign(n, OpTiming{});
+      out->transfer_log.clear();
+    }
+  }
+  std::uint32_t seq = 0;
+  double now = 0;
+  int done = 0;
+  s.touched.clear();
+
+  auto touch = [&](int dev) {
+    if (!s.is_touched[dev]) {
+      s.is_touched[dev] = 1;
+      s.touched.push_back(dev);
+    }
+  };
+  // Ready-queue ops, FIFO ring or max-heap on (priority, -ready_seq), inside the device segment.
+  auto before = [&](OpId a, OpId b) {
+    if (priority[a] != priority[b]) return priority[a] > priority[b];
+    return s.ready_seq[a] < s.ready_seq[b];
+  };
+  auto enqueue = [&](OpId op) {
+    const int dev = device[op];
+    s.ready_seq[op] = seq++;
+    touch(dev);
+    if (fixed) {
+      s.is_ready[op] = 1;
+      return;
+    }
+    OpId* q = s.queue.data() + s.seg_begin[dev];
+    const int cap = s.seg_begin[dev + 1] - s.seg_begin[dev];
+    if (!by_priority) {
+      int tail = s.q_head[dev] + s.q_size[dev];
+      if (tail >= cap) tail -= cap;
+      q[tail] = op;
+      ++s.q_size[dev];
+      return;
+    }
+    int i = s.q_size[dev]++;
+    while (i > 0) {
+      int parent = (i - 1) / 2;
+      if (!before(op, q[parent])) break;
+      q[i] = q[parent];
+      i = parent;
+    }
+    q[i] = op;
+  };
+  auto dequeue = [&](int dev) -> OpId {
+    OpId* q = s.queue.data() + s.seg_begin[dev];
+    if (!by_priority) {
+      OpId op = q[s.q_head[dev]];
+      const int cap = s.seg_begin[dev + 1] - s.seg_begin[dev];
+      if (++s.q_head[dev] == cap) s.q_head[dev] = 0;
+      --s.q_size[dev];
+      return op;
+    }
+    OpId top = q[0];
+    const int size = --s.q_size[dev];
+    OpId last = q[size];
+    int i = 0;
+    for (;;) {
+      int child = 2 * i + 1;
+      if (child >= size) break;
+      if (child + 1 < size && before(q[child + 1], q[child])) ++child;
+      if (!before(q[child], last)) break;
+      q[i] = q[child];
+      i = child;
+    }
+    q[i] = last;
+    return top;
+  };
+  auto start = [&](OpId op, int dev) {
+    double duration = costs_.op_time(op, dev);
+    if (sigma > 0) duration *= noise.factor(sigma);
+    --s.free_streams[dev];
+    s.busy[dev] += duration;
+    s.events.push(now + duration, seq++, op);
+    if (record) out->ops[op] = OpTiming{dev, now, now + duration};
+    if (memory) {
+      s.memory_now[dev] += g.output_bytes(op) + g.memory(op);
+      out->peak_memory[dev] = std::max(out->peak_memory[dev], s.memory_now[dev]);
+    }
+  };
+  auto deliver = [&](OpId v, double arrival) {
+    if (arrival > s.ready_at[v]) s.ready_at[v] = arrival;
+    if (--s.pending[v] == 0) {
+      if (s.ready_at[v] <= now)
+        enqueue(v);
+      else
+        s.events.push(s.ready_at[v], seq++, ~v);  // a READY event
+    }
+  };
+  auto ship = [&](OpId u, EdgeId e, int from, int to) -> double {
+    if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
+    const double cost = costs_.transfer_time(e, from, to);
+    double begin = now;
+    double* link = &s.link_free[static_cast<std::size_t>(from) * D + to];
+    if (contention) {
+      if (*link > begin) begin = *link;
+      *link = begin + cost;
+    }
+    const double arrival = begin + cost;
+    if (dedup) {
+      s.arrival_on[to] = arrival;
+      s.arrival_touched.push_back(to);
+    }
+    if (out) {
+      ++out->transfers;
+      out->transfer_bytes += costs_.edge_bytes(e);
+      out->transfer_time += cost;
+      if (record) out->transfer_log.push_back(TransferTiming{u, from, to, begin, arrival, costs_.edge_bytes(e)});
+      if (memory && !(s.copies_on[u] >> to & 1)) {
+        s.copies_on[u] |= std::uint64_t{1} << (to & 63);
+        s.memory_now[to] += g.output_bytes(u);
+        out->peak_memory[to] = std::max(out->peak_memory[to], s.memory_now[to]);
+      }
+    }
+    return arrival;
+  };
+  auto release_inputs = [&](OpId v) {  // memory: free a tensor once all its consumers are done
+    for (OpId u : g.preds(v)) {
+      if (--s.consumers_left[u] != 0) continue;
+      s.memory_now[device[u]] -= g.output_bytes(u);
+      for (int k = 0; k < D && s.copies_on[u]; ++k)
+        if (s.copies_on[u] >> k & 1) s.memory_now[k] -= g.output_bytes(u);
+    }
+  };
+  auto finish = [&](OpId u) {
+    const int dev = device[u];
+    ++s.free_streams[dev];
+    touch(dev);
+    ++done;
+    if (memory) {
+      s.memory_now[dev] -= g.memory(u);
+      release_inputs(u);
+    }
+    const Span<OpId> succs = g.succs(u);
+    const Span<EdgeId> edges = g.out_edges(u);
+    for (std::size_t k = 0; k < succs.size(); ++k) {
+      const OpId v = succs[k];
+      const int to = device[v];
+      deliver(v, to == dev ? now : ship(u, edges[k], dev, to));
+    }
+    for (int to : s.arrival_touched) s.arrival_on[to] = -1;
+    s.arrival_touched.clear();
+  };
+  auto dispatch = [&](int dev) {
+    if (fixed) {
+      const std::vector<OpId>& list = (*order)[dev];
+      std::size_t& pos = s.order_pos[dev];
+      while (s.free_streams[dev] > 0 && pos < list.size() && s.is_ready[list[pos]]) start(list[pos++], dev);
+      return;
+    }
+    while (s.free_streams[dev] > 0 && s.q_size[dev] > 0) start(dequeue(dev), dev);
+  };
+  auto dispatch_touched = [&] {
+    for (int dev : s.touched) {
+      s.is_touched[dev] = 0;
+      dispatch(dev);
+    }
+    s.touched.clear();
+  };
+
+  // ---- run ------------------------------------------------------------------------------------
+  for (OpId op = 0; op < n; ++op) {
+    s.pending[op] = static_cast<int>(g.preds(op).size());
+    s.ready_at[op] = 0;
+    if (memory) s.consumers_left[op] = static_cast<int>(g.succs(op).size());
+  }
+  for (OpId op = 0; op < n; ++op)
+    if (s.pending[op] == 0) enqueue(op);
+  dispatch_touched();
+  double makespan = 0;
+  while (!s.events.empty()) {
+    now = s.events.top().time;
+    do {
+      const std::int32_t what = s.events.top().what;
+      s.events.pop();
+      if (what >= 0) {
+        finish(what);
+        makespan = now;
+      } else {
+        enqueue(~what);
+      }
+    } while (!s.events.empty() && s.events.top().time == now);
+    dispatch_touched();
+  }
+
+  if (out) {
+    out->makespan = makespan;
+    out->busy.assign(s.busy.begin(), s.busy.end());
+    out->completed = done == n;
+    if (!out->completed) out->error = describe_deadlock(*order, device, done);
+  }
+  return done == n ? makespan : kInf;
+}
+
+std::string Simulator::describe_deadlock(const std::vector<std::vector<OpId>>& order, const std::int32_t*,
+                                         int done) const {
+  std::string text = "deadlock: " + std::to_string(graph_.size() - done) + " ops never ran; blocked devices:";
+  const State& s = *state_;
+  for (std::size_t dev = 0; dev < order.size(); ++dev)
+    if (s.order_pos[dev] < order[dev].size()) {
+      OpId op = order[dev][s.order_pos[dev]];
+      text += " device " + std::to_string(dev) + " waits on " + graph_.name(op);
+    }
+  return text;
+}
+
+double makespan_lower_bound(const Graph& graph, const CostTable& costs, const Cluster& cluster) {
+  std::vector<double> finish(graph.size(), 0.0);
+  double critical = 0, work = 0;
+  for (OpId op : graph.topo_order()) {
+    double begin = 0;
+    for (OpId p : graph.preds(op)) begin = std::max(begin, finish[p]);
+    finish[op] = begin + costs.min_op_time(op);
+    critical = std::max(critical, finish[op]);
+    work += costs.min_op_time(op);
+  }
+  int streams = 0;
+  for (const Device& d : cluster.devices()) streams += d.streams;
+  return std::max(critical, work / std::max(1, streams));
+}
+
+}  // namespace gantry

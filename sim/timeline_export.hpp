@@ -1,0 +1,24 @@
+#pragma once
+// A recorded simulation as a picture: a Chrome/Perfetto trace (chrome://tracing, ui.perfetto.dev)
+// and a self-contained SVG Gantt chart. Both need SimOptions::record.
+#include <string>
+#include <vector>
+
+#include "core/graph.hpp"
+#include "sim/sim_result.hpp"
+
+namespace gantry {
+
+struct TimelineLabels {
+  std::string title;
+  std::vector<std::string> device_names;
+  std::string time_unit = "s";  // the graph's cost unit
+};
+
+std::string chrome_trace_json(const Graph& graph, const SimResult& result, const TimelineLabels& labels);
+std::string svg_gantt(const Graph& graph, const SimResult& result, const TimelineLabels& labels);
+
+// Writes text to a file; the error names the path.
+Status write_text_file(const std::string& path, const std::string& text);
+
+}  // namespace gantry

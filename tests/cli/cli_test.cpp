@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/duration.hpp"
+
+using namespace gantry::cli;
+
+namespace {
+
+// Runs `gantry ARGS...` in-process and returns what it printed on stdout.
+std::string run_gantry(std::vector<std::string> args) {
+  CLI::App app{"gantry"};
+  app.require_subcommand(1);
+  add_place_command(app);
+  add_simulate_command(app);
+  add_workloads_command(app);
+  add_clusters_command(app);
+  add_bench_command(app);
+  std::vector<const char*> argv = {"gantry"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream captured;
+  auto* old = std::cout.rdbuf(captured.rdbuf());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (...) {
+    std::cout.rdbuf(old);
+    throw;
+  }
+  std::cout.rdbuf(old);
+  return captured.str();
+}
+
+const std::string kData = GANTRY_TEST_DATA;
+
+}  // namespace
+
+TEST_CASE("durations", "[cli]") {
+  CHECK(parse_duration("30s").value() == 30);
+  CHECK(parse_duration("500ms").value() == Approx(0.5));
+  CHECK(parse_duration("2m").value() == 120);
+  CHECK(parse_duration("1.5").value() == 1.5);
+  CHECK_FALSE(parse_duration("soon").ok());
+  CHECK_FALSE(parse_duration("-3s").ok());
+}
+
+TEST_CASE("place prints JSON with method, makespan, lower bound and placement", "[cli]") {
+  auto out = nlohmann::json::parse(run_gantry({"place", "--graph", kData + "/stg/50/rand0001.stg", "--cluster",
+                                               "identical:4", "--method", "heft", "-f", "json"}));
+  CHECK(out["method"] == "heft");
+  CHECK(out["makespan"].get<double>() >= out["lower_bound"].get<double>());
+  CHECK(out["placement"].size() == 50);
+  auto all = nlohmann::json::parse(run_gantry({"place", "--graph", kData + "/stg/50/rand0001.stg", "--cluster",
+                                               "identical:4", "--method", "single,round-robin,cp", "-f", "json"}));
+  REQUIRE(all.is_array());
+  CHECK(all.size() == 3);
+}
+
+TEST_CASE("simulate replays a placement written by place", "[cli]") {
+  const std::string file = "cli_test_placement.json";
+  {
+    std::ofstream out(file);
+    out << run_gantry({"place", "--graph", kData + "/doppler/ffnn_192nodes.txt", "--cluster", "identical:4",
+                       "--sim", "doppler", "--method", "cp", "-f", "json"});
+  }
+  auto placed = nlohmann::json::parse(std::ifstream(file));
+  auto replay = nlohmann::json::parse(run_gantry({"simulate", "--graph", kData + "/doppler/ffnn_192nodes.txt",
+                                                  "--cluster", "identical:4", "--sim", "doppler", "--placement", file,
+                                                  "-f", "json"}));
+  CHECK(replay["makespan"] == placed["makespan"]);
+  std::remove(file.c_str());
+}
+
+TEST_CASE("bad input is a clear error", "[cli]") {
+  const std::string stg = kData + "/stg/50/rand0001.stg";
+  CHECK_THROWS_WITH(run_gantry({"place", "--graph", stg, "--cluster", "identical:0"}), Catch::Contains("device count"));
+  CHECK_THROWS_WITH(run_gantry({"place", "--graph", stg, "--cluster", "9xA1"}), Catch::Contains("unknown cluster '9xA1'"));
+  CHECK_THROWS_WITH(run_gantry({"place", "--graph", "missing.json"}), Catch::Contains("missing.json: cannot open"));
+  CHECK_THROWS_WITH(run_gantry({"place", "--cluster", "identical:2"}), Catch::Contains("--graph FILE or --workload"));
+  CHECK_THROWS_WITH(run_gantry({"place", "--graph", stg, "--cluster", "identical:2", "--method", "magic"}),
+                    Catch::Contains("unknown placement method 'magic'"));
+  CHECK_THROWS_WITH(run_gantry({"place", "--workload", "nosuch", "--cluster", "identical:2"}), Catch::Contains("nosuch"));
+}

@@ -1,0 +1,100 @@
+#include <catch2/catch.hpp>
+
+#include "core/graph_io.hpp"
+#include "sim/simulator.hpp"
+#include "tuner/graph_levels.hpp"
+#include "tuner/placement_method.hpp"
+
+using namespace gantry;
+
+namespace {
+
+// Topcuoglu, Hariri & Wu (TPDS 2002), figure 2: 10 tasks on 3 heterogeneous processors.
+Graph topcuoglu_example() {
+  const double w[10][3] = {{14, 16, 9}, {13, 19, 18}, {11, 13, 19}, {13, 8, 17}, {12, 13, 10},
+                           {13, 16, 9}, {7, 15, 11},  {5, 11, 14},  {18, 12, 20}, {21, 7, 16}};
+  GraphBuilder b("topcuoglu");
+  for (int t = 0; t < 10; ++t) {
+    OpSpec op;
+    op.name = "n" + std::to_string(t + 1);
+    op.cost_by_kind = {{"P1", w[t][0]}, {"P2", w[t][1]}, {"P3", w[t][2]}};
+    b.add_op(op);
+  }
+  const int edges[15][3] = {{1, 2, 18}, {1, 3, 12}, {1, 4, 9},  {1, 5, 11}, {1, 6, 14},
+                            {2, 8, 19}, {2, 9, 16}, {3, 7, 23}, {4, 8, 27}, {4, 9, 23},
+                            {5, 9, 13}, {6, 8, 15}, {7, 10, 17}, {8, 10, 11}, {9, 10, 13}};
+  for (const auto& e : edges) b.add_edge(EdgeSpec{e[0] - 1, e[1] - 1, 0, static_cast<double>(e[2]), 0});
+  return b.build().value();
+}
+
+Cluster three_processors() {
+  std::vector<Device> devices;
+  for (const char* kind : {"P1", "P2", "P3"}) devices.push_back(Device{kind, kind, 1, 1, 1, 1, 0});
+  return Cluster("topcuoglu", devices);
+}
+
+}  // namespace
+
+TEST_CASE("HEFT reproduces the Topcuoglu et al. example (makespan 80)", "[tuner]") {
+  Graph g = topcuoglu_example();
+  Cluster c = three_processors();
+  CostTable costs(g, c);
+  const std::vector<double> rank = upward_ranks(g, costs);
+  CHECK(rank[0] == Approx(108.0));
+  CHECK(rank[2] == Approx(80.0));
+  CHECK(rank[9] == Approx(14.6667).epsilon(1e-4));
+  // HEFT's model: the runtime follows its order and links carry any number of transfers at once.
+  SimOptions runtime;
+  runtime.dispatch = Dispatch::priority;
+  runtime.links = LinkModel::unlimited;
+  PlacementProblem problem{g, c, costs, runtime};
+  PlacementOutcome heft = place_heft(problem);
+  CHECK(heft.planned == 80);
+  const std::vector<int> expected_processor = {3, 1, 3, 2, 3, 2, 3, 1, 2, 2};  // n1..n10
+  for (int t = 0; t < 10; ++t) CHECK(heft.placement.device[t] == expected_processor[t] - 1);
+  // Run by the simulator with HEFT's order as priorities, the schedule is the same.
+  CHECK(heft.makespan == 80);
+  // With one transfer at a time per directed link, the same plan takes longer.
+  problem.sim.links = LinkModel::contention;
+  CHECK(place_heft(problem).makespan > 80);
+}
+
+TEST_CASE("every method's makespan is at least the lower bound", "[tuner]") {
+  auto graph = read_graph_file(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt");
+  REQUIRE(graph.ok());
+  const Graph& g = graph.value();
+  Cluster c = Cluster::identical(4).value();
+  CostTable costs(g, c);
+  SimOptions doppler;
+  doppler.doppler = true;
+  PlacementProblem problem{g, c, costs, doppler};
+  const double bound = makespan_lower_bound(g, costs, c);
+  SearchBudget budget;
+  budget.seconds = 0;
+  budget.evaluations = 3000;
+  budget.samples = 20;
+  double best_heuristic = 1e300;
+  for (const MethodInfo& m : placement_methods()) {
+    auto outcome = run_placement_method(m.name, problem, budget);
+    REQUIRE(outcome.ok());
+    INFO(m.name);
+    CHECK(outcome.value().makespan >= bound);
+    CHECK(outcome.value().placement.size() == g.size());
+    Simulator sim(g, costs, c, doppler);
+    CHECK(sim.makespan(outcome.value().placement) == outcome.value().makespan);
+    if (m.name != "search") best_heuristic = std::min(best_heuristic, outcome.value().makespan);
+    if (m.name == "search") CHECK(outcome.value().makespan <= best_heuristic);
+  }
+  double total = 0;
+  for (OpId op = 0; op < g.size(); ++op) total += g.cost(op);
+  CHECK(run_placement_method("single", problem).value().makespan == total);
+}
+
+TEST_CASE("an unknown method is an error listing the methods", "[tuner]") {
+  Graph g = topcuoglu_example();
+  Cluster c = three_processors();
+  CostTable costs(g, c);
+  auto outcome = run_placement_method("genetic", PlacementProblem{g, c, costs, {}});
+  REQUIRE_FALSE(outcome.ok());
+  CHECK_THAT(outcome.error().message, Catch::Contains("genetic") && Catch::Contains("heft"));
+}

@@ -15,19 +15,18 @@ void add_workloads_command(CLI::App& app) {
   format->add_to(*cmd, false);
   cmd->callback([format] {
     nlohmann::json list = nlohmann::json::array();
-    TextTable table({"workload", "ops", "parameters (defaults)", "description"});
     for (const WorkloadInfo& w : workload_list()) {
       auto g = make_workload(w.name);
       const int ops = g ? g.value().size() : 0;
       list.push_back({{"name", w.name}, {"ops", ops}, {"params", w.params_help}, {"description", w.description}});
-      table.add({w.name, std::to_string(ops), w.params_help, w.description});
+      if (!format->json())
+        std::cout << w.name << " (" << ops << " ops by default)\n  " << w.description << "\n  parameters: "
+                  << w.params_help << "\n\n";
     }
-    if (format->json()) {
+    if (format->json())
       std::cout << list.dump(2) << "\n";
-    } else {
-      table.print(std::cout);
-      std::cout << "\nuse as --workload NAME or --workload NAME:key=value,key=value\n";
-    }
+    else
+      std::cout << "use as --workload NAME or --workload NAME:key=value,key=value\n";
   });
 }
 

@@ -67,7 +67,7 @@ Result<Cluster> Cluster::identical(int devices) {
   return Cluster("identical:" + std::to_string(devices), std::move(list));
 }
 
-Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& source) {
+Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& source) try {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -145,6 +145,8 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     }
   }
   return cluster;
+} catch (const YAML::Exception& e) {  // a value of the wrong type, e.g. `between: [a, b]`
+  return make_error(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
 }
 
 std::vector<std::string> Cluster::preset_names() {

@@ -48,6 +48,16 @@ class CostTable {
     std::size_t pair = static_cast<std::size_t>(from) * d_ + to;
     return latency_[pair] + edge_bytes_[e] * inv_bandwidth_[pair];
   }
+  // The same for the k-th out edge of an op, addressed by its successor-order position
+  // (graph.succ_begin(op) + k): sequential memory in the simulator's inner loop.
+  double out_transfer_time(std::int32_t pos, int from, int to) const {
+    if (from == to) return 0;
+    double fixed = out_fixed_[pos];
+    if (fixed >= 0) return fixed;
+    std::size_t pair = static_cast<std::size_t>(from) * d_ + to;
+    return latency_[pair] + out_bytes_[pos] * inv_bandwidth_[pair];
+  }
+  double out_bytes(std::int32_t pos) const { return out_bytes_[pos]; }
   bool has_fixed_transfer(EdgeId e) const { return edge_fixed_[e] >= 0; }
   double fixed_transfer(EdgeId e) const { return edge_fixed_[e]; }
   double edge_bytes(EdgeId e) const { return edge_bytes_[e]; }
@@ -60,6 +70,7 @@ class CostTable {
   int n_ = 0, d_ = 0;
   std::vector<double> op_time_, mean_op_time_, min_op_time_;
   std::vector<double> edge_fixed_, edge_bytes_;
+  std::vector<double> out_fixed_, out_bytes_;  // in successor (CSR) order
   std::vector<double> latency_, inv_bandwidth_;
 };
 

@@ -19,8 +19,11 @@ std::vector<long long> digit_runs(const std::string& line) {
   for (std::size_t i = 0; i < line.size();) {
     if (std::isdigit(static_cast<unsigned char>(line[i]))) {
       long long value = 0;
-      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i])))
-        value = value * 10 + (line[i++] - '0');
+      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) {
+        // Saturate instead of overflowing: such an id is reported as unknown anyway.
+        if (value < 100000000000000LL) value = value * 10 + (line[i] - '0');
+        ++i;
+      }
       out.push_back(value);
     } else {
       ++i;

@@ -73,6 +73,9 @@ class Graph {
   Span<EdgeId> in_edges(OpId op) const { return {pred_edge_.data() + pred_off_[op], count(pred_off_, op)}; }
   Span<EdgeId> out_edges(OpId op) const { return {succ_edge_.data() + succ_off_[op], count(succ_off_, op)}; }
   const std::vector<OpId>& topo_order() const { return topo_; }
+  // Position of op's first successor in the CSR successor array (0..num_edges()): lets other
+  // modules keep per-edge data in successor order, which the simulator reads sequentially.
+  std::int32_t succ_begin(OpId op) const { return succ_off_[op]; }
 
  private:
   friend class GraphBuilder;

@@ -19,7 +19,19 @@ Result<double> field(const json& obj, const char* key, double fallback, const st
 
 }  // namespace
 
+Result<Graph> read_graph_json_checked(const std::string& text, const std::string& source);
+
+// Type mismatches deep inside (a string where a number belongs) surface as nlohmann exceptions;
+// they become errors naming the file.
 Result<Graph> read_graph_json(const std::string& text, const std::string& source) {
+  try {
+    return read_graph_json_checked(text, source);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(source + ": " + e.what());
+  }
+}
+
+Result<Graph> read_graph_json_checked(const std::string& text, const std::string& source) {
   auto parsed = parse_json(text, source);
   if (!parsed) return parsed.error();
   const json& root = parsed.value();

@@ -35,7 +35,7 @@ std::string placement_to_json(const Placement& placement, const std::string& gra
   return j.dump(indent);
 }
 
-Result<Placement> placement_from_json(const std::string& text, const std::string& source) {
+Result<Placement> placement_from_json(const std::string& text, const std::string& source) try {
   auto parsed = parse_json(text, source);
   if (!parsed) return parsed.error();
   const nlohmann::json& j = parsed.value();
@@ -57,6 +57,8 @@ Result<Placement> placement_from_json(const std::string& text, const std::string
     }
   }
   return p;
+} catch (const nlohmann::json::exception& e) {
+  return make_error(source + ": " + e.what());
 }
 
 Result<Placement> read_placement_file(const std::string& path) {

@@ -22,6 +22,7 @@ Result<Graph> read_graph_stg(const std::string& text, const std::string& source)
     const std::string where = source + ":" + std::to_string(line_no);
     if (n < 0) {
       if (!(fields >> n) || n <= 0) return make_error(where + ": expected the task count N >= 1");
+      if (n > 50000000) return make_error(where + ": task count " + std::to_string(n) + " is too large");
       continue;
     }
     if (expected_id > n + 1) return make_error(where + ": more task lines than N + 2 = " + std::to_string(n + 2));
@@ -31,6 +32,9 @@ Result<Graph> read_graph_stg(const std::string& text, const std::string& source)
     if (id != expected_id)
       return make_error(where + ": expected task id " + std::to_string(expected_id) + ", found " + std::to_string(id));
     if (cost < 0) return make_error(where + ": task " + std::to_string(id) + " has a negative cost");
+    if (npred < 0 || npred > n + 1)
+      return make_error(where + ": task " + std::to_string(id) + " lists " + std::to_string(npred) +
+                        " predecessors (expected 0 to " + std::to_string(n + 1) + ")");
     std::vector<long long> preds(static_cast<std::size_t>(std::max(0LL, npred)));
     for (auto& p : preds)
       if (!(fields >> p)) return make_error(where + ": task " + std::to_string(id) + " lists fewer than " +

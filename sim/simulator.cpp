@@ -237,9 +237,9 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
         s.events.push(s.ready_at[v], seq++, ~v);  // a READY event
     }
   };
-  auto ship = [&](OpId u, EdgeId e, int from, int to) -> double {
+  auto ship = [&](OpId u, std::int32_t pos, int from, int to) -> double {
     if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
-    const double cost = costs_.transfer_time(e, from, to);
+    const double cost = costs_.out_transfer_time(pos, from, to);
     double begin = now;
     double* link = &s.link_free[static_cast<std::size_t>(from) * D + to];
     if (contention) {
@@ -253,9 +253,9 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     }
     if (out) {
       ++out->transfers;
-      out->transfer_bytes += costs_.edge_bytes(e);
+      out->transfer_bytes += costs_.out_bytes(pos);
       out->transfer_time += cost;
-      if (record) out->transfer_log.push_back(TransferTiming{u, from, to, begin, arrival, costs_.edge_bytes(e)});
+      if (record) out->transfer_log.push_back(TransferTiming{u, from, to, begin, arrival, costs_.out_bytes(pos)});
       if (memory && !(s.copies_on[u] >> to & 1)) {
         s.copies_on[u] |= std::uint64_t{1} << (to & 63);
         s.memory_now[to] += g.output_bytes(u);
@@ -282,11 +282,11 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       release_inputs(u);
     }
     const Span<OpId> succs = g.succs(u);
-    const Span<EdgeId> edges = g.out_edges(u);
+    const std::int32_t base = g.succ_begin(u);
     for (std::size_t k = 0; k < succs.size(); ++k) {
       const OpId v = succs[k];
       const int to = device[v];
-      deliver(v, to == dev ? now : ship(u, edges[k], dev, to));
+      deliver(v, to == dev ? now : ship(u, base + static_cast<std::int32_t>(k), dev, to));
     }
     for (int to : s.arrival_touched) s.arrival_on[to] = -1;
     s.arrival_touched.clear();

@@ -70,6 +70,17 @@ std::string svg_gantt(const Graph& graph, const SimResult& result, const Timelin
         << "\" fill=\"#888\" opacity=\"0.6\"><title>" << escape(graph.name(t.src_op)) << " from device " << t.from
         << " [" << fmt(t.start) << ", " << fmt(t.end) << "]</title></rect>\n";
   }
+  // Legend: the op kinds present, in their colours.
+  std::vector<bool> present(kOpKindCount, false);
+  for (OpId op = 0; op < static_cast<OpId>(result.ops.size()); ++op) present[static_cast<int>(graph.kind(op))] = true;
+  double legend_x = width - right;
+  for (int k = kOpKindCount - 1; k >= 0; --k) {
+    if (!present[k]) continue;
+    const std::string name = to_string(static_cast<OpKind>(k));
+    legend_x -= 14 + 7.0 * name.size();
+    svg << "<rect x=\"" << legend_x << "\" y=\"12\" width=\"10\" height=\"10\" fill=\"" << kPalette[k % 11]
+        << "\"/><text x=\"" << legend_x + 13 << "\" y=\"21\">" << name << "</text>\n";
+  }
   const double axis_y = top + devices * (row + lane + gap) + 5;
   for (int tick = 0; tick <= 10; ++tick) {
     const double t = span * tick / 10;

@@ -7,6 +7,8 @@
 
 #include "bench/sim_bench.hpp"
 #include "bench/stg_bench.hpp"
+#include "bench/store_bench.hpp"
+#include "bench/tune_bench.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
@@ -88,13 +90,75 @@ void add_bench_stg(CLI::App& bench) {
   });
 }
 
+void add_bench_tune(CLI::App& bench) {
+  auto options = std::make_shared<TuneBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand("tune", "evaluations per second of `gantry tune` with 1 and 2 rollout actors");
+  cmd->add_option("--workload", options->workload, "workload")->capture_default_str();
+  cmd->add_option("--cluster", options->cluster, "cluster")->capture_default_str();
+  cmd->add_option("--rollouts", options->rollouts, "rollout counts to compare")->capture_default_str();
+  cmd->add_option("--seconds", options->seconds, "length of each job")->capture_default_str();
+  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    auto rows = run_tune_bench(*options);
+    if (out->json()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"rollouts", r.rollouts}, {"evals_per_second", r.evals_per_second}, {"samples", r.samples},
+                     {"speedup", r.speedup}});
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"rollouts", "evals/s (median)", "samples", "speedup vs first"});
+    for (const auto& r : rows) {
+      std::string samples;
+      for (double x : r.samples) samples += (samples.empty() ? "" : " ") + fixed(x, 0);
+      table.add({std::to_string(r.rollouts), fixed(r.evals_per_second, 0), samples, fixed(r.speedup, 2) + "x"});
+    }
+    table.print(std::cout);
+  });
+}
+
+void add_bench_store(CLI::App& bench) {
+  auto options = std::make_shared<StoreBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand("store", "put_if_better throughput and query-best latency with many schedules");
+  cmd->add_option("--schedules", options->schedules, "stored schedules")->capture_default_str();
+  cmd->add_option("--queries", options->queries, "timed queries")->capture_default_str();
+  cmd->add_option("--dir", options->dir, "database directory (default: a temporary one)");
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    StoreBenchResult r = run_store_bench(*options);
+    nlohmann::json j = {{"schedules", r.schedules}, {"puts_per_second", r.puts_per_second},
+                        {"improving_puts_per_second", r.improving_puts_per_second},
+                        {"query_p50_us", r.query_p50_us}, {"query_p99_us", r.query_p99_us},
+                        {"query_max_us", r.query_max_us}, {"secondary_query_p50_us", r.reopen_query_p50_us},
+                        {"secondary_query_p99_us", r.reopen_query_p99_us}};
+    if (out->json()) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"measure", "value"});
+    table.add({"stored schedules", std::to_string(r.schedules)});
+    table.add({"put_if_better/s (new keys, synced)", fixed(r.puts_per_second, 0)});
+    table.add({"put_if_better/s (existing keys)", fixed(r.improving_puts_per_second, 0)});
+    table.add({"query best p50 / p99 / max", fixed(r.query_p50_us, 1) + " / " + fixed(r.query_p99_us, 1) + " / " +
+                                                fixed(r.query_max_us, 1) + " us"});
+    table.add({"query best p50 / p99 (secondary)", fixed(r.reopen_query_p50_us, 1) + " / " + fixed(r.reopen_query_p99_us, 1) + " us"});
+    table.print(std::cout);
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima)");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), store (RocksDB)");
   bench->require_subcommand(1);
   add_bench_sim(*bench);
   add_bench_stg(*bench);
+  add_bench_tune(*bench);
+  add_bench_store(*bench);
 }
 
 }  // namespace gantry::cli

@@ -9,5 +9,8 @@ void add_simulate_command(CLI::App& app);
 void add_workloads_command(CLI::App& app);
 void add_clusters_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_query_command(CLI::App& app);
+void add_db_command(CLI::App& app);
 
 }  // namespace gantry::cli

@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   app.fallthrough();
   gantry::cli::add_place_command(app);
   gantry::cli::add_simulate_command(app);
+  gantry::cli::add_tune_command(app);
+  gantry::cli::add_query_command(app);
+  gantry::cli::add_db_command(app);
   gantry::cli::add_workloads_command(app);
   gantry::cli::add_clusters_command(app);
   gantry::cli::add_bench_command(app);

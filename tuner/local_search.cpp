@@ -1,29 +1,99 @@
-// `search`: simulated annealing on the simulator itself, standing in for the DOPPLER paper's
-// enumerative optimizer. It starts from the best heuristic and proposes single-op moves, swaps of
-// two ops' devices and, when the runtime honours priorities, swaps of two ops' priorities. Worse
-// candidates are accepted with probability exp(-relative loss / T), T cooling geometrically over
-// the budget; after a long stretch without progress the walk returns to the best placement.
+// Simulated annealing on the simulator itself, standing in for the DOPPLER paper's enumerative
+// optimizer. Moves: one op to another device, two ops swapping devices and, when the runtime
+// honours priorities, two ops swapping priorities. A worse candidate is accepted with probability
+// exp(-relative loss / T), T cooling geometrically; after a long stretch without progress the walk
+// returns to the best placement.
+#include "tuner/local_search.hpp"
+
 #include <chrono>
 #include <cmath>
-#include <random>
 
-#include "sim/simulator.hpp"
 #include "tuner/graph_levels.hpp"
-#include "tuner/placement_method.hpp"
 
 namespace gantry {
 
-namespace {
+LocalSearch::LocalSearch(const PlacementProblem& problem, std::uint64_t seed)
+    : problem_(problem),
+      sim_(problem.graph, problem.costs, problem.cluster, problem.sim),
+      rng_(seed),
+      with_priority_(problem.sim.dispatch == Dispatch::priority) {}
 
-class Clock {
- public:
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+Placement LocalSearch::random_placement() {
+  Placement p;
+  std::uniform_int_distribution<int> pick(0, problem_.cluster.size() - 1);
+  for (int i = 0; i < problem_.graph.size(); ++i) p.device.push_back(pick(rng_));
+  if (with_priority_) p.priority = upward_ranks(problem_.graph, problem_.costs);
+  return p;
+}
+
+AnnealResult LocalSearch::run(Placement current, const std::function<double(long)>& progress, double t_start,
+                              double t_end, const std::function<void(long, double)>& on_improvement) {
+  const int n = problem_.graph.size(), devices = problem_.cluster.size();
+  if (with_priority_ && !current.has_priority()) current.priority = upward_ranks(problem_.graph, problem_.costs);
+  if (!with_priority_) current.priority.clear();
+
+  AnnealResult result;
+  double current_ms = sim_.makespan(current);
+  result.start_makespan = result.best_makespan = current_ms;
+  result.best = current;
+  result.evaluations = 1;
+  double sum = current_ms;
+  long since_best = 0;
+  const long restart_after = std::max<long>(2000, 20L * n);
+  double temperature = t_start;
+  std::uniform_int_distribution<int> pick_op(0, n - 1);
+  std::uniform_int_distribution<int> pick_device(0, std::max(0, devices - 2));
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+
+  for (;;) {
+    if ((result.evaluations & 31) == 1) {
+      const double p = progress(result.evaluations);
+      if (p >= 1.0) break;
+      temperature = t_start * std::pow(t_end / t_start, std::max(0.0, p));
+    }
+    const double r = unit(rng_);
+    const int a = pick_op(rng_), b = pick_op(rng_);
+    const std::int32_t old_a = current.device[a], old_b = current.device[b];
+    bool priority_move = false;
+    if (with_priority_ && r < 0.35) {
+      priority_move = true;
+      std::swap(current.priority[a], current.priority[b]);
+    } else if (devices > 1 && (r < 0.75 || old_a == old_b)) {
+      const int d = pick_device(rng_);
+      current.device[a] = d >= old_a ? d + 1 : d;  // any device but the current one
+    } else {
+      std::swap(current.device[a], current.device[b]);
+    }
+    const double ms = sim_.makespan(current);
+    ++result.evaluations;
+    sum += ms;
+    const double loss = (ms - current_ms) / current_ms;
+    if (loss <= 0 || unit(rng_) < std::exp(-loss / temperature)) {
+      current_ms = ms;
+      if (ms < result.best_makespan) {
+        result.best_makespan = ms;
+        result.best = current;
+        since_best = 0;
+        if (on_improvement) on_improvement(result.evaluations, ms);
+        continue;
+      }
+    } else if (priority_move) {
+      std::swap(current.priority[a], current.priority[b]);
+    } else {
+      current.device[a] = old_a;
+      current.device[b] = old_b;
+    }
+    if (++since_best > restart_after) {
+      current = result.best;
+      current_ms = result.best_makespan;
+      since_best = 0;
+    }
   }
+  result.mean_makespan = sum / result.evaluations;
+  return result;
+}
 
- private:
-  std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now();
-};
+namespace {
 
 PlacementOutcome best_heuristic(const PlacementProblem& problem) {
   PlacementOutcome best = place_heft(problem);
@@ -35,77 +105,22 @@ PlacementOutcome best_heuristic(const PlacementProblem& problem) {
 }  // namespace
 
 PlacementOutcome place_search(const PlacementProblem& problem, const SearchBudget& budget, const PlacementOutcome* start) {
-  const Clock clock;
-  const int n = problem.graph.size(), devices = problem.cluster.size();
-  const bool with_priority = problem.sim.dispatch == Dispatch::priority;
+  const auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
   const PlacementOutcome seed = start ? *start : best_heuristic(problem);
-  Simulator sim(problem.graph, problem.costs, problem.cluster, problem.sim);
-
-  Placement current = seed.placement;
-  if (with_priority && !current.has_priority()) current.priority = upward_ranks(problem.graph, problem.costs);
-  if (!with_priority) current.priority.clear();
-  double current_ms = sim.makespan(current);
-  Placement best = current;
-  double best_ms = current_ms;
-  long evaluations = 1, since_best = 0;
-
   const double seconds = budget.seconds > 0 || budget.evaluations > 0 ? budget.seconds : 2.0;
-  const double t_start = 0.02, t_end = 2e-4;
-  double temperature = t_start;
-  std::mt19937_64 rng(budget.seed);
-  std::uniform_int_distribution<int> pick_op(0, n - 1);
-  std::uniform_int_distribution<int> pick_device(0, std::max(0, devices - 2));
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  const long restart_after = std::max<long>(2000, 20L * n);
-
-  for (;;) {
-    if ((evaluations & 63) == 0) {
-      double progress = 0;
-      if (budget.evaluations > 0) progress = static_cast<double>(evaluations) / budget.evaluations;
-      if (seconds > 0) progress = std::max(progress, clock.seconds() / seconds);
-      if (progress >= 1.0) break;
-      temperature = t_start * std::pow(t_end / t_start, progress);
-    }
-    // Propose.
-    const double r = unit(rng);
-    int kind, a = pick_op(rng), b = pick_op(rng);
-    std::int32_t old_a = current.device[a], old_b = current.device[b];
-    if (with_priority && r < 0.35) {
-      kind = 2;
-      std::swap(current.priority[a], current.priority[b]);
-    } else if (devices > 1 && (r < 0.75 || old_a == old_b)) {
-      kind = 0;
-      int d = pick_device(rng);
-      current.device[a] = d >= old_a ? d + 1 : d;  // any device but the current one
-    } else {
-      kind = 1;
-      std::swap(current.device[a], current.device[b]);
-    }
-    const double ms = sim.makespan(current);
-    ++evaluations;
-    const double loss = (ms - current_ms) / current_ms;
-    if (loss <= 0 || unit(rng) < std::exp(-loss / temperature)) {
-      current_ms = ms;
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = current;
-        since_best = 0;
-        if (budget.on_improvement) budget.on_improvement(clock.seconds(), evaluations, best_ms);
-        continue;
-      }
-    } else if (kind == 2) {
-      std::swap(current.priority[a], current.priority[b]);
-    } else {
-      current.device[a] = old_a;
-      current.device[b] = old_b;
-    }
-    if (++since_best > restart_after) {
-      current = best;
-      current_ms = best_ms;
-      since_best = 0;
-    }
-  }
-  return PlacementOutcome{"search", best, best_ms, -1, evaluations + seed.evaluations, clock.seconds()};
+  auto progress = [&](long evaluations) {
+    double p = 0;
+    if (budget.evaluations > 0) p = static_cast<double>(evaluations) / budget.evaluations;
+    if (seconds > 0) p = std::max(p, elapsed() / seconds);
+    return p;
+  };
+  auto improved = [&](long evaluations, double makespan) {
+    if (budget.on_improvement) budget.on_improvement(elapsed(), evaluations, makespan);
+  };
+  LocalSearch search(problem, budget.seed);
+  AnnealResult r = search.run(seed.placement, progress, 0.02, 2e-4, improved);
+  return PlacementOutcome{"search", r.best, r.best_makespan, -1, r.evaluations + seed.evaluations, elapsed()};
 }
 
 }  // namespace gantry

@@ -1,0 +1,45 @@
+#include "actors/store_actor.hpp"
+
+#include "actors/messages.hpp"
+
+namespace gantry {
+
+caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> store) {
+  // Episodes are written unsynced; a periodic WAL sync bounds what a crash can lose.
+  auto dirty = std::make_shared<bool>(false);
+  auto sync = [store, dirty] {
+    if (!*dirty) return StoreReply{};
+    *dirty = false;
+    auto s = store->sync_wal();
+    return s ? StoreReply{} : StoreReply{false, false, s.error().message};
+  };
+  return {
+      [=](put_best_atom, const ScheduleRecord& record) {
+        auto r = store->put_if_better(record);
+        return r ? StoreReply{true, r.value(), {}} : StoreReply{false, false, r.error().message};
+      },
+      [=](put_episode_atom, const EpisodeRecord& episode) {
+        auto s = store->put_episode(episode);
+        if (!s) caf::aout(self) << "gantry: storing an episode failed: " << s.error().message << "\n";
+        if (!*dirty) self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
+        *dirty = true;
+      },
+      [=](put_job_atom, const JobRecord& job) {
+        auto s = store->put_job(job);
+        return s ? StoreReply{} : StoreReply{false, false, s.error().message};
+      },
+      [=](get_best_atom, const Fingerprint& graph, const Fingerprint& runtime) {
+        auto r = store->best(graph, runtime);
+        if (!r) return StoredBest{false, {}, r.error().message};
+        if (!r.value()) return StoredBest{};
+        return StoredBest{true, *r.value(), {}};
+      },
+      [=](sync_atom) { return sync(); },
+      [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves
+        StoreReply r = sync();
+        if (!r.ok) caf::aout(self) << "gantry: WAL sync failed: " << r.error << "\n";
+      },
+  };
+}
+
+}  // namespace gantry

@@ -1,0 +1,15 @@
+#pragma once
+// The only owner of the RocksDB store inside a process. Spawned detached (its own thread):
+// synced writes wait for the disk and must not block a scheduler thread.
+#include <caf/all.hpp>
+#include <memory>
+
+#include "storage/store.hpp"
+
+namespace gantry {
+
+// Serves put_best (-> StoreReply), put_episode (no reply; WAL synced every second and on sync),
+// put_job (-> StoreReply), get_best (-> StoredBest) and sync (-> StoreReply).
+caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> store);
+
+}  // namespace gantry

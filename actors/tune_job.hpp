@@ -1,0 +1,70 @@
+#pragma once
+// A tuning job: many rollout actors search placements in parallel on their own simulators, a
+// tuner actor keeps the best, and every batch and improvement is persisted in the store. This
+// header is the job's whole interface; the CAF actor system behind it stays in actors/*.cpp.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/cluster.hpp"
+#include "core/cost_model.hpp"
+#include "core/fingerprint.hpp"
+#include "core/graph.hpp"
+#include "core/result.hpp"
+#include "sim/sim_options.hpp"
+#include "storage/records.hpp"
+#include "tuner/placement_method.hpp"
+
+namespace gantry {
+
+struct TuneProblem {
+  const Graph& graph;
+  const Cluster& cluster;
+  const CostTable& costs;
+  SimOptions sim;
+  std::string graph_label;  // shown in listings ("llama-layer", a file path)
+  std::string graph_json;   // the graph itself, stored so a best can be re-simulated later
+  std::string cluster_spec; // the --cluster value (preset name, identical:N or file path)
+};
+
+struct TuneProgress {
+  enum class Kind { improvement, tick } kind = Kind::tick;
+  double elapsed = 0;        // seconds since the job started
+  long evaluations = 0;
+  double best_makespan = 0;
+  std::string method;        // what found the current best
+  double fraction = 0;       // of the budget used (0..1)
+};
+
+struct TuneOptions {
+  std::string data_dir;            // the store (created if missing)
+  int rollouts = 0;                // rollout actors (0 = hardware threads)
+  double budget_seconds = 30;      // 0 = no time limit
+  long budget_evaluations = 0;     // 0 = no evaluation limit
+  double patience_seconds = 0;     // stop after this long without improvement (0 = never)
+  double batch_seconds = 0.2;      // length of one rollout batch (when batch_evaluations == 0)
+  long batch_evaluations = 0;      // fixed batch size instead (deterministic runs)
+  std::uint64_t seed = 1;
+  bool deterministic = false;      // CAF test scheduler, no detached threads (tests)
+  const std::atomic<bool>* cancel = nullptr;  // set to stop early (Ctrl-C): the job ends CANCELLED
+  std::function<void(const TuneProgress&)> on_progress;  // improvements and ~2 ticks per second
+};
+
+struct TuneOutcome {
+  std::string job_id;
+  JobState state = JobState::complete;
+  PlacementOutcome best;        // placement, simulated makespan, method that found it
+  std::string best_heuristic;   // the best of the heuristics run first
+  double heuristic_makespan = 0;
+  bool resumed = false;         // started from a best already in the store
+  double resumed_makespan = 0;
+  long evaluations = 0;
+  long batches = 0;
+  double seconds = 0;
+  Fingerprint graph, runtime;   // the store key of the result
+};
+
+Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& options);
+
+}  // namespace gantry

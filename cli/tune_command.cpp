@@ -1,0 +1,154 @@
+// gantry tune: a tuning job. Rollout actors search in parallel, the tuner keeps the best, and the
+// store keeps everything, so `gantry query` answers later from any process.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "actors/tune_job.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/duration.hpp"
+#include "cli/result_table.hpp"
+#include "core/graph_io.hpp"
+#include "sim/simulator.hpp"
+#include "storage/store.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+
+extern "C" void on_interrupt(int) {
+  g_cancel.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+}
+
+struct TuneArgs {
+  ProblemArgs problem;
+  SimArgs sim;
+  OutputArgs out;
+  std::string data, budget = "30s", patience;
+  long evals = 0;
+  int rollouts = 0;
+  bool budget_given = false;
+};
+
+std::string progress_bar(double fraction) {
+  const int width = 24, filled = static_cast<int>(fraction * width + 0.5);
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+void run_tune(TuneArgs& args) {
+  Problem problem = load_problem(args.problem);
+  TuneOptions options;
+  options.data_dir = args.data.empty() ? default_data_dir() : args.data;
+  options.rollouts = args.rollouts;
+  options.seed = args.problem.seed;
+  auto seconds = parse_duration(args.budget);
+  if (!seconds) throw CliError("--budget: " + seconds.error().message);
+  // --evals alone means "until N evaluations"; with --budget both limits apply.
+  options.budget_seconds = args.evals > 0 && !args.budget_given ? 0 : seconds.value();
+  options.budget_evaluations = args.evals;
+  if (!args.patience.empty()) {
+    auto p = parse_duration(args.patience);
+    if (!p) throw CliError("--patience: " + p.error().message);
+    options.patience_seconds = p.value();
+  }
+  options.cancel = &g_cancel;
+
+  const std::string& unit = problem.graph.cost_unit();
+  const bool bar = isatty(STDERR_FILENO);
+  std::ostream& lines = args.out.json() ? std::cerr : std::cout;
+  bool bar_shown = false;
+  options.on_progress = [&](const TuneProgress& p) {
+    if (bar_shown) std::fprintf(stderr, "\r\033[K");
+    bar_shown = false;
+    if (p.kind == TuneProgress::Kind::improvement) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%8.2fs %11ld evals  makespan %-14s %s", p.elapsed, p.evaluations,
+                    format_time(p.best_makespan, unit).c_str(), p.method.c_str());
+      if (bar) std::fflush(stderr);
+      lines << line << std::endl;
+    }
+    if (bar) {
+      std::fprintf(stderr, "%s %3.0f%%  %.1fs  %ld evals  best %s", progress_bar(p.fraction).c_str(), 100 * p.fraction,
+                   p.elapsed, p.evaluations, format_time(p.best_makespan, unit).c_str());
+      std::fflush(stderr);
+      bar_shown = true;
+    }
+  };
+
+  TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(),
+                           problem.graph_label, graph_to_json(problem.graph, -1), args.problem.cluster};
+  std::fprintf(stderr, "tuning %s on %s: %s, store %s (Ctrl-C stops and keeps the best)\n", problem.graph_label.c_str(),
+               problem.cluster.name().c_str(),
+               options.budget_seconds > 0 ? ("budget " + args.budget).c_str() : ("budget " + std::to_string(args.evals) + " evals").c_str(),
+               options.data_dir.c_str());
+  g_cancel.store(false);
+  std::signal(SIGINT, on_interrupt);
+  auto outcome = run_tune_job(tune_problem, options);
+  std::signal(SIGINT, SIG_DFL);
+  if (bar_shown) std::fprintf(stderr, "\r\033[K");
+  if (!outcome) throw CliError(outcome.error().message);
+  const TuneOutcome& t = outcome.value();
+
+  SimOptions full = args.sim.options();
+  full.record = true;
+  Simulator sim(problem.graph, *problem.costs, problem.cluster, full);
+  MethodRow row{t.best, sim.run(t.best.placement)};
+  row.outcome.evaluations = t.evaluations;
+  row.outcome.seconds = t.seconds;
+  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster);
+  if (args.out.wants_timeline())
+    write_timelines(args.out, problem, row.result, problem.graph_label + " on " + problem.cluster.name() + " - tuned");
+  if (args.out.json()) {
+    nlohmann::json j = method_json(problem, row, bound);
+    j["job"] = t.job_id;
+    j["state"] = to_string(t.state);
+    j["best_heuristic"] = t.best_heuristic;
+    j["heuristic_makespan"] = t.heuristic_makespan;
+    j["resumed"] = t.resumed;
+    j["batches"] = t.batches;
+    j["data"] = options.data_dir;
+    j["graph_fingerprint"] = t.graph.hex();
+    j["runtime_fingerprint"] = t.runtime.hex();
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "\n";
+  print_methods_table(std::cout, problem, {row}, bound);
+  const double gain = t.heuristic_makespan > 0 ? 100 * (1 - t.best.makespan / t.heuristic_makespan) : 0;
+  std::printf("\njob %s %s after %.1fs, %ld evaluations in %ld batches\n", t.job_id.c_str(), to_string(t.state),
+              t.seconds, t.evaluations, t.batches);
+  std::printf("best heuristic %s: %s; tuned: %s (%.1f%% lower)%s\n", t.best_heuristic.c_str(),
+              format_time(t.heuristic_makespan, unit).c_str(), format_time(t.best.makespan, unit).c_str(), gain,
+              t.resumed ? " - resumed from the stored best" : "");
+  std::printf("stored in %s as graph %s, runtime %s\n(gantry query best --data %s --fingerprint %s:%s)\n",
+              options.data_dir.c_str(), t.graph.hex().c_str(), t.runtime.hex().c_str(), options.data_dir.c_str(),
+              t.graph.hex().c_str(), t.runtime.hex().c_str());
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* cmd = app.add_subcommand("tune", "tune a placement with parallel rollout actors and keep the best in the store");
+  args->problem.add_to(*cmd);
+  cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
+  cmd->add_option("--evals", args->evals, "evaluation budget (simulator runs)");
+  cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
+  cmd->add_option("--rollouts", args->rollouts, "rollout actors (default: one per core)");
+  args->sim.add_to(*cmd);
+  args->out.add_to(*cmd);
+  cmd->callback([args, budget] {
+    args->budget_given = budget->count() > 0;
+    run_tune(*args);
+  });
+}
+
+}  // namespace gantry::cli

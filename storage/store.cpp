@@ -1,0 +1,707 @@
+#include "storage/store.hpp"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+
+#include "storage/codec.hpp"
+
+namespace gantry {
+
+namespace fs = std::filesystem;
+
+static_assert(Store::kSchemaVersion == codec::kVersion, "the store and its codec must agree on the schema");
+
+namespace {
+
+enum Family { kMeta, kGraphs, kClusters, kProfiles, kEpisodes, kSchedules, kHistory, kPolicies, kJobs, kFamilyCount };
+constexpr std::array<const char*, kFamilyCount> kFamilyNames = {
+    "meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history", "policies", "jobs"};
+
+constexpr const char* kOwnerFile = "OWNER";
+constexpr std::size_t kMaxProblems = 1000;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::uint64_t to_micros(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return 0;
+  return static_cast<std::uint64_t>(std::llround(seconds * 1e6));
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
+
+Error rocks_error(const std::string& what, const rocksdb::Status& s) { return make_error(what + ": " + s.ToString()); }
+
+std::string_view view(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
+
+// ---- who holds the database ------------------------------------------------------------------------
+
+// Primary databases this process has open, by canonical path. A second open in the same process is
+// answered from here: it must not even open the LOCK file, because closing any descriptor of a file
+// drops this process's fcntl lock on it (RocksDB's lock). Entries inherited through fork() belong to
+// the parent and are forgotten.
+struct OpenRegistry {
+  std::mutex mutex;
+  pid_t pid = 0;
+  std::set<std::string> paths;
+};
+
+OpenRegistry& registry() {
+  static OpenRegistry r;
+  return r;
+}
+
+bool registry_claim(const std::string& path) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.pid != getpid()) {
+    r.paths.clear();
+    r.pid = getpid();
+  }
+  return r.paths.insert(path).second;
+}
+
+void registry_release(const std::string& path) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.pid == getpid()) r.paths.erase(path);
+}
+
+std::string canonical_path(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : p.string();
+}
+
+// The process holding RocksDB's LOCK of `dir`, if another process holds it (0: none or unknown).
+// Only called once the registry says this process does not hold it: see OpenRegistry.
+pid_t lock_holder(const std::string& dir) {
+  std::string lock = dir + "/LOCK";
+  int fd = ::open(lock.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  pid_t holder = 0;
+  if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) holder = fl.l_pid > 0 ? fl.l_pid : -1;
+  ::close(fd);
+  return holder;
+}
+
+struct Owner {
+  long pid = 0;
+  std::string host;
+};
+
+std::optional<Owner> read_owner(const std::string& dir) {
+  std::ifstream in(dir + "/" + kOwnerFile);
+  if (!in) return std::nullopt;
+  Owner owner;
+  std::string word;
+  while (in >> word) {
+    if (word == "pid")
+      in >> owner.pid;
+    else if (word == "host")
+      in >> owner.host;
+  }
+  if (owner.pid <= 0) return std::nullopt;
+  if (owner.host.empty()) owner.host = "unknown";
+  return owner;
+}
+
+bool write_owner(const std::string& dir) {
+  std::string tmp = dir + "/" + kOwnerFile + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "pid " << getpid() << "\nhost " << host_name() << "\n";
+    if (!out.flush()) return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir + "/" + kOwnerFile, ec);
+  return !ec;
+}
+
+// `holder`: the pid known to hold the lock (from fcntl or this process), 0 if unknown.
+Error in_use_error(const std::string& path, long holder) {
+  auto owner = read_owner(path);
+  std::string host = host_name();
+  if (owner && (holder <= 0 || owner->pid == holder || owner->host != host))
+    return make_error("database " + path + " in use by PID " + std::to_string(owner->pid) + " on host " + owner->host);
+  if (holder > 0)
+    return make_error("database " + path + " in use by PID " + std::to_string(holder) + " on host " + host);
+  return make_error("database " + path + " in use by another process (it has not written its OWNER file yet)");
+}
+
+bool is_lock_error(const rocksdb::Status& s) {
+  if (!s.IsIOError()) return false;
+  std::string text = s.ToString();
+  return text.find("/LOCK") != std::string::npos || text.find("lock hold by current process") != std::string::npos;
+}
+
+Error newer_schema_error(const std::string& path, int version) {
+  return make_error("database " + path + " was written by schema version " + std::to_string(version) +
+                    ", this gantry reads up to " + std::to_string(Store::kSchemaVersion) + "; upgrade gantry");
+}
+
+rocksdb::Options make_options() {
+  rocksdb::Options o;
+  o.OptimizeForSmallDb();
+  o.create_if_missing = true;
+  o.create_missing_column_families = true;
+  o.paranoid_checks = true;
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  o.keep_log_file_num = 10;
+  return o;
+}
+
+Error read_only_error(const std::string& path, const char* what) {
+  return make_error(std::string(what) + ": database " + path + " is open read-only");
+}
+
+}  // namespace
+
+// ---- Impl ------------------------------------------------------------------------------------------
+
+struct Store::Impl {
+  std::string path;
+  bool read_only = false;
+  std::string registered;     // canonical path claimed in the registry (primary only)
+  std::string secondary_dir;  // private dir of a secondary instance (removed on close)
+  bool owner_written = false;
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> all_handles;        // everything opened, default included
+  std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> cf{};  // ours (null: absent in a secondary)
+  std::mutex best_mutex;                                        // read-compare-write of put_if_better
+
+  ~Impl() { close(); }
+
+  void close() {
+    if (db) {
+      if (!read_only) db->SyncWAL().PermitUncheckedError();
+      if (owner_written) {
+        std::error_code ec;
+        fs::remove(path + "/" + kOwnerFile, ec);  // still under the lock: nobody else wrote it
+        owner_written = false;
+      }
+      for (auto* h : all_handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      all_handles.clear();
+      cf.fill(nullptr);
+      db->Close().PermitUncheckedError();
+      delete db;
+      db = nullptr;
+    }
+    if (!secondary_dir.empty()) {
+      std::error_code ec;
+      fs::remove_all(secondary_dir, ec);
+      secondary_dir.clear();
+    }
+    if (!registered.empty()) {
+      registry_release(registered);
+      registered.clear();
+    }
+  }
+
+  void adopt(const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+    all_handles = handles;
+    for (auto* h : handles)
+      for (int f = 0; f < kFamilyCount; ++f)
+        if (h->GetName() == kFamilyNames[f]) cf[f] = h;
+  }
+
+  Result<std::optional<std::string>> get(Family f, const std::string& key) const {
+    if (!cf[f]) return std::optional<std::string>();
+    std::string value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf[f], key, &value);
+    if (s.IsNotFound()) return std::optional<std::string>();
+    if (!s.ok()) return rocks_error(std::string("reading ") + kFamilyNames[f] + " in " + path, s);
+    return std::optional<std::string>(std::move(value));
+  }
+
+  // Calls visit(key, value) for every entry whose key starts with `prefix`, in key order; stops at
+  // the first error visit returns.
+  template <class Visit>
+  Status scan(Family f, const std::string& prefix, Visit&& visit) const {
+    if (!cf[f]) return Ok{};
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), cf[f]));
+    if (prefix.empty())
+      it->SeekToFirst();
+    else
+      it->Seek(prefix);
+    for (; it->Valid(); it->Next()) {
+      if (!it->key().starts_with(prefix)) break;
+      Status st = visit(view(it->key()), view(it->value()));
+      if (!st) return st;
+    }
+    if (!it->status().ok()) return rocks_error(std::string("reading ") + kFamilyNames[f] + " in " + path, it->status());
+    return Ok{};
+  }
+
+  Status put(Family f, const std::string& key, const std::string& value, bool sync, const char* what) {
+    if (read_only) return read_only_error(path, what);
+    rocksdb::WriteOptions wo;
+    wo.sync = sync;
+    rocksdb::Status s = db->Put(wo, cf[f], key, value);
+    if (!s.ok()) return rocks_error(std::string(what) + " in " + path, s);
+    return Ok{};
+  }
+
+  // The schema version in meta (0: none written yet).
+  Result<int> schema_version() const {
+    auto bytes = get(kMeta, codec::kSchemaVersionKey);
+    if (!bytes) return bytes.error();
+    if (!bytes.value()) return 0;
+    auto version = codec::decode_schema_version(*bytes.value());
+    if (!version) return make_error("database " + path + ": " + version.error().message);
+    return version.value();
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  if (path.empty()) return make_error("database path is empty");
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return make_error("cannot create database directory " + path + ": " + ec.message());
+  // Canonical only once the directory exists, so that every spelling of it gives the same name.
+  std::string canonical = canonical_path(path);
+  if (!registry_claim(canonical)) return in_use_error(path, getpid());
+  impl->registered = canonical;
+  if (pid_t holder = lock_holder(path)) return in_use_error(path, holder);
+
+  rocksdb::Options options = make_options();
+  std::vector<std::string> existing;
+  if (fs::exists(fs::path(path) / "CURRENT", ec)) {
+    rocksdb::Status s = rocksdb::DB::ListColumnFamilies(options, path, &existing);
+    if (!s.ok()) return rocks_error("cannot list the column families of database " + path, s);
+  } else {
+    existing.push_back(rocksdb::kDefaultColumnFamilyName);
+  }
+  // Open what is there first and check the schema before creating anything in a newer database.
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : existing) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status s = rocksdb::DB::Open(options, path, descriptors, &handles, &impl->db);
+  if (!s.ok()) {
+    if (is_lock_error(s)) return in_use_error(path, 0);
+    return rocks_error("cannot open database " + path, s);
+  }
+  impl->adopt(handles);
+
+  auto version = impl->schema_version();
+  if (!version) return version.error();
+  if (version.value() > kSchemaVersion) return newer_schema_error(path, version.value());
+
+  for (int f = 0; f < kFamilyCount; ++f) {
+    if (impl->cf[f]) continue;
+    rocksdb::ColumnFamilyHandle* h = nullptr;
+    s = impl->db->CreateColumnFamily(rocksdb::ColumnFamilyOptions(options), kFamilyNames[f], &h);
+    if (!s.ok()) return rocks_error(std::string("cannot create column family ") + kFamilyNames[f] + " in " + path, s);
+    impl->all_handles.push_back(h);
+    impl->cf[f] = h;
+  }
+  if (version.value() == 0) {
+    auto st = impl->put(kMeta, codec::kSchemaVersionKey, codec::encode_schema_version(kSchemaVersion), true,
+                        "writing the schema version");
+    if (!st) return st.error();
+  }
+  if (!write_owner(path)) return make_error("cannot write " + path + "/" + kOwnerFile);
+  impl->owner_written = true;
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
+  if (path.empty()) return make_error("database path is empty");
+  std::error_code ec;
+  if (!fs::exists(fs::path(path) / "CURRENT", ec))
+    return make_error("no gantry database at " + path + " (no CURRENT file there)");
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->read_only = true;
+
+  rocksdb::Options options = make_options();
+  options.create_if_missing = false;
+  options.create_missing_column_families = false;
+  options.max_open_files = -1;  // required by secondary instances
+  std::vector<std::string> existing;
+  rocksdb::Status s = rocksdb::DB::ListColumnFamilies(options, path, &existing);
+  if (!s.ok()) return rocks_error("cannot list the column families of database " + path, s);
+
+  std::string pattern = (fs::temp_directory_path(ec) / "gantry-secondary-XXXXXX").string();
+  if (ec) pattern = "/tmp/gantry-secondary-XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!mkdtemp(buffer.data()))
+    return make_error("cannot create a secondary directory " + pattern + ": " + std::strerror(errno));
+  impl->secondary_dir = buffer.data();
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : existing) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  s = rocksdb::DB::OpenAsSecondary(options, path, impl->secondary_dir, descriptors, &handles, &impl->db);
+  if (!s.ok()) return rocks_error("cannot open database " + path + " read-only", s);
+  impl->adopt(handles);
+
+  auto version = impl->schema_version();
+  if (!version) return version.error();
+  if (version.value() > kSchemaVersion) return newer_schema_error(path, version.value());
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+const std::string& Store::path() const { return impl_->path; }
+bool Store::read_only() const { return impl_->read_only; }
+
+Status Store::catch_up() {
+  if (!impl_->read_only) return Ok{};
+  rocksdb::Status s = impl_->db->TryCatchUpWithPrimary();
+  if (!s.ok()) return rocks_error("catching up with database " + impl_->path, s);
+  return Ok{};
+}
+
+// ---- schedules and history -------------------------------------------------------------------------
+
+Result<bool> Store::put_if_better(const ScheduleRecord& record) {
+  Impl& m = *impl_;
+  if (m.read_only) return read_only_error(m.path, "storing a best schedule");
+  if (!std::isfinite(record.makespan))
+    return make_error("storing a best schedule: makespan " + std::to_string(record.makespan) + " is not finite");
+
+  std::lock_guard<std::mutex> lock(m.best_mutex);
+  const std::string key = codec::schedule_key(record.graph, record.cluster);
+  auto current = m.get(kSchedules, key);
+  if (!current) return current.error();
+  if (current.value()) {
+    auto old = codec::decode_schedule(*current.value());
+    if (!old)
+      return make_error("the stored best of graph " + record.graph.hex() + " on cluster " + record.cluster.hex() +
+                        " cannot be read (" + old.error().message + "); run verify");
+    if (!(record.makespan < old.value().makespan)) return false;
+  }
+
+  // The history key orders entries by commit: its time never goes below the last entry's (found_at
+  // of concurrent callers may arrive out of order), and equal microseconds get the next sequence.
+  ScheduleRecord best = record;
+  if (!(best.found_at > 0)) best.found_at = now_seconds();
+  codec::HistoryKey hk{record.graph, record.cluster, to_micros(best.found_at), 0};
+  {
+    std::string last_possible = key + std::string(12, '\xff');
+    std::unique_ptr<rocksdb::Iterator> it(m.db->NewIterator(rocksdb::ReadOptions(), m.cf[kHistory]));
+    it->SeekForPrev(last_possible);
+    if (it->Valid() && it->key().starts_with(key)) {
+      auto last = codec::parse_history_key(view(it->key()));
+      if (last) {
+        if (hk.micros <= last.value().micros) {
+          hk.micros = last.value().micros;
+          hk.sequence = last.value().sequence + 1;
+        }
+      }
+    }
+    if (!it->status().ok()) return rocks_error("reading history in " + m.path, it->status());
+  }
+  HistoryRecord entry;
+  entry.time = best.found_at;
+  entry.makespan = best.makespan;
+  entry.method = best.method;
+  entry.job_id = best.job_id;
+  entry.evaluations = best.evaluations;
+
+  rocksdb::WriteBatch batch;
+  rocksdb::Status s = batch.Put(m.cf[kSchedules], key, codec::encode(best));
+  if (s.ok()) s = batch.Put(m.cf[kHistory], codec::history_key(hk), codec::encode(entry));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (s.ok()) s = m.db->Write(wo, &batch);
+  if (!s.ok()) return rocks_error("storing a best schedule in " + m.path, s);
+  return true;
+}
+
+Result<std::optional<ScheduleRecord>> Store::best(const Fingerprint& graph, const Fingerprint& cluster) const {
+  auto bytes = impl_->get(kSchedules, codec::schedule_key(graph, cluster));
+  if (!bytes) return bytes.error();
+  if (!bytes.value()) return std::optional<ScheduleRecord>();
+  auto record = codec::decode_schedule(*bytes.value());
+  if (!record)
+    return make_error("best of graph " + graph.hex() + " on cluster " + cluster.hex() + ": " + record.error().message);
+  return std::optional<ScheduleRecord>(std::move(record).value());
+}
+
+Result<std::vector<ScheduleRecord>> Store::list_best(const std::string& graph_prefix) const {
+  std::string hex;
+  for (char c : graph_prefix) {
+    char lower = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+    if (!((lower >= '0' && lower <= '9') || (lower >= 'a' && lower <= 'f')))
+      return make_error("graph prefix '" + graph_prefix + "' is not hexadecimal");
+    hex.push_back(lower);
+  }
+  std::vector<ScheduleRecord> out;
+  if (hex.size() > 32) return out;
+  std::string seek;  // the whole bytes of the prefix
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    seek.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  Status st = impl_->scan(kSchedules, seek, [&](std::string_view key, std::string_view value) -> Status {
+    if (key.size() < 16 || codec::hex_bytes(key.substr(0, 16)).compare(0, hex.size(), hex) != 0) return Ok{};
+    auto record = codec::decode_schedule(value);
+    if (!record) return make_error("schedules key " + codec::hex_bytes(key) + ": " + record.error().message);
+    out.push_back(std::move(record).value());
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return out;
+}
+
+Result<std::vector<HistoryRecord>> Store::history(const Fingerprint& graph, const Fingerprint& cluster) const {
+  std::vector<HistoryRecord> out;
+  Status st = impl_->scan(kHistory, codec::schedule_key(graph, cluster),
+                          [&](std::string_view key, std::string_view value) -> Status {
+                            auto record = codec::decode_history(value);
+                            if (!record)
+                              return make_error("history key " + codec::hex_bytes(key) + ": " + record.error().message);
+                            out.push_back(std::move(record).value());
+                            return Ok{};
+                          });
+  if (!st) return st.error();
+  return out;
+}
+
+// ---- episodes ----------------------------------------------------------------------------------------
+
+Status Store::put_episode(const EpisodeRecord& episode) {
+  if (episode.job_id.empty()) return make_error("storing an episode: the job id is empty");
+  if (episode.job_id.find('\0') != std::string::npos)
+    return make_error("storing an episode: the job id contains a NUL byte");
+  return impl_->put(kEpisodes, codec::episode_key(episode.job_id, episode.sequence), codec::encode(episode),
+                    /*sync=*/false, "storing an episode");
+}
+
+Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) const {
+  std::vector<EpisodeRecord> out;
+  Status st = impl_->scan(
+      kEpisodes, codec::episode_prefix(job_id), [&](std::string_view key, std::string_view value) -> Status {
+        auto record = codec::decode_episode(value);
+        if (!record) return make_error("episodes key " + codec::hex_bytes(key) + ": " + record.error().message);
+        out.push_back(std::move(record).value());
+        return Ok{};
+      });
+  if (!st) return st.error();
+  return out;
+}
+
+Status Store::sync_wal() {
+  if (impl_->read_only) return Ok{};
+  rocksdb::Status s = impl_->db->SyncWAL();
+  if (!s.ok()) return rocks_error("syncing the write-ahead log of " + impl_->path, s);
+  return Ok{};
+}
+
+// ---- jobs, graphs, clusters ----------------------------------------------------------------------------
+
+Status Store::put_job(const JobRecord& job) {
+  if (job.id.empty()) return make_error("storing a job: the job id is empty");
+  return impl_->put(kJobs, job.id, codec::encode(job), /*sync=*/true, "storing a job");
+}
+
+Result<std::optional<JobRecord>> Store::job(const std::string& id) const {
+  auto bytes = impl_->get(kJobs, id);
+  if (!bytes) return bytes.error();
+  if (!bytes.value()) return std::optional<JobRecord>();
+  auto record = codec::decode_job(*bytes.value());
+  if (!record) return make_error("job " + id + ": " + record.error().message);
+  return std::optional<JobRecord>(std::move(record).value());
+}
+
+Result<std::vector<JobRecord>> Store::jobs() const {
+  std::vector<JobRecord> out;
+  Status st = impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {
+    auto record = codec::decode_job(value);
+    if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
+    out.push_back(std::move(record).value());
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return out;
+}
+
+Status Store::put_graph(const Fingerprint& fp, const std::string& json_text) {
+  return impl_->put(kGraphs, codec::fingerprint_key(fp), codec::encode_text(json_text), /*sync=*/true,
+                    "storing a graph");
+}
+
+Result<std::optional<std::string>> Store::graph(const Fingerprint& fp) const {
+  auto bytes = impl_->get(kGraphs, codec::fingerprint_key(fp));
+  if (!bytes) return bytes.error();
+  if (!bytes.value()) return std::optional<std::string>();
+  auto text = codec::decode_text(*bytes.value(), "graphs");
+  if (!text) return make_error("graph " + fp.hex() + ": " + text.error().message);
+  return std::optional<std::string>(std::move(text).value());
+}
+
+Status Store::put_cluster(const Fingerprint& fp, const std::string& yaml_or_name) {
+  return impl_->put(kClusters, codec::fingerprint_key(fp), codec::encode_text(yaml_or_name), /*sync=*/true,
+                    "storing a cluster");
+}
+
+Result<std::optional<std::string>> Store::cluster(const Fingerprint& fp) const {
+  auto bytes = impl_->get(kClusters, codec::fingerprint_key(fp));
+  if (!bytes) return bytes.error();
+  if (!bytes.value()) return std::optional<std::string>();
+  auto text = codec::decode_text(*bytes.value(), "clusters");
+  if (!text) return make_error("cluster " + fp.hex() + ": " + text.error().message);
+  return std::optional<std::string>(std::move(text).value());
+}
+
+// ---- maintenance -----------------------------------------------------------------------------------
+
+Status Store::backup(const std::string& dir) const {
+  if (dir.empty()) return make_error("backup: the target directory is empty");
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec))
+      return make_error("backup: " + dir + " already exists; give a new directory");
+    fs::remove(dir, ec);  // a checkpoint creates its directory itself
+  }
+  if (impl_->read_only)
+    return make_error("backup: database " + impl_->path +
+                      " is open read-only; a checkpoint needs the writer (or copy the directory while nobody writes)");
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(impl_->db, &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir);
+  if (!s.ok()) return rocks_error("backup of " + impl_->path + " to " + dir, s);
+  return Ok{};
+}
+
+Result<VerifyReport> Store::verify() const {
+  const Impl& m = *impl_;
+  VerifyReport report;
+  std::size_t dropped = 0;
+  auto problem = [&](std::string text) {
+    if (report.problems.size() < kMaxProblems)
+      report.problems.push_back(std::move(text));
+    else
+      ++dropped;
+  };
+  rocksdb::Status s = m.db->VerifyChecksum();
+  if (!s.ok()) problem("checksums: " + s.ToString());
+
+  for (int f = 0; f < kFamilyCount; ++f) {
+    const std::string family = kFamilyNames[f];
+    Status st = m.scan(static_cast<Family>(f), "", [&](std::string_view key, std::string_view value) -> Status {
+      ++report.records;
+      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : codec::hex_bytes(key);
+      auto fail = [&](const std::string& message) { problem(family + " key " + key_text + ": " + message); };
+      switch (f) {
+        case kMeta:
+          if (key == codec::kSchemaVersionKey) {
+            auto v = codec::decode_schema_version(value);
+            if (!v) fail(v.error().message);
+          } else if (auto c = codec::check_value(value, family); !c) {
+            fail(c.error().message);
+          }
+          break;
+        case kGraphs:
+        case kClusters: {
+          auto k = codec::parse_fingerprint_key(key);
+          if (!k) fail(k.error().message);
+          auto t = codec::decode_text(value, family);
+          if (!t) fail(t.error().message);
+          break;
+        }
+        case kSchedules: {
+          auto k = codec::parse_schedule_key(key);
+          if (!k) fail(k.error().message);
+          auto r = codec::decode_schedule(value);
+          if (!r)
+            fail(r.error().message);
+          else if (k && (r.value().graph != k.value().first || r.value().cluster != k.value().second))
+            fail("the record's graph/cluster fingerprints do not match its key");
+          break;
+        }
+        case kHistory: {
+          auto k = codec::parse_history_key(key);
+          if (!k) fail(k.error().message);
+          auto r = codec::decode_history(value);
+          if (!r) fail(r.error().message);
+          break;
+        }
+        case kEpisodes: {
+          auto k = codec::parse_episode_key(key);
+          if (!k) fail(k.error().message);
+          auto r = codec::decode_episode(value);
+          if (!r)
+            fail(r.error().message);
+          else if (k && (r.value().job_id != k.value().first || r.value().sequence != k.value().second))
+            fail("the record's job id/sequence do not match its key");
+          break;
+        }
+        case kJobs: {
+          auto r = codec::decode_job(value);
+          if (!r)
+            fail(r.error().message);
+          else if (r.value().id != key)
+            fail("the record's id does not match its key");
+          break;
+        }
+        default: {
+          auto c = codec::check_value(value, family);
+          if (!c) fail(c.error().message);
+        }
+      }
+      return Ok{};
+    });
+    if (!st) problem(st.error().message);
+  }
+  if (dropped > 0) report.problems.push_back("... and " + std::to_string(dropped) + " more problems");
+  return report;
+}
+
+Result<StoreStats> Store::stats() const {
+  const Impl& m = *impl_;
+  StoreStats stats;
+  stats.path = m.path;
+  auto version = m.schema_version();
+  if (!version) return version.error();
+  stats.schema_version = version.value();
+  for (int f = 0; f < kFamilyCount; ++f) {
+    StoreStats::Family family;
+    family.name = kFamilyNames[f];
+    if (auto* h = m.cf[f]) {
+      std::uint64_t keys = 0, sst = 0, mem = 0;
+      if (m.db->GetIntProperty(h, rocksdb::DB::Properties::kEstimateNumKeys, &keys)) family.keys = keys;
+      if (m.db->GetIntProperty(h, rocksdb::DB::Properties::kLiveSstFilesSize, &sst)) family.bytes += sst;
+      if (m.db->GetIntProperty(h, rocksdb::DB::Properties::kCurSizeAllMemTables, &mem)) family.bytes += mem;
+    }
+    stats.families.push_back(std::move(family));
+  }
+  return stats;
+}
+
+std::string default_data_dir() {
+  const char* env = std::getenv("GANTRY_DATA");
+  if (env && *env) return env;
+  return "./gantry-data";
+}
+
+}  // namespace gantry

@@ -1,0 +1,88 @@
+#pragma once
+// The RocksDB store: one database directory with the column families meta, graphs, clusters,
+// profiles, episodes, schedules, history, policies and jobs. One process owns it (a second gets
+// "database in use by PID on HOST"); read-only users open it as a secondary instance. No RocksDB
+// type appears here (pimpl).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "storage/records.hpp"
+
+namespace gantry {
+
+struct StoreStats {
+  struct Family {
+    std::string name;
+    std::uint64_t keys = 0;   // estimated (RocksDB "rocksdb.estimate-num-keys")
+    std::uint64_t bytes = 0;  // live SST + memtable bytes
+  };
+  std::vector<Family> families;
+  int schema_version = 0;
+  std::string path;
+};
+
+struct VerifyReport {
+  std::uint64_t records = 0;        // values decoded
+  std::vector<std::string> problems;  // empty = healthy
+};
+
+class Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens (creating if needed) as the single writer. Fails with a clear message when another
+  // process holds the database or when it was written by a newer schema.
+  static Result<std::unique_ptr<Store>> open(const std::string& path);
+  // Opens an existing database read-only as a RocksDB secondary instance (works while another
+  // process writes it); `catch_up()` refreshes it.
+  static Result<std::unique_ptr<Store>> open_read_only(const std::string& path);
+  ~Store();
+
+  const std::string& path() const;
+  bool read_only() const;
+  Status catch_up();
+
+  // Stores `record` as the best of its (graph, cluster) only if its makespan is strictly lower
+  // than the stored one; the new best and its history entry commit in one synced WriteBatch.
+  // Thread-safe: concurrent callers in one process never let a worse result replace a better one.
+  Result<bool> put_if_better(const ScheduleRecord& record);
+  Result<std::optional<ScheduleRecord>> best(const Fingerprint& graph, const Fingerprint& cluster) const;
+  // Every stored best, or those whose graph fingerprint starts with `graph_prefix` (hex).
+  Result<std::vector<ScheduleRecord>> list_best(const std::string& graph_prefix = "") const;
+  Result<std::vector<HistoryRecord>> history(const Fingerprint& graph, const Fingerprint& cluster) const;
+
+  // Episodes are bulk data: written without sync; sync_wal() makes them durable.
+  Status put_episode(const EpisodeRecord& episode);
+  Result<std::vector<EpisodeRecord>> episodes(const std::string& job_id) const;
+  Status sync_wal();
+
+  Status put_job(const JobRecord& job);  // synced
+  Result<std::optional<JobRecord>> job(const std::string& id) const;
+  Result<std::vector<JobRecord>> jobs() const;
+
+  // The graph / cluster a fingerprint stands for, as JSON text (so a best can be re-simulated).
+  Status put_graph(const Fingerprint& fp, const std::string& json_text);
+  Result<std::optional<std::string>> graph(const Fingerprint& fp) const;
+  Status put_cluster(const Fingerprint& fp, const std::string& yaml_or_name);
+  Result<std::optional<std::string>> cluster(const Fingerprint& fp) const;
+
+  // A consistent copy in `dir` (RocksDB checkpoint: hard links where possible).
+  Status backup(const std::string& dir) const;
+  // Checksums of every file and a decode of every value.
+  Result<VerifyReport> verify() const;
+  Result<StoreStats> stats() const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The data directory: --data, else $GANTRY_DATA, else ./gantry-data.
+std::string default_data_dir();
+
+}  // namespace gantry

@@ -1,0 +1,492 @@
+#include "storage/store.hpp"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "storage/codec.hpp"
+
+using namespace gantry;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char pattern[] = "/tmp/gantry-store-test-XXXXXX";
+    const char* made = mkdtemp(pattern);
+    REQUIRE(made != nullptr);
+    path = made;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string sub(const std::string& name) const { return path + "/" + name; }
+};
+
+ScheduleRecord make_record(const Fingerprint& graph, const Fingerprint& cluster, double makespan) {
+  ScheduleRecord r;
+  r.graph = graph;
+  r.cluster = cluster;
+  r.graph_label = "graphs/resnet.json";
+  r.cluster_name = "4xP100-pcie";
+  r.method = "search";
+  r.sim = "default";
+  r.unit = "us";
+  r.makespan = makespan;
+  r.lower_bound = 1.5;
+  r.placement.device = {0, 1, 2, 3, 0};
+  r.job_id = "job-1";
+  r.evaluations = 42;
+  return r;
+}
+
+std::string host_name() {
+  char buffer[256] = {};
+  gethostname(buffer, sizeof buffer - 1);
+  return buffer;
+}
+
+// Writes one raw value into a closed database, bypassing the store (to fake other versions or damage).
+void raw_put(const std::string& path, const std::string& family, const std::string& key, const std::string& value) {
+  rocksdb::Options options;
+  std::vector<std::string> names;
+  REQUIRE(rocksdb::DB::ListColumnFamilies(options, path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  REQUIRE(rocksdb::DB::Open(options, path, descriptors, &handles, &db).ok());
+  bool found = false;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == family) {
+      rocksdb::WriteOptions wo;
+      wo.sync = true;
+      CHECK(db->Put(wo, handles[i], key, value).ok());
+      found = true;
+    }
+  for (auto* h : handles) CHECK(db->DestroyColumnFamilyHandle(h).ok());
+  CHECK(db->Close().ok());
+  delete db;
+  REQUIRE(found);
+}
+
+// Tries Store::open in a forked child; returns its error message ("opened" if it opened).
+std::string open_in_child(const std::string& db) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(fds[0]);
+    auto second = Store::open(db);
+    std::string message = second.ok() ? "opened" : second.error().message;
+    ssize_t written = write(fds[1], message.data(), message.size());
+    _exit(written == static_cast<ssize_t>(message.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string message;
+  char buffer[512];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof buffer)) > 0) message.append(buffer, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  return message;
+}
+
+// Whether, seen from another process, the database's LOCK file is held (by this process).
+bool lock_held(const std::string& db) {
+  pid_t parent = getpid();
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int fd = open((db + "/LOCK").c_str(), O_RDONLY);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    bool held = fd >= 0 && fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK && fl.l_pid == parent;
+    _exit(held ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+const Fingerprint kGraph{0x0123456789abcdefull, 0x1111111111111111ull};
+const Fingerprint kOtherGraph{0xfedcba9876543210ull, 0x2222222222222222ull};
+const Fingerprint kCluster{0xaaaaaaaaaaaaaaaaull, 0xbbbbbbbbbbbbbbbbull};
+
+}  // namespace
+
+TEST_CASE("job states print and parse", "[storage]") {
+  CHECK(std::string(to_string(JobState::running)) == "RUNNING");
+  CHECK(std::string(to_string(JobState::complete)) == "COMPLETE");
+  CHECK(std::string(to_string(JobState::failed)) == "FAILED");
+  CHECK(std::string(to_string(JobState::cancelled)) == "CANCELLED");
+  CHECK(parse_job_state("cancelled") == JobState::cancelled);
+  CHECK(parse_job_state("FAILED") == JobState::failed);
+  CHECK_FALSE(parse_job_state("done").has_value());
+}
+
+TEST_CASE("the data directory comes from GANTRY_DATA, else ./gantry-data", "[storage]") {
+  const char* saved = std::getenv("GANTRY_DATA");
+  std::string saved_value = saved ? saved : "";
+  setenv("GANTRY_DATA", "/somewhere/else", 1);
+  CHECK(default_data_dir() == "/somewhere/else");
+  unsetenv("GANTRY_DATA");
+  CHECK(default_data_dir() == "./gantry-data");
+  if (saved) setenv("GANTRY_DATA", saved_value.c_str(), 1);
+}
+
+TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
+  Fingerprint fp{0x0102030405060708ull, 0x090a0b0c0d0e0f10ull};
+  std::string key = codec::fingerprint_key(fp);
+  REQUIRE(key.size() == 16);
+  CHECK(static_cast<unsigned char>(key[0]) == 0x01);
+  CHECK(static_cast<unsigned char>(key[15]) == 0x10);
+  CHECK(codec::parse_fingerprint_key(key).value() == fp);
+  CHECK(codec::parse_fingerprint_hex(fp.hex()).value() == fp);
+
+  // Bytewise order of history keys is time order, then sequence order.
+  codec::HistoryKey a{kGraph, kCluster, 255, 7}, b{kGraph, kCluster, 256, 0}, c{kGraph, kCluster, 256, 1};
+  CHECK(codec::history_key(a) < codec::history_key(b));
+  CHECK(codec::history_key(b) < codec::history_key(c));
+  auto parsed = codec::parse_history_key(codec::history_key(c)).value();
+  CHECK(parsed.micros == 256);
+  CHECK(parsed.sequence == 1);
+  CHECK(parsed.cluster == kCluster);
+  CHECK(codec::episode_key("j", 1) < codec::episode_key("j", 256));
+  CHECK(codec::parse_episode_key(codec::episode_key("job-7", 99)).value() ==
+        std::make_pair(std::string("job-7"), std::uint64_t{99}));
+
+  ScheduleRecord r = make_record(kGraph, kCluster, 12.25);
+  r.placement.priority = {0.5, 1, 2, 3, 4};
+  r.found_at = 1700000000.123456;
+  auto back = codec::decode_schedule(codec::encode(r)).value();
+  CHECK(back.graph == r.graph);
+  CHECK(back.cluster == r.cluster);
+  CHECK(back.makespan == r.makespan);
+  CHECK(back.placement.device == r.placement.device);
+  CHECK(back.placement.priority == r.placement.priority);
+  CHECK(back.found_at == r.found_at);
+  CHECK(back.evaluations == 42);
+
+  // Bad bytes and newer versions are errors, never exceptions.
+  CHECK_FALSE(codec::decode_schedule("garbage"));
+  CHECK_FALSE(codec::decode_schedule(""));
+  CHECK_FALSE(codec::decode_job(codec::encode(r)));     // a schedule is not a job
+  std::string newer = codec::encode_schema_version(2);  // {"v": 2}
+  auto err = codec::decode_history(newer);
+  REQUIRE_FALSE(err);
+  CHECK_THAT(err.error().message, Catch::Contains("schema version 2, this gantry reads up to 1"));
+}
+
+TEST_CASE("a reopened store keeps all its data", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  {
+    auto opened = Store::open(db);
+    REQUIRE(opened.ok());
+    auto& store = *opened.value();
+    CHECK_FALSE(store.read_only());
+    CHECK(store.path() == db);
+    CHECK(std::filesystem::exists(db + "/OWNER"));
+    REQUIRE(store.put_graph(kGraph, R"({"ops": []})").ok());
+    REQUIRE(store.put_cluster(kCluster, "4xP100-pcie").ok());
+    ScheduleRecord r = make_record(kGraph, kCluster, 10);
+    r.placement.priority = {5, 4, 3, 2, 1};
+    REQUIRE(store.put_if_better(r).value());
+    REQUIRE(store.put_if_better(make_record(kOtherGraph, kCluster, 20)).value());
+    JobRecord job;
+    job.id = "job-1";
+    job.state = JobState::complete;
+    job.graph = kGraph;
+    job.cluster = kCluster;
+    job.started = 100;
+    job.finished = 200;
+    job.best_makespan = 10;
+    job.message = "done";
+    REQUIRE(store.put_job(job).ok());
+    for (std::uint64_t seq : {300u, 2u, 1u}) {  // out of order: read back in sequence order
+      EpisodeRecord e;
+      e.job_id = "job-1";
+      e.sequence = seq;
+      e.candidates = 64;
+      e.best_makespan = 10.0 + seq;
+      REQUIRE(store.put_episode(e).ok());
+    }
+    EpisodeRecord other;
+    other.job_id = "job-10";  // shares the prefix "job-1" but is another job
+    other.sequence = 1;
+    REQUIRE(store.put_episode(other).ok());
+    REQUIRE(store.sync_wal().ok());
+  }
+  CHECK_FALSE(std::filesystem::exists(db + "/OWNER"));  // removed on a clean close
+
+  auto opened = Store::open(db);
+  REQUIRE(opened.ok());
+  auto& store = *opened.value();
+  CHECK(store.graph(kGraph).value().value() == R"({"ops": []})");
+  CHECK(store.cluster(kCluster).value().value() == "4xP100-pcie");
+  CHECK_FALSE(store.graph(kOtherGraph).value().has_value());
+  auto best = store.best(kGraph, kCluster).value();
+  REQUIRE(best.has_value());
+  CHECK(best->makespan == 10);
+  CHECK(best->placement.priority == std::vector<double>{5, 4, 3, 2, 1});
+  CHECK(best->found_at > 0);  // filled in when the caller left it 0
+  CHECK(store.list_best().value().size() == 2);
+  CHECK(store.list_best("0123").value().size() == 1);
+  CHECK(store.list_best("0123456789ABCDEF1").value().size() == 1);  // odd length, upper case
+  CHECK(store.list_best("fedc").value().at(0).graph == kOtherGraph);
+  CHECK(store.list_best("99").value().empty());
+  CHECK_FALSE(store.list_best("xyz").ok());
+  auto job = store.job("job-1").value();
+  REQUIRE(job.has_value());
+  CHECK(job->state == JobState::complete);
+  CHECK(job->graph == kGraph);
+  CHECK(job->message == "done");
+  CHECK_FALSE(store.job("job-2").value().has_value());
+  CHECK(store.jobs().value().size() == 1);
+  auto episodes = store.episodes("job-1").value();
+  REQUIRE(episodes.size() == 3);
+  CHECK(episodes[0].sequence == 1);
+  CHECK(episodes[1].sequence == 2);
+  CHECK(episodes[2].sequence == 300);
+  CHECK(episodes[2].best_makespan == 310);
+  CHECK(store.episodes("job-10").value().size() == 1);
+  CHECK(store.episodes("nobody").value().empty());
+}
+
+TEST_CASE("a database written by a newer schema is refused", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  REQUIRE(Store::open(db).ok());  // creates it, closes it
+  raw_put(db, "meta", "schema_version", codec::encode_schema_version(2));
+  auto opened = Store::open(db);
+  REQUIRE_FALSE(opened.ok());
+  CHECK_THAT(opened.error().message,
+             Catch::Contains("written by schema version 2, this gantry reads up to 1; upgrade gantry"));
+  auto read_only = Store::open_read_only(db);
+  REQUIRE_FALSE(read_only.ok());
+  CHECK_THAT(read_only.error().message, Catch::Contains("upgrade gantry"));
+  CHECK_FALSE(std::filesystem::exists(db + "/OWNER"));
+}
+
+TEST_CASE("put_if_better keeps the better result and records each improvement", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.sub("db")).value();
+  CHECK_FALSE(store->best(kGraph, kCluster).value().has_value());
+  CHECK(store->history(kGraph, kCluster).value().empty());
+
+  CHECK(store->put_if_better(make_record(kGraph, kCluster, 100)).value());
+  CHECK_FALSE(store->put_if_better(make_record(kGraph, kCluster, 120)).value());  // worse
+  CHECK_FALSE(store->put_if_better(make_record(kGraph, kCluster, 100)).value());  // equal
+  auto better = make_record(kGraph, kCluster, 80);
+  better.method = "heft";
+  better.found_at = 1.0;  // earlier than the first entry's time: history stays in commit order
+  CHECK(store->put_if_better(better).value());
+  CHECK_FALSE(store->put_if_better(make_record(kGraph, kCluster, 90)).value());
+  CHECK_FALSE(store->put_if_better(make_record(kGraph, kCluster, NAN)).ok());
+
+  auto best = store->best(kGraph, kCluster).value();
+  REQUIRE(best.has_value());
+  CHECK(best->makespan == 80);
+  CHECK(best->method == "heft");
+  auto history = store->history(kGraph, kCluster).value();
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].makespan == 100);
+  CHECK(history[1].makespan == 80);
+  CHECK(history[1].method == "heft");
+  CHECK(history[1].time == 1.0);
+  // Another cluster is another best.
+  CHECK(store->put_if_better(make_record(kGraph, kGraph, 500)).value());
+  CHECK(store->best(kGraph, kCluster).value()->makespan == 80);
+  CHECK(store->history(kGraph, kCluster).value().size() == 2);
+}
+
+TEST_CASE("concurrent put_if_better never lets a worse result win", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.sub("db")).value();
+  constexpr int kThreads = 8, kPerThread = 200;
+  std::vector<double> minima(kThreads, INFINITY);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(1234 + t);
+      std::uniform_real_distribution<double> makespan(1.0, 1000.0);
+      for (int i = 0; i < kPerThread; ++i) {
+        auto r = make_record(kGraph, kCluster, makespan(rng));
+        r.job_id = "thread-" + std::to_string(t);
+        r.found_at = 1000.0 + i * 1e-7;  // same-microsecond and out-of-order times across threads
+        minima[t] = std::min(minima[t], r.makespan);
+        if (!store->put_if_better(r).ok()) ++errors;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(errors == 0);
+  double global = *std::min_element(minima.begin(), minima.end());
+  auto best = store->best(kGraph, kCluster).value();
+  REQUIRE(best.has_value());
+  CHECK(best->makespan == global);
+  auto history = store->history(kGraph, kCluster).value();
+  REQUIRE_FALSE(history.empty());
+  for (std::size_t i = 1; i < history.size(); ++i) CHECK(history[i].makespan < history[i - 1].makespan);
+  CHECK(history.back().makespan == global);
+}
+
+TEST_CASE("a second writer is told which process holds the database", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  const std::string expected =
+      "database " + db + " in use by PID " + std::to_string(getpid()) + " on host " + host_name();
+  auto first = Store::open(db);
+  REQUIRE(first.ok());
+  CHECK(lock_held(db));
+
+  SECTION("in the same process") {
+    auto second = Store::open(db);
+    REQUIRE_FALSE(second.ok());
+    CHECK(second.error().message == expected);
+    for (const std::string& spelling :
+         {db + "/.", db + "/", tmp.path + "/../" + std::filesystem::path(tmp.path).filename().string() + "/db"}) {
+      auto third = Store::open(spelling);  // another spelling of the same path
+      REQUIRE_FALSE(third.ok());
+      CHECK_THAT(third.error().message, Catch::Contains("in use by PID " + std::to_string(getpid())));
+    }
+    // The failed opens did not disturb the first one, nor release its lock.
+    CHECK(first.value()->put_if_better(make_record(kGraph, kCluster, 5)).value());
+    CHECK(lock_held(db));
+    CHECK(open_in_child(db) == expected);
+  }
+  SECTION("in a forked child") {
+    CHECK(open_in_child(db) == expected);
+    CHECK(first.value()->put_if_better(make_record(kGraph, kCluster, 5)).value());
+  }
+  CHECK(lock_held(db));
+  first.value().reset();  // closes the store
+  CHECK_FALSE(lock_held(db));
+  CHECK(Store::open(db).ok());
+}
+
+TEST_CASE("a read-only secondary sees the primary's writes and refuses its own", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  CHECK_FALSE(Store::open_read_only(tmp.sub("missing")).ok());
+
+  auto primary = Store::open(db).value();
+  REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 50)).value());
+  auto opened = Store::open_read_only(db);
+  REQUIRE(opened.ok());
+  auto& reader = *opened.value();
+  CHECK(reader.read_only());
+  CHECK(reader.best(kGraph, kCluster).value()->makespan == 50);
+
+  REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 40)).value());
+  JobRecord job;
+  job.id = "job-9";
+  REQUIRE(primary->put_job(job).ok());
+  REQUIRE(reader.catch_up().ok());
+  CHECK(reader.best(kGraph, kCluster).value()->makespan == 40);
+  CHECK(reader.history(kGraph, kCluster).value().size() == 2);
+  CHECK(reader.job("job-9").value().has_value());
+
+  auto write = reader.put_if_better(make_record(kGraph, kCluster, 1));
+  REQUIRE_FALSE(write.ok());
+  CHECK_THAT(write.error().message, Catch::Contains("read-only"));
+  CHECK_THAT(reader.put_job(job).error().message, Catch::Contains("read-only"));
+  CHECK_THAT(reader.put_episode(EpisodeRecord{"job-9", 1, 0, 0, 0, 0, 0}).error().message,
+             Catch::Contains("read-only"));
+  CHECK_THAT(reader.put_graph(kGraph, "{}").error().message, Catch::Contains("read-only"));
+  CHECK_THAT(reader.put_cluster(kCluster, "x").error().message, Catch::Contains("read-only"));
+  CHECK(reader.verify().value().problems.empty());
+  auto backup = reader.backup(tmp.sub("backup"));  // a checkpoint needs the writer
+  REQUIRE_FALSE(backup.ok());
+  CHECK_THAT(backup.error().message, Catch::Contains("read-only"));
+  CHECK(reader.stats().value().families.size() == 9);
+  CHECK(primary->best(kGraph, kCluster).value()->makespan == 40);
+}
+
+TEST_CASE("a backup is a database with the same bests", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.sub("db")).value();
+  REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
+  REQUIRE(store->put_if_better(make_record(kOtherGraph, kCluster, 31)).value());
+  REQUIRE(store->put_graph(kGraph, "{}").ok());
+  REQUIRE(store->backup(tmp.sub("backup")).ok());
+  CHECK_FALSE(store->backup(tmp.sub("backup")).ok());                        // never overwrites
+  REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 20)).value());  // after the backup
+
+  auto copy = Store::open(tmp.sub("backup"));
+  REQUIRE(copy.ok());
+  auto bests = copy.value()->list_best().value();
+  REQUIRE(bests.size() == 2);
+  CHECK(copy.value()->best(kGraph, kCluster).value()->makespan == 30);
+  CHECK(copy.value()->best(kOtherGraph, kCluster).value()->makespan == 31);
+  CHECK(copy.value()->graph(kGraph).value().has_value());
+  CHECK(copy.value()->verify().value().problems.empty());
+}
+
+TEST_CASE("verify is clean on a healthy store and names damaged values", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  {
+    auto store = Store::open(db).value();
+    REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
+    REQUIRE(store->put_episode(EpisodeRecord{"job-1", 1, 0, 10, 30, 40, 0}).ok());
+    JobRecord job;
+    job.id = "job-1";
+    REQUIRE(store->put_job(job).ok());
+    auto report = store->verify().value();
+    CHECK(report.problems.empty());
+    CHECK(report.records == 5);  // schema version, best, history, episode, job
+  }
+  raw_put(db, "schedules", codec::schedule_key(kOtherGraph, kCluster), "\xc1 not msgpack");
+  raw_put(db, "history", codec::history_key({kGraph, kCluster, 1, 0}), codec::encode_schema_version(2));
+  auto store = Store::open(db).value();
+  auto report = store->verify().value();
+  REQUIRE(report.problems.size() == 2);
+  CHECK_THAT(report.problems[0], Catch::Contains("schedules key " + kOtherGraph.hex() + kCluster.hex()));
+  CHECK_THAT(report.problems[0], Catch::Contains("not valid MessagePack"));
+  CHECK_THAT(report.problems[1], Catch::StartsWith("history key"));
+  CHECK_THAT(report.problems[1], Catch::Contains("schema version 2"));
+  CHECK_FALSE(store->best(kOtherGraph, kCluster).ok());
+  CHECK_FALSE(store->put_if_better(make_record(kOtherGraph, kCluster, 1)).ok());  // never overwrites blindly
+  CHECK_FALSE(store->list_best().ok());
+  CHECK(store->best(kGraph, kCluster).value()->makespan == 30);
+}
+
+TEST_CASE("stats list all nine column families", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.sub("db")).value();
+  REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
+  auto stats = store->stats().value();
+  CHECK(stats.schema_version == 1);
+  CHECK(stats.path == tmp.sub("db"));
+  std::vector<std::string> names;
+  for (const auto& f : stats.families) names.push_back(f.name);
+  CHECK(names == std::vector<std::string>{"meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history",
+                                          "policies", "jobs"});
+  for (const auto& f : stats.families) {
+    INFO(f.name);
+    if (f.name == "schedules" || f.name == "history" || f.name == "meta") {
+      CHECK(f.keys == 1);
+      CHECK(f.bytes > 0);
+    }
+    if (f.name == "jobs") CHECK(f.keys == 0);
+  }
+}

@@ -1,0 +1,45 @@
+#pragma once
+// Simulated annealing on the simulator, as a reusable engine: `gantry place --method search` runs
+// it once with a time budget, and rollout actors run it in short batches from the best known
+// placement. Each instance owns its simulator (one per thread).
+#include <cstdint>
+#include <functional>
+#include <random>
+
+#include "sim/simulator.hpp"
+#include "tuner/placement_method.hpp"
+
+namespace gantry {
+
+struct AnnealResult {
+  Placement best;
+  double best_makespan = 0;
+  double start_makespan = 0;
+  double mean_makespan = 0;  // over every evaluated candidate
+  long evaluations = 0;
+};
+
+class LocalSearch {
+ public:
+  LocalSearch(const PlacementProblem& problem, std::uint64_t seed);
+
+  // Anneals from `start`. `progress(evaluations)` returns how far the run is (0..1): the
+  // temperature cools from t_start to t_end along it and the run stops at 1. `on_improvement`
+  // sees every new best (evaluations so far, makespan).
+  AnnealResult run(Placement start, const std::function<double(long)>& progress, double t_start = 0.02,
+                   double t_end = 2e-4, const std::function<void(long, double)>& on_improvement = {});
+
+  // A uniformly random placement (with priorities when the runtime uses them).
+  Placement random_placement();
+  double evaluate(const Placement& placement) { return sim_.makespan(placement); }
+  void reseed(std::uint64_t seed) { rng_.seed(seed); }
+  bool uses_priority() const { return with_priority_; }
+
+ private:
+  const PlacementProblem& problem_;
+  Simulator sim_;
+  std::mt19937_64 rng_;
+  bool with_priority_;
+};
+
+}  // namespace gantry

@@ -21,9 +21,11 @@ using start_atom = caf::atom_constant<caf::atom("start")>;
 using run_job_atom = caf::atom_constant<caf::atom("runjob")>;
 using job_done_atom = caf::atom_constant<caf::atom("jobdone")>;
 
-// Work for one rollout: anneal from `start` (perturbed first when `perturb` > 0).
+// Work for one rollout: anneal from `start` (perturbed first when `perturb` > 0), or continue
+// the rollout's own annealing chain where its previous batch ended when `continue_chain`.
 struct BatchRequest {
   Placement start;
+  bool continue_chain = false;
   std::uint64_t seed = 1;
   long evaluations = 0;   // batch size in simulator runs, or 0 to run for `seconds`
   double seconds = 0.2;

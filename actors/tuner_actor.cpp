@@ -1,6 +1,7 @@
 #include "actors/tuner_actor.hpp"
 
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <ctime>
 
@@ -16,6 +17,7 @@ struct TunerState {
   TuneOutcome outcome;
   double last_improvement = 0, last_tick = -1;
   long outstanding = 0, next_sequence = 0;
+  std::map<caf::actor_id, long> batches_of;  // batches handed to each rollout
   bool stopping = false;
   caf::response_promise done;
   static inline const char* name = "tuner";
@@ -139,12 +141,19 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
   request.start = s.outcome.best.placement;
   request.evaluations = o.batch_evaluations;
   request.seconds = o.batch_seconds;
-  // Cool over the job: every batch anneals from the best at a temperature that falls with the
-  // budget used; one batch in eight restarts from a perturbed best to leave local minima.
-  const double t = 0.02 * std::pow(0.01, budget_fraction(s));
-  request.t_start = t;
-  request.t_end = t * 0.1;
-  request.perturb = request.sequence % 8 == 7 ? 0.05 : 0.0;
+  // Each rollout runs one annealing chain across its batches, cooling with the budget used (the
+  // schedule of `place --method search`, T from 0.02 to 2e-4); every eighth batch of a rollout
+  // restarts its chain from the global best, so good regions are shared without collapsing all
+  // chains onto one.
+  const long round = s.batches_of[rollout.id()]++;
+  const double now = budget_fraction(s);
+  double step = 0.02;  // share of the budget one batch uses
+  if (o.budget_seconds > 0) step = o.batch_seconds / o.budget_seconds;
+  if (o.budget_evaluations > 0 && o.batch_evaluations > 0)
+    step = static_cast<double>(o.batch_evaluations) / o.budget_evaluations;
+  request.t_start = 0.02 * std::pow(0.01, now);
+  request.t_end = 0.02 * std::pow(0.01, std::min(1.0, now + step));
+  request.continue_chain = round % 8 != 0;
   ++s.outstanding;
   self->request(rollout, caf::infinite, batch_atom::value, std::move(request))
       .then([=](const BatchResult& batch) { on_batch(self, rollout, batch); },

@@ -90,6 +90,8 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
     }
   }
   result.mean_makespan = sum / result.evaluations;
+  result.last = std::move(current);
+  result.last_makespan = current_ms;
   return result;
 }
 

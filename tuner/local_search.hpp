@@ -17,6 +17,8 @@ struct AnnealResult {
   double start_makespan = 0;
   double mean_makespan = 0;  // over every evaluated candidate
   long evaluations = 0;
+  Placement last;            // where the walk ended, to continue it in a later run
+  double last_makespan = 0;
 };
 
 class LocalSearch {

@@ -14,11 +14,16 @@ $(BUILD)/build.ninja:
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job on built-in data: place LLAMA-LAYER on four P100s with every method and compare.
+# The main job on built-in data: a short tuning job on LLAMA-LAYER over four P100s into a fresh
+# data directory (heuristics first, then parallel rollout actors), then the stored best read back.
+DEMO_DATA ?= $(BUILD)/demo-data
 demo: build
-	./$(BUILD)/gantry place --workload llama-layer --cluster 4xP100-pcie --method all --budget 5s \
-	  --trace $(BUILD)/demo-trace.json --svg $(BUILD)/demo.svg
-	@echo "timeline of the best placement: $(BUILD)/demo.svg (and $(BUILD)/demo-trace.json for ui.perfetto.dev)"
+	rm -rf $(DEMO_DATA)
+	./$(BUILD)/gantry place --workload llama-layer --cluster 4xP100-pcie --method single,round-robin,random,cp,heft
+	./$(BUILD)/gantry tune --workload llama-layer --cluster 4xP100-pcie --budget 10s --data $(DEMO_DATA) \
+	  --svg $(BUILD)/demo.svg --trace $(BUILD)/demo-trace.json
+	./$(BUILD)/gantry query best --workload llama-layer --cluster 4xP100-pcie --data $(DEMO_DATA)
+	@echo "timeline of the tuned placement: $(BUILD)/demo.svg (and $(BUILD)/demo-trace.json for ui.perfetto.dev)"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

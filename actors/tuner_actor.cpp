@@ -154,6 +154,7 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
   request.t_start = 0.02 * std::pow(0.01, now);
   request.t_end = 0.02 * std::pow(0.01, std::min(1.0, now + step));
   request.continue_chain = round % 8 != 0;
+  request.perturb = round % 16 == 8 ? 0.05 : 0.0;  // every other restart: a random kick away from the best
   ++s.outstanding;
   self->request(rollout, caf::infinite, batch_atom::value, std::move(request))
       .then([=](const BatchResult& batch) { on_batch(self, rollout, batch); },

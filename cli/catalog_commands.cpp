@@ -1,10 +1,13 @@
 // gantry workloads / gantry clusters: what is built in.
+#include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "workloads/model_catalog.hpp"
 #include "workloads/workload.hpp"
 
 namespace gantry::cli {
@@ -47,6 +50,35 @@ void add_clusters_command(CLI::App& app) {
                       {"memory", d.memory}, {"hosts", hosts}});
       table.add({name, name == "identical:N" ? "N" : std::to_string(c.value().size()), d.kind,
                  std::to_string(static_cast<int>(d.peak_flops / 1e12)), format_bytes(d.memory), std::to_string(hosts)});
+    }
+    if (format->json())
+      std::cout << list.dump(2) << "\n";
+    else
+      table.print(std::cout);
+  });
+}
+
+void add_models_command(CLI::App& app) {
+  auto format = std::make_shared<OutputArgs>();
+  CLI::App* cmd = app.add_subcommand("models", "list the heterogeneous model catalog for pipelines");
+  format->add_to(*cmd, false);
+  cmd->callback([format] {
+    nlohmann::json list = nlohmann::json::array();
+    TextTable table({"model", "family", "layers", "layer types", "parameters", "published"});
+    for (const ModelInfo& m : model_catalog()) {
+      auto layers = model_layers(m.name);
+      if (!layers) throw CliError(layers.error().message);
+      std::map<std::string, int> types;
+      for (const LayerCost& l : layers.value()) ++types[to_string(l.type)];
+      std::string mix;
+      for (const auto& [type, count] : types) mix += (mix.empty() ? "" : " ") + type + "=" + std::to_string(count);
+      const double params = total_params(layers.value());
+      char p[32], pub[32];
+      std::snprintf(p, sizeof p, "%.2fB", params / 1e9);
+      std::snprintf(pub, sizeof pub, "%.1fB", m.published_params / 1e9);
+      list.push_back({{"name", m.name}, {"family", m.family}, {"layers", layers.value().size()}, {"types", types},
+                      {"params", params}, {"published_params", m.published_params}, {"hf", m.hf_id}});
+      table.add({m.name, m.family, std::to_string(layers.value().size()), mix, p, pub});
     }
     if (format->json())
       std::cout << list.dump(2) << "\n";

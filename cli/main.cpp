@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   gantry::cli::add_tune_command(app);
   gantry::cli::add_query_command(app);
   gantry::cli::add_db_command(app);
+  gantry::cli::add_pipeline_command(app);
+  gantry::cli::add_models_command(app);
   gantry::cli::add_workloads_command(app);
   gantry::cli::add_clusters_command(app);
   gantry::cli::add_bench_command(app);

@@ -66,6 +66,9 @@ Fingerprint fingerprint(const Graph& g) {
     h.add_u64(static_cast<std::uint64_t>(g.kind(op)));
     for (double x : {g.flops(op), g.bytes(op), g.output_bytes(op), g.memory(op), g.cost(op), g.transfer_cost(op)})
       h.add_double(x);
+    if (g.mem_alloc(op) != 0 || g.mem_free(op) != 0)  // keeps fingerprints of graphs without them stable
+      for (double x : {g.mem_alloc(op), g.mem_free(op)})
+      h.add_double(x);
     for (std::size_t k = 0; k < g.cost_kinds().size(); ++k)
       if (g.cost_for_kind(static_cast<int>(k), op) >= 0) {
         h.add_string(g.cost_kinds()[k]);

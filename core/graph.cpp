@@ -90,6 +90,7 @@ Result<Graph> GraphBuilder::build() const {
     for (auto [what, value, optional] :
          {std::tuple{"flops", op.flops, false}, std::tuple{"bytes", op.bytes, false},
           std::tuple{"output_bytes", op.output_bytes, false}, std::tuple{"memory", op.memory, false},
+          std::tuple{"mem_alloc", op.mem_alloc, false}, std::tuple{"mem_free", op.mem_free, false},
           std::tuple{"cost", op.cost, true}, std::tuple{"transfer cost", op.transfer_cost, true}}) {
       std::string problem = check_quantity(what, value, optional);
       if (!problem.empty()) return make_error(label + problem);
@@ -110,6 +111,8 @@ Result<Graph> GraphBuilder::build() const {
     g.bytes_.push_back(op.bytes);
     g.output_bytes_.push_back(op.output_bytes);
     g.memory_.push_back(op.memory);
+    g.mem_alloc_.push_back(op.mem_alloc);
+    g.mem_free_.push_back(op.mem_free);
     g.cost_.push_back(op.cost);
     g.transfer_cost_.push_back(op.transfer_cost);
     g.shapes_.push_back(op.shape);

@@ -25,6 +25,8 @@ struct OpSpec {
   double bytes = 0;          // bytes read + written (roofline memory term)
   double output_bytes = 0;   // size of the produced tensor
   double memory = 0;         // workspace held while the op runs
+  double mem_alloc = 0;      // bytes that stay allocated from the op's start (e.g. activations of F)
+  double mem_free = 0;       // bytes released at the op's end (e.g. activations freed by B / W)
   double cost = -1;          // explicit time on any device, in the graph's cost unit
   std::vector<std::pair<std::string, double>> cost_by_kind;  // explicit time per device kind
   double transfer_cost = -1; // explicit time to ship the output to another device (DOPPLER comm)
@@ -55,6 +57,8 @@ class Graph {
   double bytes(OpId op) const { return bytes_[op]; }
   double output_bytes(OpId op) const { return output_bytes_[op]; }
   double memory(OpId op) const { return memory_[op]; }
+  double mem_alloc(OpId op) const { return mem_alloc_[op]; }
+  double mem_free(OpId op) const { return mem_free_[op]; }
   double cost(OpId op) const { return cost_[op]; }
   double transfer_cost(OpId op) const { return transfer_cost_[op]; }
   const std::vector<std::int64_t>& shape(OpId op) const { return shapes_[op]; }
@@ -87,7 +91,7 @@ class Graph {
   std::string cost_unit_ = "s";
   std::vector<std::string> names_;
   std::vector<OpKind> kinds_;
-  std::vector<double> flops_, bytes_, output_bytes_, memory_, cost_, transfer_cost_;
+  std::vector<double> flops_, bytes_, output_bytes_, memory_, mem_alloc_, mem_free_, cost_, transfer_cost_;
   std::vector<std::vector<std::int64_t>> shapes_;
   std::vector<std::string> cost_kinds_;
   std::vector<std::vector<double>> kind_costs_;  // [kind][op], -1 where absent

@@ -63,6 +63,7 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
     for (auto [key, target, fallback] :
          {std::tuple{"flops", &spec.flops, 0.0}, std::tuple{"bytes", &spec.bytes, 0.0},
           std::tuple{"output_bytes", &spec.output_bytes, 0.0}, std::tuple{"memory", &spec.memory, 0.0},
+          std::tuple{"mem_alloc", &spec.mem_alloc, 0.0}, std::tuple{"mem_free", &spec.mem_free, 0.0},
           std::tuple{"cost", &spec.cost, -1.0}, std::tuple{"transfer_cost", &spec.transfer_cost, -1.0}}) {
       auto value = field(o, key, fallback, where);
       if (!value) return value.error();
@@ -137,6 +138,8 @@ std::string graph_to_json(const Graph& g, int indent) {
     if (g.bytes(op) > 0) o["bytes"] = g.bytes(op);
     if (g.output_bytes(op) > 0) o["output_bytes"] = g.output_bytes(op);
     if (g.memory(op) > 0) o["memory"] = g.memory(op);
+    if (g.mem_alloc(op) > 0) o["mem_alloc"] = g.mem_alloc(op);
+    if (g.mem_free(op) > 0) o["mem_free"] = g.mem_free(op);
     if (g.cost(op) >= 0) o["cost"] = g.cost(op);
     if (g.transfer_cost(op) >= 0) o["transfer_cost"] = g.transfer_cost(op);
     for (std::size_t k = 0; k < g.cost_kinds().size(); ++k)

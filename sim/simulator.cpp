@@ -224,7 +224,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     s.events.push(now + duration, seq++, op);
     if (record) out->ops[op] = OpTiming{dev, now, now + duration};
     if (memory) {
-      s.memory_now[dev] += g.output_bytes(op) + g.memory(op);
+      s.memory_now[dev] += g.output_bytes(op) + g.memory(op) + g.mem_alloc(op);
       out->peak_memory[dev] = std::max(out->peak_memory[dev], s.memory_now[dev]);
     }
   };
@@ -278,7 +278,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     touch(dev);
     ++done;
     if (memory) {
-      s.memory_now[dev] -= g.memory(u);
+      s.memory_now[dev] -= g.memory(u) + g.mem_free(u);
       release_inputs(u);
     }
     const Span<OpId> succs = g.succs(u);
@@ -342,15 +342,48 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   return done == n ? makespan : kInf;
 }
 
-std::string Simulator::describe_deadlock(const std::vector<std::vector<OpId>>& order, const std::int32_t*,
+// Names every blocked device and the op it waits on, then the cycle of waiting devices: device d
+// waits for its next op, whose unfinished input comes from device d', which waits in turn...
+std::string Simulator::describe_deadlock(const std::vector<std::vector<OpId>>& order, const std::int32_t* device,
                                          int done) const {
-  std::string text = "deadlock: " + std::to_string(graph_.size() - done) + " ops never ran; blocked devices:";
   const State& s = *state_;
+  std::vector<long> position(graph_.size(), -1);
   for (std::size_t dev = 0; dev < order.size(); ++dev)
-    if (s.order_pos[dev] < order[dev].size()) {
-      OpId op = order[dev][s.order_pos[dev]];
-      text += " device " + std::to_string(dev) + " waits on " + graph_.name(op);
+    for (std::size_t k = 0; k < order[dev].size(); ++k) position[order[dev][k]] = static_cast<long>(k);
+  auto started = [&](OpId op) {
+    return position[op] >= 0 && static_cast<std::size_t>(position[op]) < s.order_pos[device[op]];
+  };
+  std::string text = "deadlock: " + std::to_string(graph_.size() - done) + " ops never ran; blocked devices:";
+  std::vector<int> waits_for(order.size(), -1);
+  std::vector<OpId> head(order.size(), -1), blocker(order.size(), -1);
+  for (std::size_t dev = 0; dev < order.size(); ++dev) {
+    if (s.order_pos[dev] >= order[dev].size()) continue;
+    head[dev] = order[dev][s.order_pos[dev]];
+    text += " device " + std::to_string(dev) + " waits on " + graph_.name(head[dev]) + ";";
+    for (OpId p : graph_.preds(head[dev]))
+      if (!started(p)) {
+        blocker[dev] = p;
+        waits_for[dev] = device[p];
+        break;
+      }
+  }
+  for (std::size_t first = 0; first < order.size(); ++first) {
+    if (waits_for[first] < 0) continue;
+    std::vector<int> seen(order.size(), -1);
+    int d = static_cast<int>(first);
+    for (int step = 0; d >= 0 && seen[d] < 0; ++step) {
+      seen[d] = step;
+      d = waits_for[d];
     }
+    if (d < 0) continue;
+    std::string cycle = " cycle:";
+    const int start = d;
+    do {
+      cycle += " device " + std::to_string(d) + " (" + graph_.name(head[d]) + " needs " + graph_.name(blocker[d]) + ") ->";
+      d = waits_for[d];
+    } while (d != start);
+    return text + cycle + " device " + std::to_string(start);
+  }
   return text;
 }
 

@@ -41,6 +41,9 @@ std::string svg_gantt(const Graph& graph, const SimResult& result, const Timelin
   const double span = result.makespan > 0 ? result.makespan : 1;
   const double height = top + devices * (row + lane + gap) + 40;
   auto x = [&](double t) { return left + plot * t / span; };
+  const bool by_group = !labels.group_of.empty();
+  const int group_count = by_group ? static_cast<int>(labels.group_names.size()) : kOpKindCount;
+  auto group = [&](OpId op) { return by_group ? labels.group_of[op] : static_cast<int>(graph.kind(op)); };
   auto row_y = [&](int d) { return top + d * (row + lane + gap); };
 
   std::ostringstream svg;
@@ -60,7 +63,7 @@ std::string svg_gantt(const Graph& graph, const SimResult& result, const Timelin
     if (t.end <= t.start) continue;
     svg << "<rect x=\"" << x(t.start) << "\" y=\"" << row_y(t.device) << "\" width=\""
         << std::max(0.5, x(t.end) - x(t.start)) << "\" height=\"" << row << "\" fill=\""
-        << kPalette[static_cast<int>(graph.kind(op)) % 11] << "\" stroke=\"white\" stroke-width=\"0.3\"><title>"
+        << kPalette[group(op) % 11] << "\" stroke=\"white\" stroke-width=\"0.3\"><title>"
         << escape(graph.name(op)) << " [" << fmt(t.start) << ", " << fmt(t.end) << "]</title></rect>\n";
   }
   for (const TransferTiming& t : result.transfer_log) {
@@ -70,13 +73,13 @@ std::string svg_gantt(const Graph& graph, const SimResult& result, const Timelin
         << "\" fill=\"#888\" opacity=\"0.6\"><title>" << escape(graph.name(t.src_op)) << " from device " << t.from
         << " [" << fmt(t.start) << ", " << fmt(t.end) << "]</title></rect>\n";
   }
-  // Legend: the op kinds present, in their colours.
-  std::vector<bool> present(kOpKindCount, false);
-  for (OpId op = 0; op < static_cast<OpId>(result.ops.size()); ++op) present[static_cast<int>(graph.kind(op))] = true;
+  // Legend: the groups (op kinds by default) present, in their colours.
+  std::vector<bool> present(group_count, false);
+  for (OpId op = 0; op < static_cast<OpId>(result.ops.size()); ++op) present[group(op)] = true;
   double legend_x = width - right;
-  for (int k = kOpKindCount - 1; k >= 0; --k) {
+  for (int k = group_count - 1; k >= 0; --k) {
     if (!present[k]) continue;
-    const std::string name = to_string(static_cast<OpKind>(k));
+    const std::string name = by_group ? labels.group_names[k] : to_string(static_cast<OpKind>(k));
     legend_x -= 14 + 7.0 * name.size();
     svg << "<rect x=\"" << legend_x << "\" y=\"12\" width=\"10\" height=\"10\" fill=\"" << kPalette[k % 11]
         << "\"/><text x=\"" << legend_x + 13 << "\" y=\"21\">" << name << "</text>\n";

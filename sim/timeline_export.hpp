@@ -13,6 +13,10 @@ struct TimelineLabels {
   std::string title;
   std::vector<std::string> device_names;
   std::string time_unit = "s";  // the graph's cost unit
+  // Optional colour groups (e.g. F / B / W of a pipeline): group index per op and group names.
+  // Without them ops are coloured by kind.
+  std::vector<int> group_of;
+  std::vector<std::string> group_names;
 };
 
 std::string chrome_trace_json(const Graph& graph, const SimResult& result, const TimelineLabels& labels);

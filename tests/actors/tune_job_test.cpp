@@ -1,3 +1,4 @@
+#include "tests/support/temp_dir.hpp"
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -12,14 +13,7 @@ using namespace gantry;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/gantry-tune-test-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using gantry::testing::TempDir;
 
 struct Fixture {
   Graph graph = read_graph_file(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt").value();

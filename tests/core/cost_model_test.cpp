@@ -6,8 +6,11 @@ using namespace gantry;
 
 TEST_CASE("roofline times: compute bound and memory bound", "[core]") {
   GraphBuilder b("roofline");
-  b.add_op(OpSpec{"gemm", OpKind::matmul, 2e12, 1e6});   // compute bound
-  b.add_op(OpSpec{"add", OpKind::elementwise, 1e6, 8e9});  // memory bound
+  OpSpec gemm, add;
+  gemm.name = "gemm", gemm.kind = OpKind::matmul, gemm.flops = 2e12, gemm.bytes = 1e6;  // compute bound
+  add.name = "add", add.kind = OpKind::elementwise, add.flops = 1e6, add.bytes = 8e9;   // memory bound
+  b.add_op(gemm);
+  b.add_op(add);
   b.add_edge(EdgeSpec{0, 1, 1e9, -1, 0});
   Graph g = b.build().value();
   Cluster c("one", {Device{"d0", "X", 10e12, 1e12, 1e10, 1, 0}, Device{"d1", "X", 10e12, 1e12, 1e10, 1, 0}});
@@ -23,12 +26,17 @@ TEST_CASE("roofline times: compute bound and memory bound", "[core]") {
 
 TEST_CASE("explicit costs win, per device kind first", "[core]") {
   GraphBuilder b("explicit");
-  OpSpec op{"t", OpKind::custom, 1e15};
+  OpSpec op;
+  op.name = "t";
+  op.flops = 1e15;
   op.cost = 7;
   op.cost_by_kind = {{"fast", 2}};
   op.transfer_cost = 3;
   b.add_op(op);
-  b.add_op(OpSpec{"u", OpKind::custom, 0, 0, 0, 0, 1});
+  OpSpec u;
+  u.name = "u";
+  u.cost = 1;
+  b.add_op(u);
   b.add_edge(0, 1, 1e12);
   Graph g = b.build().value();
   Cluster c("mixed", {Device{"a", "slow", 1e12, 1e12, 1, 1, 0}, Device{"b", "fast", 1e12, 1e12, 1, 1, 0}});

@@ -9,7 +9,12 @@ using namespace gantry;
 namespace {
 GraphBuilder diamond() {
   GraphBuilder b("diamond.json");
-  for (int i = 0; i < 4; ++i) b.add_op(OpSpec{"v" + std::to_string(i), OpKind::custom, 0, 0, 0, 0, 1.0 + i});
+  for (int i = 0; i < 4; ++i) {
+    OpSpec op;
+    op.name = "v" + std::to_string(i);
+    op.cost = 1.0 + i;
+    b.add_op(op);
+  }
   b.add_edge(0, 1);
   b.add_edge(0, 2);
   b.add_edge(1, 3);

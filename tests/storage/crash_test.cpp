@@ -2,6 +2,7 @@
 // points; every best it was told is stored (put_if_better returned true) must survive, and the
 // database must open cleanly. The child is this test binary itself, started again (fork + exec) on
 // a hidden test case, so that it does not inherit the parent's RocksDB threads half-way.
+#include "tests/support/temp_dir.hpp"
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -34,19 +35,7 @@ const Fingerprint kGraph{0x1234, 0x5678};
 const Fingerprint kCluster{0x9abc, 0xdef0};
 const std::string kJob = "crash-job";
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char pattern[] = "/tmp/gantry-crash-test-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    REQUIRE(made != nullptr);
-    path = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+using gantry::testing::TempDir;
 
 void send_line(const std::string& line) {
   std::string text = line + "\n";

@@ -1,3 +1,4 @@
+#include "tests/support/temp_dir.hpp"
 #include "storage/store.hpp"
 
 #include <fcntl.h>
@@ -21,20 +22,7 @@ using namespace gantry;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char pattern[] = "/tmp/gantry-store-test-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    REQUIRE(made != nullptr);
-    path = made;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string sub(const std::string& name) const { return path + "/" + name; }
-};
+using gantry::testing::TempDir;
 
 ScheduleRecord make_record(const Fingerprint& graph, const Fingerprint& cluster, double makespan) {
   ScheduleRecord r;

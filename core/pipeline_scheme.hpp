@@ -1,0 +1,59 @@
+#pragma once
+// A pipeline scheme: which layers form each stage (partition), which device runs each stage
+// (placement; several virtual stages per device for interleaved and V shapes) and, per device,
+// the ordered F / B / W (or fused BW) work of every (microbatch, stage) (schedule).
+// StageCosts are the per-stage numbers a scheme is simulated with: the input form of the public
+// zero-bubble scheduler (GraphConfig: cost_f, cost_b, cost_w per stage, cost_comm, mem_f, mem_b,
+// mem_w, max_mem) so the same numbers can be run through other schedulers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace gantry {
+
+enum class PipeOp : std::uint8_t { F, B, W, BW };
+const char* to_string(PipeOp op);
+
+struct PipeTask {
+  PipeOp op = PipeOp::F;
+  int microbatch = 0;
+  int stage = 0;  // virtual stage
+  bool operator==(const PipeTask& o) const { return op == o.op && microbatch == o.microbatch && stage == o.stage; }
+};
+
+struct PipelineScheme {
+  int num_microbatches = 0;
+  std::vector<std::pair<int, int>> partition;  // stage -> [first layer, end layer); may be empty
+  std::vector<int> placement;                  // stage -> device
+  std::vector<std::vector<PipeTask>> schedule; // device -> ordered tasks
+
+  int num_stages() const { return static_cast<int>(placement.size()); }
+  int num_devices() const { return static_cast<int>(schedule.size()); }
+  // Every (microbatch, stage) has F and either B and W or BW, each once, on the stage's device.
+  Status check() const;
+};
+
+// Costs of each (virtual) stage for one microbatch, in seconds and bytes.
+struct StageCosts {
+  std::vector<double> f, b, w;          // forward, input-gradient, weight-gradient time
+  std::vector<double> comm;             // point-to-point time from stage s to s+1 (and the gradient back)
+  std::vector<double> mem_f, mem_b, mem_w;  // memory deltas: F allocates (>= 0), W frees (<= 0), B
+                                            // either (it may create gradients W reads); sum >= 0
+  std::vector<double> static_memory;    // parameters, gradients and optimizer state of the stage
+  std::vector<double> flops;            // F+B+W FLOPs of the stage (for MFU; 0 when unknown)
+  std::vector<double> max_mem;          // memory limit per device (empty: none)
+  int num_stages() const { return static_cast<int>(f.size()); }
+  Status check(const std::string& source) const;
+};
+
+// The zero-bubble scheduler's GraphConfig as JSON: {"n_stages", "n_micro", "cost_f", "cost_b",
+// "cost_w" (lists, one per stage), "cost_comm" (a number), "mem_f", "mem_b", "mem_w" (lists or
+// numbers), "max_mem" (list or number)}. Returns the costs and the microbatch count.
+Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text, const std::string& source);
+
+std::string scheme_to_json(const PipelineScheme& scheme, int indent = 1);
+Result<PipelineScheme> scheme_from_json(const std::string& text, const std::string& source);
+
+}  // namespace gantry

@@ -1,0 +1,52 @@
+#pragma once
+// A pipeline scheme compiled into a DAG (one op per F / B / W / BW task, edges for the activation
+// and gradient hand-offs with their point-to-point time) and simulated with each device running
+// its schedule in order on the same engine as placement.
+#include <string>
+#include <vector>
+
+#include "core/graph.hpp"
+#include "core/pipeline_scheme.hpp"
+#include "core/placement.hpp"
+#include "sim/sim_options.hpp"
+#include "sim/sim_result.hpp"
+
+namespace gantry {
+
+struct CompiledPipeline {
+  Graph graph;                           // explicit costs; memory as per-op alloc / free
+  Placement placement;                   // op -> device
+  std::vector<std::vector<OpId>> order;  // device -> ops in schedule order
+  std::vector<PipeTask> task_of;         // op -> task
+};
+
+Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const StageCosts& costs);
+
+struct PipelineRunInfo {
+  double tokens_per_microbatch = 0;  // for tokens/s (0: not reported)
+  double device_peak_flops = 0;      // for MFU (0: not reported)
+  LinkModel links = LinkModel::contention;
+  bool record = false;               // keep the timeline (traces, SVG)
+};
+
+struct PipelineResult {
+  bool completed = true;
+  std::string error;                 // a deadlock, when the orders cannot make progress
+  double iteration_time = 0;
+  double bubble_ratio = 0;           // idle compute / (devices x time)
+  std::vector<double> device_bubble; // per device
+  std::vector<double> peak_memory;   // static + activations, per device
+  std::vector<double> memory_limit;  // per device (empty: none)
+  bool out_of_memory = false;
+  double transfer_time = 0, exposed_transfer_time = 0;
+  double overlap_ratio = 1;          // 1 - exposed / total transfer time
+  double tokens_per_second_per_gpu = 0;
+  double mfu = 0;
+  CompiledPipeline compiled;
+  SimResult sim;
+};
+
+Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const StageCosts& costs,
+                                         const PipelineRunInfo& info = {});
+
+}  // namespace gantry

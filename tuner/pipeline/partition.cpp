@@ -1,0 +1,59 @@
+#include "tuner/pipeline/partition.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gantry {
+
+namespace {
+Status check(int layers, int stages) {
+  if (stages < 1) return make_error("partition: need at least one stage");
+  if (layers < stages)
+    return make_error("partition: " + std::to_string(layers) + " layers cannot fill " + std::to_string(stages) +
+                      " stages (every stage needs at least one layer)");
+  return Ok{};
+}
+}  // namespace
+
+Result<Partition> partition_uniform(int layers, int stages) {
+  auto ok = check(layers, stages);
+  if (!ok) return ok.error();
+  Partition p;
+  int first = 0;
+  for (int s = 0; s < stages; ++s) {
+    const int size = layers / stages + (s < layers % stages ? 1 : 0);
+    p.emplace_back(first, first + size);
+    first += size;
+  }
+  return p;
+}
+
+Result<Partition> partition_min_max(const std::vector<double>& weights, int stages) {
+  const int n = static_cast<int>(weights.size());
+  auto ok = check(n, stages);
+  if (!ok) return ok.error();
+  std::vector<double> prefix(n + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weights[i];
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][i]: smallest possible max stage weight of the first i layers in k stages.
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int>> cut(stages + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= stages; ++k)
+    for (int i = k; i <= n - (stages - k); ++i)
+      for (int j = k - 1; j < i; ++j) {
+        const double value = std::max(best[k - 1][j], prefix[i] - prefix[j]);
+        if (value < best[k][i]) {
+          best[k][i] = value;
+          cut[k][i] = j;
+        }
+      }
+  Partition p(stages);
+  for (int k = stages, i = n; k >= 1; --k) {
+    p[k - 1] = {cut[k][i], i};
+    i = cut[k][i];
+  }
+  return p;
+}
+
+}  // namespace gantry

@@ -1,0 +1,18 @@
+#pragma once
+// Partitions of consecutive layers into stages: [first, end) per stage.
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace gantry {
+
+using Partition = std::vector<std::pair<int, int>>;
+
+// Equal layer counts; the first stages take one more when it does not divide.
+Result<Partition> partition_uniform(int layers, int stages);
+// Contiguous stages minimising the largest stage weight (parameters for "params", F+B+W time for
+// "compute"); exact, by dynamic programming over split points.
+Result<Partition> partition_min_max(const std::vector<double>& weights, int stages);
+
+}  // namespace gantry

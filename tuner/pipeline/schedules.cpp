@@ -1,0 +1,175 @@
+#include "tuner/pipeline/schedules.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace gantry {
+
+namespace {
+
+Status check_sizes(int devices, int microbatches) {
+  if (devices < 1) return make_error("pipeline: the pipeline degree must be at least 1");
+  if (microbatches < 1) return make_error("pipeline: the microbatch count must be at least 1");
+  return Ok{};
+}
+
+PipelineScheme plain_scheme(int devices, int microbatches) {
+  PipelineScheme scheme;
+  scheme.num_microbatches = microbatches;
+  scheme.schedule.resize(devices);
+  for (int s = 0; s < devices; ++s) scheme.placement.push_back(s);
+  return scheme;
+}
+
+}  // namespace
+
+Result<PipelineScheme> make_gpipe(int devices, int microbatches) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  PipelineScheme scheme = plain_scheme(devices, microbatches);
+  for (int d = 0; d < devices; ++d) {
+    for (int m = 0; m < microbatches; ++m) scheme.schedule[d].push_back({PipeOp::F, m, d});
+    for (int m = 0; m < microbatches; ++m) scheme.schedule[d].push_back({PipeOp::BW, m, d});
+  }
+  return scheme;
+}
+
+Result<PipelineScheme> make_1f1b(int devices, int microbatches) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  PipelineScheme scheme = plain_scheme(devices, microbatches);
+  for (int d = 0; d < devices; ++d) {
+    auto& list = scheme.schedule[d];
+    const int warmup = std::min(devices - d - 1, microbatches);
+    for (int m = 0; m < warmup; ++m) list.push_back({PipeOp::F, m, d});
+    for (int i = 0; i < microbatches - warmup; ++i) {
+      list.push_back({PipeOp::F, warmup + i, d});
+      list.push_back({PipeOp::BW, i, d});
+    }
+    for (int m = microbatches - warmup; m < microbatches; ++m) list.push_back({PipeOp::BW, m, d});
+  }
+  return scheme;
+}
+
+Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatches) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  if (chunks < 1) return make_error("pipeline: interleaved needs at least 1 chunk per device");
+  if (microbatches % devices != 0)
+    return make_error("pipeline: interleaved 1F1B needs the microbatch count (" + std::to_string(microbatches) +
+                      ") to be a multiple of the pipeline degree (" + std::to_string(devices) + ")");
+  PipelineScheme scheme;
+  scheme.num_microbatches = microbatches;
+  scheme.schedule.resize(devices);
+  for (int c = 0; c < chunks; ++c)
+    for (int d = 0; d < devices; ++d) scheme.placement.push_back(d);
+  const int total = microbatches * chunks;  // (microbatch, chunk) pairs per device
+  const int group = devices * chunks;
+  // Megatron's order: microbatches in groups of p; within a group every chunk in turn (forward
+  // ascending, backward descending).
+  auto task = [&](int k, bool forward, int d) {
+    const int in_group = k % group;
+    int chunk = in_group / devices;
+    if (!forward) chunk = chunks - 1 - chunk;
+    const int microbatch = (k / group) * devices + in_group % devices;
+    return PipeTask{forward ? PipeOp::F : PipeOp::BW, microbatch, chunk * devices + d};
+  };
+  for (int d = 0; d < devices; ++d) {
+    auto& list = scheme.schedule[d];
+    const int warmup = std::min((devices - d - 1) * 2 + (chunks - 1) * devices, total);
+    for (int k = 0; k < warmup; ++k) list.push_back(task(k, true, d));
+    for (int i = 0; i < total - warmup; ++i) {
+      list.push_back(task(warmup + i, true, d));
+      list.push_back(task(i, false, d));
+    }
+    for (int k = total - warmup; k < total; ++k) list.push_back(task(k, false, d));
+  }
+  return scheme;
+}
+
+Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  if (costs.num_stages() != devices)
+    return make_error("pipeline: ZB-H1 needs one stage per device (" + std::to_string(devices) + "), the costs give " +
+                      std::to_string(costs.num_stages()));
+  PipelineScheme scheme = plain_scheme(devices, microbatches);
+  // A list-scheduling pass with the real costs decides the order. A free device runs a ready B
+  // first, else a ready F if fewer than p - d microbatches are between their F and B (1F1B's
+  // activation memory), else a pending W (it fills what would be a bubble), else it waits.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> f_end(devices, std::vector<double>(microbatches, inf));
+  std::vector<std::vector<double>> b_end(devices, std::vector<double>(microbatches, inf));
+  std::vector<int> next_f(devices, 0), next_b(devices, 0), next_w(devices, 0);
+  std::vector<double> free_at(devices, 0.0);
+  // Activation memory each device may use besides its static memory (infinite without a limit).
+  std::vector<double> room(devices, inf), used(devices, 0.0);
+  for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
+    if (costs.max_mem[d] > 0) room[d] = costs.max_mem[d] - costs.static_memory[d];
+  for (int remaining = 3 * devices * microbatches; remaining > 0; --remaining) {
+    int best_device = -1;
+    PipeOp best_op = PipeOp::F;
+    double best_start = inf;
+    for (int d = 0; d < devices; ++d) {
+      const double now = free_at[d];
+      double f_ready = inf, b_ready = inf;
+      // An F needs 1F1B's in-flight limit and room for its activations; a pending W frees memory,
+      // so when the room is short the device runs W first.
+      // (With nothing in flight and no W pending the F runs anyway: the limit cannot be met.)
+      const bool fits = used[d] + costs.mem_f[d] <= room[d] || (next_f[d] == next_b[d] && next_w[d] == next_b[d]);
+      if (next_f[d] < microbatches && next_f[d] - next_b[d] < devices - d && fits)
+        f_ready = d == 0 ? 0 : f_end[d - 1][next_f[d]] + costs.comm[d - 1];
+      if (next_b[d] < next_f[d])
+        b_ready = d == devices - 1 ? f_end[d][next_b[d]] : b_end[d + 1][next_b[d]] + costs.comm[d];
+      const bool w_pending = next_w[d] < next_b[d];
+      double start;
+      PipeOp op;
+      if (b_ready <= now) {
+        start = now, op = PipeOp::B;
+      } else if (f_ready <= now) {
+        start = now, op = PipeOp::F;
+      } else if (w_pending) {
+        start = now, op = PipeOp::W;
+      } else if (b_ready <= f_ready) {
+        start = b_ready, op = PipeOp::B;
+      } else {
+        start = f_ready, op = PipeOp::F;
+      }
+      if (start < best_start) {
+        best_start = start;
+        best_device = d;
+        best_op = op;
+      }
+    }
+    if (best_device < 0) return make_error("pipeline: ZB-H1 construction stalled (internal error)");
+    const int d = best_device;
+    PipeTask t{best_op, 0, d};
+    double duration = 0;
+    switch (best_op) {
+      case PipeOp::F:
+        t.microbatch = next_f[d];
+        duration = costs.f[d];
+        f_end[d][next_f[d]++] = best_start + duration;
+        used[d] += costs.mem_f[d];
+        break;
+      case PipeOp::B:
+        t.microbatch = next_b[d];
+        duration = costs.b[d];
+        b_end[d][next_b[d]++] = best_start + duration;
+        used[d] += costs.mem_b[d];
+        break;
+      case PipeOp::W:
+        t.microbatch = next_w[d]++;
+        duration = costs.w[d];
+        used[d] += costs.mem_w[d];
+        break;
+      case PipeOp::BW: break;
+    }
+    free_at[d] = best_start + duration;
+    scheme.schedule[d].push_back(t);
+  }
+  return scheme;
+}
+
+}  // namespace gantry

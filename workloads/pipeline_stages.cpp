@@ -1,0 +1,61 @@
+#include "workloads/pipeline_stages.hpp"
+
+namespace gantry {
+
+namespace {
+
+double seconds(double flops, LayerType type, const Device& device, const PipelineModelOptions& options) {
+  return flops / (device.peak_flops * options.efficiency[static_cast<int>(type)]);
+}
+
+}  // namespace
+
+std::vector<double> layer_times(const std::vector<LayerCost>& layers, const Device& device,
+                                const PipelineModelOptions& options) {
+  std::vector<double> out;
+  for (const LayerCost& l : layers)
+    out.push_back(seconds(l.forward_flops + l.input_grad_flops + l.weight_grad_flops, l.type, device, options));
+  return out;
+}
+
+StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<std::pair<int, int>>& partition,
+                       const std::vector<int>& placement, const Cluster& cluster, const PipelineModelOptions& options) {
+  StageCosts c;
+  const int stages = static_cast<int>(partition.size());
+  for (int s = 0; s < stages; ++s) {
+    const Device& device = cluster.device(placement[s]);
+    double f = 0, b = 0, w = 0, act = 0, held = 0, wgrad = 0, params = 0, flops = 0;
+    for (int i = partition[s].first; i < partition[s].second; ++i) {
+      const LayerCost& l = layers[i];
+      f += seconds(l.forward_flops, l.type, device, options);
+      b += seconds(l.input_grad_flops, l.type, device, options);
+      w += seconds(l.weight_grad_flops, l.type, device, options);
+      act += l.activation_bytes;
+      held += l.held_after_b_bytes;
+      wgrad += l.w_grad_bytes;
+      params += l.params;
+      flops += l.forward_flops + l.input_grad_flops + l.weight_grad_flops;
+    }
+    c.f.push_back(f);
+    c.b.push_back(b);
+    c.w.push_back(w);
+    // B frees what only it needed and creates the output gradients W reads; W frees the rest.
+    c.mem_f.push_back(act);
+    c.mem_b.push_back(-(act - held) + wgrad);
+    c.mem_w.push_back(-(held + wgrad));
+    c.static_memory.push_back(params * options.bytes_per_param);
+    c.flops.push_back(flops);
+    // The activation handed to the next stage, over the link between the two devices.
+    double comm = 0;
+    if (s + 1 < stages) {
+      const Link& link = cluster.link(placement[s], placement[s + 1]);
+      const double bytes = layers[partition[s].second - 1].output_bytes;
+      if (placement[s] != placement[s + 1] && link.bandwidth > 0) comm = link.latency + bytes / link.bandwidth;
+    }
+    c.comm.push_back(comm);
+  }
+  for (const Device& d : cluster.devices()) c.max_mem.push_back(d.memory);
+  return c;
+}
+
+}  // namespace gantry

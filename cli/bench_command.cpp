@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench/pipeline_bench.hpp"
 #include "bench/sim_bench.hpp"
 #include "bench/stg_bench.hpp"
 #include "bench/store_bench.hpp"
@@ -150,15 +151,40 @@ void add_bench_store(CLI::App& bench) {
   });
 }
 
+void add_bench_pipeline(CLI::App& bench) {
+  auto seconds = std::make_shared<double>(2.0);
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand("pipeline", "time to compile and simulate p=8/m=32 and p=64/m=256 schemes");
+  cmd->add_option("--seconds", *seconds, "time spent per case")->capture_default_str();
+  out->add_to(*cmd, false);
+  cmd->callback([seconds, out] {
+    auto rows = run_pipeline_bench({{8, 32}, {64, 256}}, *seconds);
+    if (out->json()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"schedule", r.schedule}, {"stages", r.stages}, {"microbatches", r.microbatches}, {"ops", r.ops},
+                     {"runs", r.runs}, {"median_ms", r.median_ms}, {"min_ms", r.min_ms}});
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"schedule", "p", "m", "ops", "runs", "median ms", "min ms"});
+    for (const auto& r : rows)
+      table.add({r.schedule, std::to_string(r.stages), std::to_string(r.microbatches), std::to_string(r.ops),
+                 std::to_string(r.runs), fixed(r.median_ms, 3), fixed(r.min_ms, 3)});
+    table.print(std::cout);
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), store (RocksDB)");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), store (RocksDB), pipeline");
   bench->require_subcommand(1);
   add_bench_sim(*bench);
   add_bench_stg(*bench);
   add_bench_tune(*bench);
   add_bench_store(*bench);
+  add_bench_pipeline(*bench);
 }
 
 }  // namespace gantry::cli

@@ -24,12 +24,21 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
     for (std::size_t k = 0; k < graph.cost_kinds().size(); ++k)
       if (graph.cost_kinds()[k] == cluster.device(d).kind) kind_of_device[d] = static_cast<int>(k);
 
-  op_time_.resize(static_cast<std::size_t>(n_) * d_);
+  // Devices that cannot differ in op time share one column (pipelines, identical:N, presets).
+  bool identical = true;
+  for (int d = 1; d < d_; ++d) {
+    const Device &a = cluster.device(0), &b = cluster.device(d);
+    identical = identical && a.kind == b.kind && a.peak_flops == b.peak_flops && a.mem_bandwidth == b.mem_bandwidth;
+  }
+  const int columns = identical ? 1 : d_;
+  row_ = columns;
+  column_ = identical ? 0 : 1;
+  op_time_.resize(static_cast<std::size_t>(n_) * columns);
   mean_op_time_.resize(n_);
   min_op_time_.resize(n_);
   for (OpId op = 0; op < n_; ++op) {
     double sum = 0, best = std::numeric_limits<double>::infinity();
-    for (int d = 0; d < d_; ++d) {
+    for (int d = 0; d < columns; ++d) {
       double t;
       int k = kind_of_device[d];
       if (k >= 0 && graph.cost_for_kind(k, op) >= 0)
@@ -38,11 +47,11 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
         t = graph.cost(op);
       else
         t = roofline(graph, op, cluster.device(d), options);
-      op_time_[static_cast<std::size_t>(op) * d_ + d] = t;
+      op_time_[static_cast<std::size_t>(op) * columns + d] = t;
       sum += t;
       best = std::min(best, t);
     }
-    mean_op_time_[op] = sum / d_;
+    mean_op_time_[op] = sum / columns;
     min_op_time_[op] = best;
   }
 

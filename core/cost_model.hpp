@@ -38,8 +38,8 @@ class CostTable {
 
   int num_ops() const { return n_; }
   int num_devices() const { return d_; }
-  double op_time(OpId op, int device) const { return op_time_[static_cast<std::size_t>(op) * d_ + device]; }
-  const double* op_times(OpId op) const { return &op_time_[static_cast<std::size_t>(op) * d_]; }
+  // On a cluster of identical devices one time per op is stored (row_ = 1, column_ = 0).
+  double op_time(OpId op, int device) const { return op_time_[static_cast<std::size_t>(op) * row_ + device * column_]; }
   // Time to ship the tensor of edge e from device `from` to device `to` (0 on the same device).
   double transfer_time(EdgeId e, int from, int to) const {
     if (from == to) return 0;
@@ -67,7 +67,7 @@ class CostTable {
   double mean_transfer_time(EdgeId e) const;
 
  private:
-  int n_ = 0, d_ = 0;
+  int n_ = 0, d_ = 0, row_ = 0, column_ = 1;
   std::vector<double> op_time_, mean_op_time_, min_op_time_;
   std::vector<double> edge_fixed_, edge_bytes_;
   std::vector<double> out_fixed_, out_bytes_;  // in successor (CSR) order

@@ -12,15 +12,16 @@ namespace {
 bool bad_cost(double value) { return std::isnan(value) || std::isinf(value); }
 
 // A value that must be >= 0 (or the "absent" marker -1 for optional explicit costs).
-std::string check_quantity(const char* what, double value, bool optional) {
+bool valid_quantity(double value, bool optional) {
+  if (bad_cost(value)) return false;
+  return value >= 0 || (optional && value == -1);
+}
+
+std::string describe_quantity(const char* what, double value) {
   if (bad_cost(value)) return std::string(what) + " is not a finite number";
-  if (optional && value == -1) return {};
-  if (value < 0) {
-    std::ostringstream out;
-    out << what << " is negative (" << value << ")";
-    return out.str();
-  }
-  return {};
+  std::ostringstream out;
+  out << what << " is negative (" << value << ")";
+  return out.str();
 }
 
 // Finds one cycle among the ops that Kahn's algorithm could not order; returns its path.
@@ -85,19 +86,17 @@ Result<Graph> GraphBuilder::build() const {
   std::map<std::string, int> kind_index;
   for (OpId i = 0; i < n; ++i) {
     const OpSpec& op = ops_[i];
-    const std::string label = where(op.line) + ": op " + std::to_string(i) +
-                              (op.name.empty() ? "" : " (" + op.name + ")") + ": ";
+    auto label = [&] {  // built only for an error: graphs have up to millions of ops
+      return where(op.line) + ": op " + std::to_string(i) + (op.name.empty() ? "" : " (" + op.name + ")") + ": ";
+    };
     for (auto [what, value, optional] :
          {std::tuple{"flops", op.flops, false}, std::tuple{"bytes", op.bytes, false},
           std::tuple{"output_bytes", op.output_bytes, false}, std::tuple{"memory", op.memory, false},
           std::tuple{"mem_alloc", op.mem_alloc, false}, std::tuple{"mem_free", op.mem_free, false},
-          std::tuple{"cost", op.cost, true}, std::tuple{"transfer cost", op.transfer_cost, true}}) {
-      std::string problem = check_quantity(what, value, optional);
-      if (!problem.empty()) return make_error(label + problem);
-    }
+          std::tuple{"cost", op.cost, true}, std::tuple{"transfer cost", op.transfer_cost, true}})
+      if (!valid_quantity(value, optional)) return make_error(label() + describe_quantity(what, value));
     for (const auto& [kind, value] : op.cost_by_kind) {
-      std::string problem = check_quantity(("cost on " + kind).c_str(), value, false);
-      if (!problem.empty()) return make_error(label + problem);
+      if (!valid_quantity(value, false)) return make_error(label() + describe_quantity(("cost on " + kind).c_str(), value));
       kind_index.emplace(kind, static_cast<int>(kind_index.size()));
     }
   }
@@ -126,18 +125,18 @@ Result<Graph> GraphBuilder::build() const {
   const int m = static_cast<int>(edges_.size());
   for (EdgeId e = 0; e < m; ++e) {
     const EdgeSpec& edge = edges_[e];
-    const std::string label = where(edge.line) + ": edge " + std::to_string(edge.src) + " -> " +
-                              std::to_string(edge.dst) + ": ";
+    auto label = [&] {
+      return where(edge.line) + ": edge " + std::to_string(edge.src) + " -> " + std::to_string(edge.dst) + ": ";
+    };
     if (edge.src < 0 || edge.src >= n)
-      return make_error(label + "unknown op id " + std::to_string(edge.src) + " (the graph has " +
+      return make_error(label() + "unknown op id " + std::to_string(edge.src) + " (the graph has " +
                         std::to_string(n) + " ops)");
     if (edge.dst < 0 || edge.dst >= n)
-      return make_error(label + "unknown op id " + std::to_string(edge.dst) + " (the graph has " +
+      return make_error(label() + "unknown op id " + std::to_string(edge.dst) + " (the graph has " +
                         std::to_string(n) + " ops)");
-    if (edge.src == edge.dst) return make_error(label + "self loop on op " + g.names_[edge.src]);
-    std::string problem = check_quantity("bytes", edge.bytes, false);
-    if (problem.empty()) problem = check_quantity("cost", edge.cost, true);
-    if (!problem.empty()) return make_error(label + problem);
+    if (edge.src == edge.dst) return make_error(label() + "self loop on op " + g.names_[edge.src]);
+    if (!valid_quantity(edge.bytes, false)) return make_error(label() + describe_quantity("bytes", edge.bytes));
+    if (!valid_quantity(edge.cost, true)) return make_error(label() + describe_quantity("cost", edge.cost));
     g.edge_src_.push_back(edge.src);
     g.edge_dst_.push_back(edge.dst);
     g.edge_bytes_.push_back(edge.bytes);

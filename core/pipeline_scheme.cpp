@@ -53,24 +53,25 @@ Status PipelineScheme::check() const {
   };
   for (int d = 0; d < devices; ++d)
     for (const PipeTask& t : schedule[d]) {
-      const std::string what = std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," +
-                               std::to_string(t.stage) + ")";
+      auto what = [&] {  // only for an error
+        return std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," + std::to_string(t.stage) + ")";
+      };
       if (t.microbatch < 0 || t.microbatch >= num_microbatches || t.stage < 0 || t.stage >= stages)
-        return make_error("pipeline scheme: device " + std::to_string(d) + " lists " + what + ", out of range");
+        return make_error("pipeline scheme: device " + std::to_string(d) + " lists " + what() + ", out of range");
       if (placement[t.stage] != d)
-        return make_error("pipeline scheme: device " + std::to_string(d) + " lists " + what + " but stage " +
+        return make_error("pipeline scheme: device " + std::to_string(d) + " lists " + what() + " but stage " +
                           std::to_string(t.stage) + " is on device " + std::to_string(placement[t.stage]));
       if (++slot(t.op, t.microbatch, t.stage) > 1)
-        return make_error("pipeline scheme: " + what + " is scheduled twice");
+        return make_error("pipeline scheme: " + what() + " is scheduled twice");
     }
   for (int m = 0; m < num_microbatches; ++m)
     for (int s = 0; s < stages; ++s) {
-      const std::string where = "(" + std::to_string(m) + "," + std::to_string(s) + ")";
-      if (slot(PipeOp::F, m, s) != 1) return make_error("pipeline scheme: F" + where + " is never scheduled");
+      auto where = [&] { return "(" + std::to_string(m) + "," + std::to_string(s) + ")"; };
+      if (slot(PipeOp::F, m, s) != 1) return make_error("pipeline scheme: F" + where() + " is never scheduled");
       const bool fused = slot(PipeOp::BW, m, s) == 1;
       const bool split = slot(PipeOp::B, m, s) == 1 && slot(PipeOp::W, m, s) == 1;
       if (fused == split)
-        return make_error("pipeline scheme: " + where + " needs either BW or both B and W, exactly once");
+        return make_error("pipeline scheme: " + where() + " needs either BW or both B and W, exactly once");
     }
   return Ok{};
 }

@@ -20,7 +20,9 @@ TEST_CASE("Chrome trace and SVG show every op and transfer", "[sim]") {
   SimOptions options;
   options.record = true;
   SimResult r = Simulator(g, costs, c, options).run(Placement{{0, 1}, {}});
-  TimelineLabels labels{"test", {"d0", "d1"}, "s"};
+  TimelineLabels labels;
+  labels.title = "test";
+  labels.device_names = {"d0", "d1"};
   auto trace = nlohmann::json::parse(chrome_trace_json(g, r, labels));
   int spans = 0;
   for (const auto& e : trace["traceEvents"])

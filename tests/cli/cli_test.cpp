@@ -21,6 +21,8 @@ std::string run_gantry(std::vector<std::string> args) {
   add_workloads_command(app);
   add_clusters_command(app);
   add_bench_command(app);
+  add_pipeline_command(app);
+  add_models_command(app);
   std::vector<const char*> argv = {"gantry"};
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream captured;
@@ -84,4 +86,22 @@ TEST_CASE("bad input is a clear error", "[cli]") {
   CHECK_THROWS_WITH(run_gantry({"place", "--graph", stg, "--cluster", "identical:2", "--method", "magic"}),
                     Catch::Contains("unknown placement method 'magic'"));
   CHECK_THROWS_WITH(run_gantry({"place", "--workload", "nosuch", "--cluster", "identical:2"}), Catch::Contains("nosuch"));
+}
+
+TEST_CASE("pipeline compare runs every baseline on a model and on stage costs", "[cli]") {
+  auto model = nlohmann::json::parse(run_gantry({"pipeline", "compare", "--model", "nemotron-h-8b", "--cluster",
+                                                 "8xH100-nvswitch", "--pp", "4", "--microbatches", "8", "-f", "json"}));
+  REQUIRE(model.size() == 4);
+  for (const auto& r : model) {
+    CHECK(r["completed"] == true);
+    if (r["out_of_memory"] == false) CHECK(r["iteration_time"].get<double>() > 0);
+  }
+  auto file = nlohmann::json::parse(run_gantry({"pipeline", "simulate", "--stages",
+                                                std::string(GANTRY_SOURCE_DIR) + "/configs/pipelines/zb-example.json",
+                                                "--schedule", "zb", "-f", "json"}));
+  CHECK(file["schedule"] == "zb");
+  CHECK(file["bubble_ratio"].get<double>() < 0.3);
+  CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "gpt-9", "--schedule", "1f1b"}), Catch::Contains("gpt-9"));
+  CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "llama-3-8b", "--pp", "64", "--schedule", "1f1b"}),
+                    Catch::Contains("has only 8 devices"));
 }

@@ -62,14 +62,7 @@ double Simulator::simulate_doppler(const std::int32_t* device, SimResult* out) {
   std::vector<OpId> user(num_devices, -1);
   std::vector<std::deque<OpId>> waiting(num_devices);
   std::vector<double> busy(num_devices, 0.0);
-  if (out) {
-    out->transfers = 0;
-    out->transfer_bytes = out->transfer_time = 0;
-    if (record) {
-      out->ops.assign(n, OpTiming{});
-      out->transfer_log.clear();
-    }
-  }
+  if (out) out->start_run(n, record);
   std::uint32_t seq = 0;
   double now = 0, makespan = 0;
   int done = 0;

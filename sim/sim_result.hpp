@@ -29,6 +29,16 @@ struct SimResult {
   double exposed_transfer_time = 0;  // transfer time during which the receiving device sat idle
   std::vector<OpTiming> ops;               // per op, when recorded
   std::vector<TransferTiming> transfer_log;  // when recorded
+
+  // Clears the per-run counters (and sizes the timeline when recording) before an engine runs.
+  void start_run(int ops, bool record) {
+    transfers = 0;
+    transfer_bytes = transfer_time = 0;
+    if (record) {
+      this->ops.assign(ops, OpTiming{});
+      transfer_log.clear();
+    }
+  }
 };
 
 }  // namespace gantry

@@ -142,14 +142,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     out->peak_memory.assign(D, 0.0);
     std::fill(s.copies_on.begin(), s.copies_on.end(), 0);
   }
-  if (out) {
-    out->transfers = 0;
-    out->transfer_bytes = out->transfer_time = 0;
-    if (record) {
-      out->ops.assign(n, OpTiming{});
-      out->transfer_log.clear();
-    }
-  }
+  if (out) out->start_run(n, record);
   std::uint32_t seq = 0;
   double now = 0;
   int done = 0;

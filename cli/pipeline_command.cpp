@@ -16,6 +16,7 @@
 #include "tuner/pipeline/schedules.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_stages.hpp"
+#include "workloads/vidur_profile.hpp"
 
 namespace gantry::cli {
 
@@ -23,7 +24,7 @@ namespace {
 
 struct PipelineArgs {
   std::string stages_file, schedule = "1f1b", mem_limit;
-  std::string model, hf_config, cluster = "8xH100-nvswitch", partition = "compute";
+  std::string model, hf_config, cluster = "8xH100-nvswitch", partition = "compute", profile;
   int microbatches = 0, pp = 0;
   std::int64_t microbatch_size = 1, seq = 4096;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb"};
@@ -121,6 +122,15 @@ StageSource model_source(const PipelineArgs& args) {
                    std::to_string(cluster.value().size()) + " devices");
   auto shared_layers = std::make_shared<std::vector<LayerCost>>(std::move(layers).value());
   auto shared_cluster = std::make_shared<Cluster>(std::move(cluster).value());
+  auto model_options = std::make_shared<PipelineModelOptions>();
+  if (!args.profile.empty()) {  // measured operator times replace the FLOP-based ones
+    const std::int64_t tokens = args.seq * args.microbatch_size;
+    auto profile = read_vidur_profile(args.profile, tokens);
+    if (!profile) throw CliError(profile.error().message);
+    auto times = measured_layer_times(*shared_layers, profile.value(), tokens, shared_cluster->device(0));
+    if (!times) throw CliError(args.profile + ": " + times.error().message);
+    model_options->measured = std::move(times).value();
+  }
   StageSource source;
   source.devices = p;
   source.microbatches = args.microbatches > 0 ? args.microbatches : 2 * p;
@@ -130,7 +140,7 @@ StageSource model_source(const PipelineArgs& args) {
                        ", pp " + std::to_string(p) + ", " + args.partition + " partition";
   const std::string method = args.partition;
   const double limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
-  source.costs = [shared_layers, shared_cluster, p, method, limit](int v) {
+  source.costs = [shared_layers, shared_cluster, model_options, p, method, limit](int v) {
     const int stages = p * v;
     Result<Partition> partition = make_error("unknown partition '" + method + "' (expected uniform, params, compute)");
     if (method == "uniform") partition = partition_uniform(static_cast<int>(shared_layers->size()), stages);
@@ -139,13 +149,13 @@ StageSource model_source(const PipelineArgs& args) {
       if (method == "params")
         for (const LayerCost& l : *shared_layers) weights.push_back(l.params);
       else
-        weights = layer_times(*shared_layers, shared_cluster->device(0));
+        weights = layer_times(*shared_layers, shared_cluster->device(0), *model_options);
       partition = partition_min_max(weights, stages);
     }
     if (!partition) throw CliError(partition.error().message);
     std::vector<int> placement;
     for (int k = 0; k < stages; ++k) placement.push_back(k % p);  // chunk c of device d is stage c*p + d
-    StageCosts costs = stage_costs(*shared_layers, partition.value(), placement, *shared_cluster);
+    StageCosts costs = stage_costs(*shared_layers, partition.value(), placement, *shared_cluster, *model_options);
     costs.max_mem.resize(p);
     if (limit > 0) costs.max_mem.assign(p, limit);
     return costs;
@@ -252,6 +262,8 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
 void add_common(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--model", args.model, "catalog model (see `gantry models`)");
   cmd.add_option("--hf-config", args.hf_config, "a Hugging Face config.json of a Llama, Mixtral, Jamba or Nemotron-H model");
+  cmd.add_option("--profile", args.profile,
+                 "measured operator times (a vidur profiling mlp.csv) for the Llama layers of --model / --hf-config");
   cmd.add_option("--stages", args.stages_file,
                  "per-stage costs instead of a model: zero-bubble GraphConfig JSON (n_stages, n_micro, cost_f, cost_b, "
                  "cost_w, cost_comm, mem_f, mem_b, mem_w, max_mem)");

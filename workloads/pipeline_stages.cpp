@@ -8,13 +8,24 @@ double seconds(double flops, LayerType type, const Device& device, const Pipelin
   return flops / (device.peak_flops * options.efficiency[static_cast<int>(type)]);
 }
 
+// F, B, W seconds of layer i: measured when a profile gave them, else from its FLOPs.
+std::array<double, 3> fbw(const std::vector<LayerCost>& layers, int i, const Device& device,
+                          const PipelineModelOptions& options) {
+  if (!options.measured.empty()) return options.measured[i];
+  const LayerCost& l = layers[i];
+  return {seconds(l.forward_flops, l.type, device, options), seconds(l.input_grad_flops, l.type, device, options),
+          seconds(l.weight_grad_flops, l.type, device, options)};
+}
+
 }  // namespace
 
 std::vector<double> layer_times(const std::vector<LayerCost>& layers, const Device& device,
                                 const PipelineModelOptions& options) {
   std::vector<double> out;
-  for (const LayerCost& l : layers)
-    out.push_back(seconds(l.forward_flops + l.input_grad_flops + l.weight_grad_flops, l.type, device, options));
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
+    const auto t = fbw(layers, i, device, options);
+    out.push_back(t[0] + t[1] + t[2]);
+  }
   return out;
 }
 
@@ -27,9 +38,10 @@ StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<s
     double f = 0, b = 0, w = 0, act = 0, held = 0, wgrad = 0, params = 0, flops = 0;
     for (int i = partition[s].first; i < partition[s].second; ++i) {
       const LayerCost& l = layers[i];
-      f += seconds(l.forward_flops, l.type, device, options);
-      b += seconds(l.input_grad_flops, l.type, device, options);
-      w += seconds(l.weight_grad_flops, l.type, device, options);
+      const auto t = fbw(layers, i, device, options);
+      f += t[0];
+      b += t[1];
+      w += t[2];
       act += l.activation_bytes;
       held += l.held_after_b_bytes;
       wgrad += l.w_grad_bytes;

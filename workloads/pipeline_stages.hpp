@@ -18,6 +18,7 @@ struct PipelineModelOptions {
   // moe, logits).
   std::array<double, 7> efficiency = {0.30, 0.45, 0.35, 0.40, 0.60, 0.45, 0.55};
   double bytes_per_param = 18;  // bf16 weights, fp32 gradients, fp32 master weights and Adam moments
+  std::vector<std::array<double, 3>> measured;  // per layer F, B, W seconds from a profile (empty: FLOPs)
 };
 
 // F+B+W time of every layer on `device` (the weights of a compute-balanced partition).

@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include "workloads/vidur_profile.hpp"
+
+using namespace gantry;
+
+namespace {
+
+const std::string kProfile = std::string(GANTRY_TEST_DATA) + "/vidur/h100/Llama-2-7b-hf/mlp.csv";
+
+// Llama-2-7B: the model the shipped profile measured.
+const char* const kLlama2 = R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+  "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 32,
+  "vocab_size": 32000, "rms_norm_eps": 1e-05, "tie_word_embeddings": false})";
+
+}  // namespace
+
+TEST_CASE("vidur profiles give measured times at a token count", "[workloads]") {
+  auto p = read_vidur_profile(kProfile, 4096);
+  REQUIRE(p.ok());
+  CHECK(p.value().hidden == 4096);
+  CHECK(p.value().ffn == 11008);
+  // Two rows measured 4096 tokens (medians 0.987 and 0.999 ms): they average.
+  CHECK(p.value().forward_seconds.at("mlp_up_proj") == Approx(0.993e-3));
+  auto between = read_vidur_profile(kProfile, 4080);  // halfway between the 4064 row (1.001 ms) and 4096
+  REQUIRE(between.ok());
+  CHECK(between.value().forward_seconds.at("mlp_up_proj") == Approx(0.997e-3));
+  CHECK_FALSE(read_vidur_profile(kProfile, 1 << 20).ok());
+  auto missing = read_vidur_profile("no-such.csv", 4096);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Catch::Contains("no-such.csv"));
+}
+
+TEST_CASE("measured layer times replace the FLOP-based ones for Llama layers", "[workloads]") {
+  auto layers = model_layers_from_hf_config(kLlama2, "llama-2-7b.json");
+  REQUIRE(layers.ok());
+  auto profile = read_vidur_profile(kProfile, 4096);
+  REQUIRE(profile.ok());
+  Cluster cluster = Cluster::load("8xH100-nvswitch").value();
+  auto times = measured_layer_times(layers.value(), profile.value(), 4096, cluster.device(0));
+  REQUIRE(times.ok());
+  const auto& p = profile.value().forward_seconds;
+  for (std::size_t i = 0; i < layers.value().size(); ++i) {
+    const LayerCost& l = layers.value()[i];
+    if (l.type == LayerType::mlp) {
+      CHECK(times.value()[i][0] == Approx(p.at("post_attention_layernorm") + p.at("mlp_up_proj") + p.at("mlp_act") +
+                                          p.at("mlp_down_proj") + p.at("add")));
+      CHECK(times.value()[i][2] == Approx(p.at("mlp_up_proj") + p.at("mlp_down_proj")));
+    }
+    if (l.type == LayerType::attention) CHECK(times.value()[i][1] > times.value()[i][0]);  // the core's backward is 2x
+  }
+  // A model with other sizes does not match the profile.
+  auto llama3 = model_layers("llama-3-8b");
+  REQUIRE(llama3.ok());
+  auto mismatch = measured_layer_times(llama3.value(), profile.value(), 4096, cluster.device(0));
+  REQUIRE_FALSE(mismatch.ok());
+  CHECK_THAT(mismatch.error().message, Catch::Contains("profiled"));  // GQA attention and a larger MLP
+}

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "sim/blocking_deadlock.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "tuner/pipeline/schedules.hpp"
 
@@ -137,4 +138,15 @@ TEST_CASE("ZB under a tight memory limit runs W early and stays within it", "[si
   for (int i = 0; i < p; ++i) CHECK(tight.peak_memory[i] <= 24.0 + 1e-9);
   CHECK_FALSE(tight.out_of_memory);
   CHECK(tight.iteration_time >= loose.iteration_time);
+}
+
+TEST_CASE("blocking send/recv: 1F1B's naive order deadlocks, GPipe's does not", "[sim][pipeline]") {
+  // Device 0 sends activation 1 while device 1 sends gradient 0: both block, each waiting for the
+  // other to post the matching receive.
+  BlockingCheck one = check_blocking_order(make_1f1b(2, 4).value());
+  CHECK_FALSE(one.progresses);
+  CHECK_THAT(one.cycle, Catch::Contains("device 0 (send activation 1 to 1) -> device 1 (send gradient 0 to 0) -> device 0"));
+  CHECK(check_blocking_order(make_gpipe(4, 8).value()).progresses);
+  // With asynchronous transfers the same 1F1B order runs.
+  CHECK(run(make_1f1b(2, 4).value(), uniform(2, 1, 1, 1)).completed);
 }

@@ -1,0 +1,101 @@
+#include "sim/blocking_deadlock.hpp"
+
+#include <vector>
+
+namespace gantry {
+
+namespace {
+
+// One step of a device's program: receive a tensor, run a task, or send a tensor.
+struct Action {
+  enum Kind { recv, compute, send } kind;
+  int peer = -1;  // the other device (recv / send)
+  int key = 0;    // identifies the tensor: both ends of a transfer carry the same key
+  std::string what;
+};
+
+std::string task_name(const PipeTask& t) {
+  return std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," + std::to_string(t.stage) + ")";
+}
+
+// Tensor keys: activation of (m, s -> s+1) and gradient of (m, s+1 -> s).
+int activation_key(int m, int s, int stages) { return 2 * (m * stages + s); }
+int gradient_key(int m, int s, int stages) { return 2 * (m * stages + s) + 1; }
+
+std::vector<std::vector<Action>> programs(const PipelineScheme& scheme) {
+  const int stages = scheme.num_stages();
+  std::vector<std::vector<Action>> out(scheme.num_devices());
+  for (int d = 0; d < scheme.num_devices(); ++d)
+    for (const PipeTask& t : scheme.schedule[d]) {
+      const int s = t.stage, m = t.microbatch;
+      const bool forward = t.op == PipeOp::F, backward = t.op == PipeOp::B || t.op == PipeOp::BW;
+      if (forward && s > 0 && scheme.placement[s - 1] != d)
+        out[d].push_back({Action::recv, scheme.placement[s - 1], activation_key(m, s - 1, stages), "recv activation " + std::to_string(m)});
+      if (backward && s + 1 < stages && scheme.placement[s + 1] != d)
+        out[d].push_back({Action::recv, scheme.placement[s + 1], gradient_key(m, s, stages), "recv gradient " + std::to_string(m)});
+      out[d].push_back({Action::compute, -1, 0, task_name(t)});
+      if (forward && s + 1 < stages && scheme.placement[s + 1] != d)
+        out[d].push_back({Action::send, scheme.placement[s + 1], activation_key(m, s, stages), "send activation " + std::to_string(m)});
+      if (backward && s > 0 && scheme.placement[s - 1] != d)
+        out[d].push_back({Action::send, scheme.placement[s - 1], gradient_key(m, s - 1, stages), "send gradient " + std::to_string(m)});
+    }
+  return out;
+}
+
+}  // namespace
+
+BlockingCheck check_blocking_order(const PipelineScheme& scheme) {
+  const auto program = programs(scheme);
+  const int devices = static_cast<int>(program.size());
+  std::vector<std::size_t> pc(devices, 0);
+  // Compute steps always complete (their inputs were received before them); a send/recv pair
+  // completes when both devices stand on it. Repeat until nothing moves.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int d = 0; d < devices; ++d) {
+      while (pc[d] < program[d].size() && program[d][pc[d]].kind == Action::compute) {
+        ++pc[d];
+        moved = true;
+      }
+      if (pc[d] >= program[d].size()) continue;
+      const Action& a = program[d][pc[d]];
+      const int peer = a.peer;
+      if (pc[peer] >= program[peer].size()) continue;
+      const Action& b = program[peer][pc[peer]];
+      const bool match = b.peer == d && b.key == a.key && b.kind != a.kind && b.kind != Action::compute;
+      if (match) {
+        ++pc[d];
+        ++pc[peer];
+        moved = true;
+      }
+    }
+  }
+  BlockingCheck result;
+  for (int d = 0; d < devices; ++d)
+    if (pc[d] < program[d].size()) result.progresses = false;
+  if (result.progresses) return result;
+  // Every stuck device waits for the peer of its current send / receive: follow until a repeat.
+  for (int first = 0; first < devices; ++first) {
+    if (pc[first] >= program[first].size()) continue;
+    std::vector<int> seen(devices, 0);
+    int d = first;
+    while (d >= 0 && !seen[d] && pc[d] < program[d].size()) {
+      seen[d] = 1;
+      d = program[d][pc[d]].peer;
+    }
+    if (d < 0 || pc[d] >= program[d].size()) continue;
+    const int start = d;
+    do {
+      const Action& a = program[d][pc[d]];
+      result.cycle += "device " + std::to_string(d) + " (" + a.what + (a.kind == Action::send ? " to " : " from ") +
+                      std::to_string(a.peer) + ") -> ";
+      d = a.peer;
+    } while (d != start);
+    result.cycle += "device " + std::to_string(start);
+    return result;
+  }
+  result.cycle = "devices wait on devices that have finished";
+  return result;
+}
+
+}  // namespace gantry

@@ -1,0 +1,20 @@
+#pragma once
+// Deadlock check for per-device orders executed with blocking point-to-point communication: each
+// task first receives its inputs from other devices, computes, then sends its outputs, and a send
+// or receive completes only when the peer reaches the matching receive or send (rendezvous). An
+// order that is fine with asynchronous transfers can deadlock this way (1F1B with naive blocking
+// sends does); the report names the cycle of waiting devices.
+#include <string>
+
+#include "core/pipeline_scheme.hpp"
+
+namespace gantry {
+
+struct BlockingCheck {
+  bool progresses = true;
+  std::string cycle;  // "device 0 (send ... to 1) -> device 1 (send ... to 0) -> device 0"
+};
+
+BlockingCheck check_blocking_order(const PipelineScheme& scheme);
+
+}  // namespace gantry

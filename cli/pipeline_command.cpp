@@ -1,6 +1,7 @@
 // gantry pipeline: simulate pipeline schemes (partition + placement + per-device F/B/W order) and
 // compare the baseline schedules.
 #include <cstdio>
+#include <sstream>
 #include <functional>
 #include <memory>
 #include <iostream>
@@ -26,6 +27,7 @@ namespace {
 struct PipelineArgs {
   std::string stages_file, schedule = "1f1b", mem_limit;
   std::string model, hf_config, cluster = "8xH100-nvswitch", partition = "compute", profile;
+  std::string efficiency, scheme_file, save_scheme;
   int microbatches = 0, pp = 0;
   std::int64_t microbatch_size = 1, seq = 4096;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb"};
@@ -62,7 +64,7 @@ struct Run {
 // Where per-stage costs come from: a stage-cost file (split evenly for interleaved chunks) or a
 // model partitioned into p x v stages on the cluster.
 struct StageSource {
-  std::function<StageCosts(int chunks)> costs;
+  std::function<std::pair<StageCosts, Partition>(int chunks)> costs;  // partition empty for stage files
   int devices = 0, microbatches = 0;
   double tokens_per_microbatch = 0, peak_flops = 0;
   std::string description;
@@ -79,13 +81,14 @@ int chunks_of(const std::string& name) {
 Run build(const std::string& name, const StageSource& source) {
   const int p = source.devices, micro = source.microbatches;
   const int v = chunks_of(name);
-  StageCosts costs = source.costs(v);
+  auto [costs, partition] = source.costs(v);
   Result<PipelineScheme> scheme = make_error("unknown schedule '" + name + "' (expected gpipe, 1f1b, interleaved[:v], zb)");
   if (name == "gpipe") scheme = make_gpipe(p, micro);
   if (name == "1f1b") scheme = make_1f1b(p, micro);
   if (name == "zb") scheme = make_zb_h1(p, micro, costs);
   if (name.rfind("interleaved", 0) == 0) scheme = make_interleaved(p, v, micro);
   if (!scheme) throw CliError(scheme.error().message);
+  scheme.value().partition = partition;
   return Run{name, std::move(scheme).value(), std::move(costs)};
 }
 
@@ -98,6 +101,24 @@ double parse_bytes(const std::string& text) {
   else if (unit == "GB") value *= 1e9;
   else if (!unit.empty() || end == text.c_str()) throw CliError("--mem-limit '" + text + "': expected a number of bytes or e.g. 80GiB");
   return value;
+}
+
+// "--efficiency attention=0.5,mlp=0.65": achieved fraction of peak FLOP/s per layer type.
+void apply_efficiency(const std::string& text, PipelineModelOptions& options) {
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    double value = eq == std::string::npos ? -1 : std::atof(item.c_str() + eq + 1);
+    int index = -1;
+    for (int t = 0; t <= static_cast<int>(LayerType::logits); ++t)
+      if (key == to_string(static_cast<LayerType>(t))) index = t;
+    if (index < 0 || !(value > 0 && value <= 1))
+      throw CliError("--efficiency '" + item + "': expected TYPE=FRACTION with TYPE one of embedding, attention, mamba1, "
+                     "mamba2, mlp, moe, logits and 0 < FRACTION <= 1");
+    options.efficiency[index] = value;
+  }
 }
 
 StageSource model_source(const PipelineArgs& args) {
@@ -124,6 +145,7 @@ StageSource model_source(const PipelineArgs& args) {
   auto shared_layers = std::make_shared<std::vector<LayerCost>>(std::move(layers).value());
   auto shared_cluster = std::make_shared<Cluster>(std::move(cluster).value());
   auto model_options = std::make_shared<PipelineModelOptions>();
+  apply_efficiency(args.efficiency, *model_options);
   if (!args.profile.empty()) {  // measured operator times replace the FLOP-based ones
     const std::int64_t tokens = args.seq * args.microbatch_size;
     auto profile = read_vidur_profile(args.profile, tokens);
@@ -159,7 +181,7 @@ StageSource model_source(const PipelineArgs& args) {
     StageCosts costs = stage_costs(*shared_layers, partition.value(), placement, *shared_cluster, *model_options);
     costs.max_mem.resize(p);
     if (limit > 0) costs.max_mem.assign(p, limit);
-    return costs;
+    return std::pair{costs, partition.value()};
   };
   return source;
 }
@@ -176,7 +198,7 @@ StageSource file_source(const PipelineArgs& args) {
   source.microbatches = args.microbatches > 0 ? args.microbatches : micro;
   source.tokens_per_microbatch = 0;
   source.description = std::to_string(costs.num_stages()) + " stages from " + args.stages_file;
-  source.costs = [costs](int v) { return v == 1 ? costs : split_into_chunks(costs, v); };
+  source.costs = [costs](int v) { return std::pair{v == 1 ? costs : split_into_chunks(costs, v), Partition{}}; };
   return source;
 }
 
@@ -232,6 +254,21 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
   std::vector<std::pair<std::string, PipelineResult>> results;
   for (const std::string& name : names) {
     Run run = build(name, source);
+    if (!args.scheme_file.empty()) {  // a given scheme replaces the built one (same stage costs)
+      auto text = read_text_file(args.scheme_file);
+      if (!text) throw CliError(text.error().message);
+      auto given = scheme_from_json(text.value(), args.scheme_file);
+      if (!given) throw CliError(given.error().message);
+      if (given.value().num_stages() != run.costs.num_stages())
+        throw CliError(args.scheme_file + ": the scheme has " + std::to_string(given.value().num_stages()) +
+                       " stages but the costs give " + std::to_string(run.costs.num_stages()));
+      run.scheme = std::move(given).value();
+      run.name = args.scheme_file;
+    }
+    if (!args.save_scheme.empty()) {
+      auto written = write_text_file(args.save_scheme, scheme_to_json(run.scheme));
+      if (!written) throw CliError(written.error().message);
+    }
     PipelineRunInfo info;
     info.links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
     info.record = args.out.wants_timeline();
@@ -248,7 +285,7 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
       if (!args.out.trace.empty()) (void)write_text_file(args.out.trace, chrome_trace_json(r.value().compiled.graph, r.value().sim, labels));
       if (!args.out.svg.empty()) (void)write_text_file(args.out.svg, svg_gantt(r.value().compiled.graph, r.value().sim, labels));
     }
-    results.emplace_back(name, std::move(r).value());
+    results.emplace_back(run.name, std::move(r).value());
   }
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
@@ -283,6 +320,8 @@ void add_common(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--partition", args.partition, "uniform (layer count), params (parameter-balanced) or compute (min-max time)")
       ->check(CLI::IsMember({"uniform", "params", "compute"}))
       ->capture_default_str();
+  cmd.add_option("--efficiency", args.efficiency,
+                 "achieved fraction of peak FLOP/s per layer type, e.g. attention=0.5,mlp=0.65 (defaults: docs/models.md)");
   cmd.add_option("--mem-limit", args.mem_limit, "memory limit per device, e.g. 80GiB (default: device memory or the file's max_mem)");
   cmd.add_option("--links", args.links, "contention (one transfer at a time per device pair) or unlimited")
       ->check(CLI::IsMember({"contention", "unlimited"}));
@@ -297,6 +336,8 @@ void add_pipeline_command(CLI::App& app) {
   CLI::App* sim = pipeline->add_subcommand("simulate", "simulate one schedule: iteration time, bubbles, memory, overlap");
   add_common(*sim, *sim_args);
   sim->add_option("--schedule", sim_args->schedule, "gpipe, 1f1b, interleaved[:v] or zb")->capture_default_str();
+  sim->add_option("--scheme", sim_args->scheme_file, "simulate this scheme JSON instead (see docs/formats.md)");
+  sim->add_option("--save-scheme", sim_args->save_scheme, "write the simulated scheme as JSON");
   sim_args->out.add_to(*sim);
   sim->callback([sim_args] { run_one(*sim_args, {sim_args->schedule}); });
   auto cmp_args = std::make_shared<PipelineArgs>();

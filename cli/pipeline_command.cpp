@@ -1,5 +1,6 @@
 // gantry pipeline: simulate pipeline schemes (partition + placement + per-device F/B/W order) and
 // compare the baseline schedules.
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <functional>
@@ -30,7 +31,7 @@ struct PipelineArgs {
   std::string efficiency, scheme_file, save_scheme;
   int microbatches = 0, pp = 0;
   std::int64_t microbatch_size = 1, seq = 4096;
-  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb"};
+  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb", "zbv"};
   OutputArgs out;
   std::string links = "contention";
 };
@@ -64,13 +65,15 @@ struct Run {
 // Where per-stage costs come from: a stage-cost file (split evenly for interleaved chunks) or a
 // model partitioned into p x v stages on the cluster.
 struct StageSource {
-  std::function<std::pair<StageCosts, Partition>(int chunks)> costs;  // partition empty for stage files
+  // Costs of p x chunks stages; `v_shape` places chunk 1 in reverse (stage k on device 2p-1-k).
+  std::function<std::pair<StageCosts, Partition>(int chunks, bool v_shape)> costs;  // partition empty for files
   int devices = 0, microbatches = 0;
   double tokens_per_microbatch = 0, peak_flops = 0;
   std::string description;
 };
 
 int chunks_of(const std::string& name) {
+  if (name == "zbv") return 2;
   if (name.rfind("interleaved", 0) != 0) return 1;
   if (name.size() == 11) return 2;
   const int v = name[11] == ':' ? std::atoi(name.c_str() + 12) : 0;
@@ -81,11 +84,13 @@ int chunks_of(const std::string& name) {
 Run build(const std::string& name, const StageSource& source) {
   const int p = source.devices, micro = source.microbatches;
   const int v = chunks_of(name);
-  auto [costs, partition] = source.costs(v);
-  Result<PipelineScheme> scheme = make_error("unknown schedule '" + name + "' (expected gpipe, 1f1b, interleaved[:v], zb)");
+  auto [costs, partition] = source.costs(v, name == "zbv");
+  Result<PipelineScheme> scheme =
+      make_error("unknown schedule '" + name + "' (expected gpipe, 1f1b, interleaved[:v], zb, zbv)");
   if (name == "gpipe") scheme = make_gpipe(p, micro);
   if (name == "1f1b") scheme = make_1f1b(p, micro);
   if (name == "zb") scheme = make_zb_h1(p, micro, costs);
+  if (name == "zbv") scheme = make_zb_v(p, micro, costs);
   if (name.rfind("interleaved", 0) == 0) scheme = make_interleaved(p, v, micro);
   if (!scheme) throw CliError(scheme.error().message);
   scheme.value().partition = partition;
@@ -163,7 +168,7 @@ StageSource model_source(const PipelineArgs& args) {
                        ", pp " + std::to_string(p) + ", " + args.partition + " partition";
   const std::string method = args.partition;
   const double limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
-  source.costs = [shared_layers, shared_cluster, model_options, p, method, limit](int v) {
+  source.costs = [shared_layers, shared_cluster, model_options, p, method, limit](int v, bool v_shape) {
     const int stages = p * v;
     Result<Partition> partition = make_error("unknown partition '" + method + "' (expected uniform, params, compute)");
     if (method == "uniform") partition = partition_uniform(static_cast<int>(shared_layers->size()), stages);
@@ -177,7 +182,8 @@ StageSource model_source(const PipelineArgs& args) {
     }
     if (!partition) throw CliError(partition.error().message);
     std::vector<int> placement;
-    for (int k = 0; k < stages; ++k) placement.push_back(k % p);  // chunk c of device d is stage c*p + d
+    for (int k = 0; k < stages; ++k)  // chunk c of device d is stage c*p + d (or 2p-1-d in a V)
+      placement.push_back(v_shape && k >= p ? 2 * p - 1 - k : k % p);
     StageCosts costs = stage_costs(*shared_layers, partition.value(), placement, *shared_cluster, *model_options);
     costs.max_mem.resize(p);
     if (limit > 0) costs.max_mem.assign(p, limit);
@@ -198,7 +204,13 @@ StageSource file_source(const PipelineArgs& args) {
   source.microbatches = args.microbatches > 0 ? args.microbatches : micro;
   source.tokens_per_microbatch = 0;
   source.description = std::to_string(costs.num_stages()) + " stages from " + args.stages_file;
-  source.costs = [costs](int v) { return std::pair{v == 1 ? costs : split_into_chunks(costs, v), Partition{}}; };
+  source.costs = [costs](int v, bool v_shape) {
+    StageCosts split = v == 1 ? costs : split_into_chunks(costs, v);
+    if (v_shape)  // chunk 1 of device d is stage 2p-1-d: reverse the second half
+      for (auto* list : {&split.f, &split.b, &split.w, &split.mem_f, &split.mem_b, &split.mem_w, &split.static_memory, &split.flops})
+        std::reverse(list->begin() + costs.num_stages(), list->end());
+    return std::pair{split, Partition{}};
+  };
   return source;
 }
 
@@ -335,7 +347,7 @@ void add_pipeline_command(CLI::App& app) {
   auto sim_args = std::make_shared<PipelineArgs>();
   CLI::App* sim = pipeline->add_subcommand("simulate", "simulate one schedule: iteration time, bubbles, memory, overlap");
   add_common(*sim, *sim_args);
-  sim->add_option("--schedule", sim_args->schedule, "gpipe, 1f1b, interleaved[:v] or zb")->capture_default_str();
+  sim->add_option("--schedule", sim_args->schedule, "gpipe, 1f1b, interleaved[:v], zb or zbv")->capture_default_str();
   sim->add_option("--scheme", sim_args->scheme_file, "simulate this scheme JSON instead (see docs/formats.md)");
   sim->add_option("--save-scheme", sim_args->save_scheme, "write the simulated scheme as JSON");
   sim_args->out.add_to(*sim);

@@ -150,3 +150,19 @@ TEST_CASE("blocking send/recv: 1F1B's naive order deadlocks, GPipe's does not", 
   // With asynchronous transfers the same 1F1B order runs.
   CHECK(run(make_1f1b(2, 4).value(), uniform(2, 1, 1, 1)).completed);
 }
+
+TEST_CASE("ZB-V: two chunks per device in a V, fewer bubbles than ZB-H1 and interleaved", "[sim][pipeline]") {
+  for (auto [p, m] : {std::pair{4, 8}, std::pair{4, 16}, std::pair{8, 32}}) {
+    INFO("p=" << p << " m=" << m);
+    const StageCosts chunks = uniform(2 * p, 0.5, 0.5, 0.5, 0, 5, 0);  // half a stage per chunk
+    PipelineScheme v = make_zb_v(p, m, chunks).value();
+    CHECK(v.placement[0] == 0);
+    CHECK(v.placement[2 * p - 1] == 0);  // the V comes back to device 0
+    PipelineResult zbv = run(v, chunks);
+    const StageCosts whole = uniform(p, 1.0, 1.0, 1.0, 0, 10, 0);
+    PipelineResult zbh1 = run(make_zb_h1(p, m, whole).value(), whole);
+    CHECK(zbv.iteration_time <= zbh1.iteration_time + 1e-9);
+    CHECK(zbv.bubble_ratio < zbh1.bubble_ratio + 1e-9);
+    for (int d = 0; d < p; ++d) CHECK(zbv.peak_memory[d] <= 10.0 * p + 1e-9);  // 1F1B's first-stage memory
+  }
+}

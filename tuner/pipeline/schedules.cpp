@@ -172,4 +172,101 @@ Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCost
   return scheme;
 }
 
+Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  const int stages = 2 * devices;
+  if (costs.num_stages() != stages)
+    return make_error("pipeline: ZB-V needs two chunks per device (" + std::to_string(stages) + " stages), the costs give " +
+                      std::to_string(costs.num_stages()));
+  PipelineScheme scheme;
+  scheme.num_microbatches = microbatches;
+  scheme.schedule.resize(devices);
+  for (int k = 0; k < stages; ++k) scheme.placement.push_back(k < devices ? k : stages - 1 - k);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto at = [&](int s, int m) { return static_cast<std::size_t>(s) * microbatches + m; };
+  std::vector<double> f_end(static_cast<std::size_t>(stages) * microbatches, inf), b_end = f_end;
+  std::vector<int> next_f(stages, 0), next_b(stages, 0), next_w(stages, 0);
+  std::vector<double> free_at(devices, 0.0), room(devices, inf), used(devices, 0.0);
+  std::vector<int> in_flight(devices, 0);  // chunk-activations between F and B
+  for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
+    if (costs.max_mem[d] > 0)
+      room[d] = costs.max_mem[d] - costs.static_memory[d] - costs.static_memory[stages - 1 - d];
+  auto comm = [&](int from, int to) {  // between consecutive stages, free on the same device
+    return scheme.placement[from] == scheme.placement[to] ? 0.0 : costs.comm[std::min(from, to)];
+  };
+  for (int remaining = 3 * stages * microbatches; remaining > 0; --remaining) {
+    int best_device = -1, best_stage = 0;
+    PipeOp best_op = PipeOp::F;
+    double best_start = inf;
+    for (int d = 0; d < devices; ++d) {
+      const int chunks[2] = {stages - 1 - d, d};  // deeper (returning) chunk first
+      const double now = free_at[d];
+      double start = inf;
+      int stage = -1;
+      PipeOp op = PipeOp::F;
+      auto consider = [&](PipeOp kind, int s, double ready) {
+        const double begin = std::max(now, ready);
+        // Ready-now work wins by kind order (B, F, W); otherwise the earliest start.
+        if (begin < start || (begin == start && begin <= now && static_cast<int>(kind) < static_cast<int>(op))) {
+          start = begin;
+          stage = s;
+          op = kind;
+        }
+      };
+      for (int s : chunks)
+        if (next_b[s] < next_f[s]) {
+          const int m = next_b[s];
+          consider(PipeOp::B, s, s == stages - 1 ? f_end[at(s, m)] : b_end[at(s + 1, m)] + comm(s + 1, s));
+        }
+      // The in-flight and memory limits gate new microbatches (the first chunk); the returning
+      // chunk's F always may run, as it leads to the B that frees memory.
+      for (int s : chunks)
+        if (next_f[s] < microbatches &&
+            (s != d || (in_flight[d] < 2 * devices - 1 && (used[d] + costs.mem_f[s] <= room[d] || in_flight[d] == 0)))) {
+          const int m = next_f[s];
+          consider(PipeOp::F, s, s == 0 ? 0.0 : f_end[at(s - 1, m)] + comm(s - 1, s));
+        }
+      const bool can_compute_now = start <= now;
+      for (int s : chunks)
+        if (!can_compute_now && next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
+      if (stage >= 0 && start < best_start) {
+        best_start = start;
+        best_device = d;
+        best_stage = stage;
+        best_op = op;
+      }
+    }
+    if (best_device < 0) return make_error("pipeline: ZB-V construction stalled (internal error)");
+    const int d = best_device, s = best_stage;
+    PipeTask t{best_op, 0, s};
+    double duration = 0;
+    switch (best_op) {
+      case PipeOp::F:
+        t.microbatch = next_f[s]++;
+        duration = costs.f[s];
+        f_end[at(s, t.microbatch)] = best_start + duration;
+        used[d] += costs.mem_f[s];
+        ++in_flight[d];
+        break;
+      case PipeOp::B:
+        t.microbatch = next_b[s]++;
+        duration = costs.b[s];
+        b_end[at(s, t.microbatch)] = best_start + duration;
+        used[d] += costs.mem_b[s];
+        --in_flight[d];
+        break;
+      case PipeOp::W:
+        t.microbatch = next_w[s]++;
+        duration = costs.w[s];
+        used[d] += costs.mem_w[s];
+        break;
+      case PipeOp::BW: break;
+    }
+    free_at[d] = best_start + duration;
+    scheme.schedule[d].push_back(t);
+  }
+  return scheme;
+}
+
 }  // namespace gantry

@@ -18,5 +18,11 @@ Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatche
 // (costs.max_mem minus static memory), else a pending W, which fills what would be a bubble and,
 // when memory is short, frees room for the next F.
 Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs);
+// ZB-V: two chunks per device in a V (stage k on device k for k < p, on device 2p-1-k after), B and
+// W split, built by the same kind of list-scheduling pass over 2p stage costs: a free device runs
+// the ready B of its deepest stage, else a ready F (the returning chunk first; a new microbatch
+// only while fewer than 2p - 1 chunk-activations are in flight and memory allows), else a pending
+// W. Peak activation memory stays at 1F1B's first stage (2p half-stage chunks) in the tests.
+Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs);
 
 }  // namespace gantry

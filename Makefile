@@ -15,7 +15,8 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job on built-in data: a short tuning job on LLAMA-LAYER over four P100s into a fresh
-# data directory (heuristics first, then parallel rollout actors), then the stored best read back.
+# data directory (heuristics first, then parallel rollout actors), then the stored best read back;
+# then the pipeline baselines on a hybrid Mamba/attention model.
 DEMO_DATA ?= $(BUILD)/demo-data
 demo: build
 	rm -rf $(DEMO_DATA)
@@ -23,6 +24,7 @@ demo: build
 	./$(BUILD)/gantry tune --workload llama-layer --cluster 4xP100-pcie --budget 10s --data $(DEMO_DATA) \
 	  --svg $(BUILD)/demo.svg --trace $(BUILD)/demo-trace.json
 	./$(BUILD)/gantry query best --workload llama-layer --cluster 4xP100-pcie --data $(DEMO_DATA)
+	./$(BUILD)/gantry pipeline compare --model nemotron-h-8b --cluster 8xH100-nvswitch --microbatches 16
 	@echo "timeline of the tuned placement: $(BUILD)/demo.svg (and $(BUILD)/demo-trace.json for ui.perfetto.dev)"
 
 test: build

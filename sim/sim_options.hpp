@@ -23,7 +23,7 @@ struct SimOptions {
   int streams = 0;              // ops per device at once; 0 = each device's own `streams`
   double noise_sigma = 0;       // multiplicative log-normal noise on op times (mean 1)
   std::uint64_t seed = 1;       // seed of the noise
-  bool track_memory = false;    // peak memory per device
+  bool track_memory = false;    // peak memory per device (received copies: first 64 devices)
   bool record = false;          // keep per-op and per-transfer timelines (traces, SVG, metrics)
   // The public DOPPLER simulator, reproduced event for event: one op at a time per device, FIFO
   // in SimPy's order, each cross-device edge pays its producer's transfer cost, unlimited links,

@@ -249,8 +249,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       out->transfer_bytes += costs_.out_bytes(pos);
       out->transfer_time += cost;
       if (record) out->transfer_log.push_back(TransferTiming{u, from, to, begin, arrival, costs_.out_bytes(pos)});
-      if (memory && !(s.copies_on[u] >> to & 1)) {
-        s.copies_on[u] |= std::uint64_t{1} << (to & 63);
+      if (memory && to < 64 && !(s.copies_on[u] >> to & 1)) {  // copies tracked on the first 64 devices
+        s.copies_on[u] |= std::uint64_t{1} << to;
         s.memory_now[to] += g.output_bytes(u);
         out->peak_memory[to] = std::max(out->peak_memory[to], s.memory_now[to]);
       }
@@ -261,7 +261,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     for (OpId u : g.preds(v)) {
       if (--s.consumers_left[u] != 0) continue;
       s.memory_now[device[u]] -= g.output_bytes(u);
-      for (int k = 0; k < D && s.copies_on[u]; ++k)
+      for (int k = 0; k < D && k < 64 && s.copies_on[u]; ++k)
         if (s.copies_on[u] >> k & 1) s.memory_now[k] -= g.output_bytes(u);
     }
   };

@@ -9,7 +9,7 @@
 namespace gantry {
 
 caf::behavior rollout_actor(caf::event_based_actor* self, const PlacementProblem* problem, int index) {
-  auto search = std::make_shared<LocalSearch>(*problem, 0x5eed0000u + static_cast<unsigned>(index));
+  auto search = std::make_shared<LocalSearch>(*problem, 0);  // reseeded by every batch request
   auto chain = std::make_shared<Placement>();  // where this rollout's walk stands between batches
   return {
       [=](batch_atom, const BatchRequest& request) {

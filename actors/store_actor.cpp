@@ -9,9 +9,10 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
   auto dirty = std::make_shared<bool>(false);
   auto sync = [store, dirty] {
     if (!*dirty) return StoreReply{};
-    *dirty = false;
     auto s = store->sync_wal();
-    return s ? StoreReply{} : StoreReply{false, false, s.error().message};
+    if (!s) return StoreReply{false, false, s.error().message};  // stays dirty: the next write re-arms
+    *dirty = false;
+    return StoreReply{};
   };
   return {
       [=](put_best_atom, const ScheduleRecord& record) {

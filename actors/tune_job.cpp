@@ -19,12 +19,13 @@ namespace {
 std::string new_job_id() {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "job-%lld-%d", ms, static_cast<int>(getpid()));
+  static std::atomic<int> counter{0};  // two jobs of one process in one millisecond
+  char buffer[80];
+  std::snprintf(buffer, sizeof buffer, "job-%lld-%d-%d", ms, static_cast<int>(getpid()), counter++);
   return buffer;
 }
 
-void configure(caf::actor_system_config& cfg, const TuneOptions& options, int rollouts) {
+void configure(caf::actor_system_config& cfg, const TuneOptions& options) {
   if (options.deterministic) {
     cfg.set("scheduler.policy", caf::atom("testing"));
     cfg.set("logger.inline-output", true);
@@ -32,7 +33,6 @@ void configure(caf::actor_system_config& cfg, const TuneOptions& options, int ro
     // Rollouts and the store run detached (own threads); the scheduler serves tuner and manager.
     cfg.set("scheduler.max-threads", 2);
   }
-  (void)rollouts;
 }
 
 }  // namespace
@@ -57,7 +57,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
   const PlacementProblem placement_problem{problem.graph, problem.cluster, problem.costs, problem.sim};
 
   caf::actor_system_config cfg;
-  configure(cfg, options, rollouts);
+  configure(cfg, options);
   caf::actor_system system{cfg};
   const auto spawn_worker = [&](auto fun, auto&&... args) {
     return options.deterministic ? system.spawn(fun, std::forward<decltype(args)>(args)...)

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <map>
 #include <cmath>
-#include <ctime>
 
 #include "actors/messages.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -165,18 +164,6 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
             });
 }
 
-PlacementOutcome best_of_heuristics(const PlacementProblem& problem, std::uint64_t seed, long& evaluations) {
-  SearchBudget budget;
-  budget.seed = seed;
-  budget.samples = 50;
-  PlacementOutcome best = place_heft(problem);
-  for (PlacementOutcome other : {place_critical_path(problem), place_round_robin(problem),
-                                 place_single_device(problem), place_random(problem, budget)})
-    if (other.makespan < best.makespan) best = other;
-  evaluations = 5 + budget.samples;
-  return best;
-}
-
 }  // namespace
 
 namespace {
@@ -190,17 +177,23 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
         s.outcome.job_id = s.config.job_id;
         s.outcome.graph = s.config.graph;
         s.outcome.runtime = s.config.runtime;
-        long evaluations = 0;
-        s.outcome.best = best_of_heuristics(*s.config.placement_problem, s.config.options->seed, evaluations);
-        s.outcome.evaluations = evaluations;
+        SearchBudget heuristics;
+        heuristics.seed = s.config.options->seed;
+        s.outcome.best = best_heuristic(*s.config.placement_problem, heuristics);
+        s.outcome.evaluations = s.outcome.best.evaluations;
         s.outcome.best_heuristic = s.outcome.best.method;
         s.outcome.heuristic_makespan = s.outcome.best.makespan;
         report(s, TuneProgress::Kind::improvement);
         // Resume: a best already stored for this graph and runtime is the starting point if better.
-        self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
-            .then([=](const StoredBest& stored) {
+        auto resume = [=](const StoredBest& stored) {
               TunerState& st = self->state;
-              if (stored.found && stored.record.placement.check(st.config.problem->graph, st.config.problem->cluster, "stored best")) {
+              if (!stored.error.empty())
+                caf::aout(self) << "gantry: cannot read the stored best, starting without it: " << stored.error << "\n";
+              const Status fits = stored.found ? stored.record.placement.check(st.config.problem->graph,
+                                                                               st.config.problem->cluster, "stored best")
+                                               : Status(Ok{});
+              if (!fits) caf::aout(self) << "gantry: ignoring the stored best: " << fits.error().message << "\n";
+              if (stored.found && fits) {
                 const double makespan = evaluate_placement(*st.config.placement_problem, stored.record.placement);
                 st.outcome.resumed = true;
                 st.outcome.resumed_makespan = makespan;
@@ -217,7 +210,9 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
                 return;
               }
               for (const caf::actor& rollout : st.config.rollouts) dispatch(self, rollout);
-            });
+            };
+        self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
+            .then(resume, [=](const caf::error& e) { resume(StoredBest{false, {}, self->system().render(e)}); });
         return s.done;
       },
   };

@@ -16,6 +16,7 @@ std::vector<StgBenchRow> run_stg_bench(const StgBenchOptions& options) {
     auto table = read_stg_optima(options.data_dir + "/optimal/Case50_" + std::to_string(procs) + "_OPT.csv");
     if (!table) throw std::runtime_error(table.error().message);
     auto cluster = Cluster::load("identical:" + std::to_string(procs));
+    if (!cluster) throw std::runtime_error(cluster.error().message);
     std::map<std::string, StgBenchRow> by_method;
     for (const std::string& m : options.methods) by_method[m] = StgBenchRow{m, procs};
     int count = 0;

@@ -63,7 +63,8 @@ StoreBenchResult run_store_bench(const StoreBenchOptions& options) {
   const bool temporary = dir.empty();
   if (temporary) {
     char tmpl[] = "/tmp/gantry-bench-store-XXXXXX";
-    dir = mkdtemp(tmpl);
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
+    dir = tmpl;
   }
   StoreBenchResult result;
   result.schedules = options.schedules;

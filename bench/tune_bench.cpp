@@ -23,7 +23,8 @@ std::vector<TuneBenchRow> run_tune_bench(const TuneBenchOptions& options) {
     row.rollouts = rollouts;
     for (int r = 0; r < std::max(1, options.repeats); ++r) {
       char tmpl[] = "/tmp/gantry-bench-tune-XXXXXX";
-      const std::string dir = mkdtemp(tmpl);
+      if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
+      const std::string dir = tmpl;
       TuneOptions o;
       o.data_dir = dir;
       o.rollouts = rollouts;

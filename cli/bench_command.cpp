@@ -19,24 +19,16 @@ namespace gantry::cli {
 
 namespace {
 
-std::string fixed(double x, int digits) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
-  return buffer;
-}
-
 void add_bench_sim(CLI::App& bench) {
   auto options = std::make_shared<SimBenchOptions>();
   auto out = std::make_shared<OutputArgs>();
-  auto doppler = std::make_shared<bool>(false);
   CLI::App* cmd = bench.add_subcommand("sim", "simulated ops per second on 1k/10k/100k-op random graphs, 8 devices");
   cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str();
   cmd->add_option("--cluster", options->cluster, "cluster")->capture_default_str();
   cmd->add_option("--seconds", options->seconds_per_size, "time spent per size")->capture_default_str();
-  cmd->add_flag("--doppler", *doppler, "benchmark the DOPPLER-compatible engine instead");
+  cmd->add_flag("--doppler", options->doppler, "benchmark the DOPPLER-compatible engine instead");
   out->add_to(*cmd, false);
-  cmd->callback([options, out, doppler] {
-    options->doppler = *doppler;
+  cmd->callback([options, out] {
     auto rows = run_sim_bench(*options);
     if (out->json()) {
       nlohmann::json j = nlohmann::json::array();
@@ -50,7 +42,7 @@ void add_bench_sim(CLI::App& bench) {
     TextTable table({"ops", "edges", "devices", "runs", "median us/sim", "min us", "Mops/s (median)"});
     for (const auto& r : rows)
       table.add({std::to_string(r.ops), std::to_string(r.edges), std::to_string(r.devices), std::to_string(r.runs),
-                 fixed(r.median_us, 1), fixed(r.min_us, 1), fixed(r.ops_per_second / 1e6, 2)});
+                 format_fixed(r.median_us, 1), format_fixed(r.min_us, 1), format_fixed(r.ops_per_second / 1e6, 2)});
     table.print(std::cout);
   });
 }
@@ -85,8 +77,8 @@ void add_bench_stg(CLI::App& bench) {
     }
     TextTable table({"method", "procs", "graphs", "mean gap to opt", "max gap", "optimal", "below bound"});
     for (const auto& r : rows)
-      table.add({r.method, std::to_string(r.processors), std::to_string(r.graphs), fixed(100 * r.mean_gap, 3) + "%",
-                 fixed(100 * r.max_gap, 2) + "%", std::to_string(r.optimal), std::to_string(r.below_bound)});
+      table.add({r.method, std::to_string(r.processors), std::to_string(r.graphs), format_fixed(100 * r.mean_gap, 3) + "%",
+                 format_fixed(100 * r.max_gap, 2) + "%", std::to_string(r.optimal), std::to_string(r.below_bound)});
     table.print(std::cout);
   });
 }
@@ -114,8 +106,8 @@ void add_bench_tune(CLI::App& bench) {
     TextTable table({"rollouts", "evals/s (median)", "samples", "speedup vs first"});
     for (const auto& r : rows) {
       std::string samples;
-      for (double x : r.samples) samples += (samples.empty() ? "" : " ") + fixed(x, 0);
-      table.add({std::to_string(r.rollouts), fixed(r.evals_per_second, 0), samples, fixed(r.speedup, 2) + "x"});
+      for (double x : r.samples) samples += (samples.empty() ? "" : " ") + format_fixed(x, 0);
+      table.add({std::to_string(r.rollouts), format_fixed(r.evals_per_second, 0), samples, format_fixed(r.speedup, 2) + "x"});
     }
     table.print(std::cout);
   });
@@ -125,8 +117,8 @@ void add_bench_store(CLI::App& bench) {
   auto options = std::make_shared<StoreBenchOptions>();
   auto out = std::make_shared<OutputArgs>();
   CLI::App* cmd = bench.add_subcommand("store", "put_if_better throughput and query-best latency with many schedules");
-  cmd->add_option("--schedules", options->schedules, "stored schedules")->capture_default_str();
-  cmd->add_option("--queries", options->queries, "timed queries")->capture_default_str();
+  cmd->add_option("--schedules", options->schedules, "stored schedules")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd->add_option("--queries", options->queries, "timed queries")->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--dir", options->dir, "database directory (default: a temporary one)");
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
@@ -142,11 +134,11 @@ void add_bench_store(CLI::App& bench) {
     }
     TextTable table({"measure", "value"});
     table.add({"stored schedules", std::to_string(r.schedules)});
-    table.add({"put_if_better/s (new keys, synced)", fixed(r.puts_per_second, 0)});
-    table.add({"put_if_better/s (existing keys)", fixed(r.improving_puts_per_second, 0)});
-    table.add({"query best p50 / p99 / max", fixed(r.query_p50_us, 1) + " / " + fixed(r.query_p99_us, 1) + " / " +
-                                                fixed(r.query_max_us, 1) + " us"});
-    table.add({"query best p50 / p99 (secondary)", fixed(r.reopen_query_p50_us, 1) + " / " + fixed(r.reopen_query_p99_us, 1) + " us"});
+    table.add({"put_if_better/s (new keys, synced)", format_fixed(r.puts_per_second, 0)});
+    table.add({"put_if_better/s (existing keys)", format_fixed(r.improving_puts_per_second, 0)});
+    table.add({"query best p50 / p99 / max", format_fixed(r.query_p50_us, 1) + " / " + format_fixed(r.query_p99_us, 1) + " / " +
+                                                format_fixed(r.query_max_us, 1) + " us"});
+    table.add({"query best p50 / p99 (secondary)", format_fixed(r.reopen_query_p50_us, 1) + " / " + format_fixed(r.reopen_query_p99_us, 1) + " us"});
     table.print(std::cout);
   });
 }
@@ -170,7 +162,7 @@ void add_bench_pipeline(CLI::App& bench) {
     TextTable table({"schedule", "p", "m", "ops", "runs", "median ms", "min ms"});
     for (const auto& r : rows)
       table.add({r.schedule, std::to_string(r.stages), std::to_string(r.microbatches), std::to_string(r.ops),
-                 std::to_string(r.runs), fixed(r.median_ms, 3), fixed(r.min_ms, 3)});
+                 std::to_string(r.runs), format_fixed(r.median_ms, 3), format_fixed(r.min_ms, 3)});
     table.print(std::cout);
   });
 }

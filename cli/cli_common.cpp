@@ -77,19 +77,21 @@ Problem load_problem(const ProblemArgs& args) {
   return p;
 }
 
+void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,
+                          const TimelineLabels& labels) {
+  for (auto [path, text] : {std::pair{&out.trace, &chrome_trace_json}, std::pair{&out.svg, &svg_gantt}}) {
+    if (path->empty()) continue;
+    auto s = write_text_file(*path, text(graph, result, labels));
+    if (!s) throw CliError(s.error().message);
+  }
+}
+
 void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title) {
   TimelineLabels labels;
   labels.title = title;
   labels.time_unit = problem.graph.cost_unit();
   for (const Device& d : problem.cluster.devices()) labels.device_names.push_back(d.name + " (" + d.kind + ")");
-  if (!out.trace.empty()) {
-    auto s = write_text_file(out.trace, chrome_trace_json(problem.graph, result, labels));
-    if (!s) throw CliError(s.error().message);
-  }
-  if (!out.svg.empty()) {
-    auto s = write_text_file(out.svg, svg_gantt(problem.graph, result, labels));
-    if (!s) throw CliError(s.error().message);
-  }
+  write_timeline_files(out, problem.graph, result, labels);
 }
 
 std::string format_time(double value, const std::string& unit) {
@@ -104,6 +106,12 @@ std::string format_time(double value, const std::string& unit) {
     std::snprintf(buffer, sizeof buffer, "%.3f ms", value * 1e3);
   else
     std::snprintf(buffer, sizeof buffer, "%.3f us", value * 1e6);
+  return buffer;
+}
+
+std::string format_fixed(double value, int digits) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
 }
 

@@ -10,6 +10,7 @@
 #include "core/graph.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/sim_result.hpp"
+#include "sim/timeline_export.hpp"
 
 namespace gantry::cli {
 
@@ -50,10 +51,15 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
-// Writes --trace / --svg files for a recorded result.
+// Writes --trace / --svg files of a recorded timeline; a failed write is a CliError.
+void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,
+                          const TimelineLabels& labels);
+// The same for a placement result, labelled with the problem's devices.
 void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title);
 // "12.3 ms" style for seconds, plain numbers for abstract units.
 std::string format_time(double value, const std::string& unit);
 std::string format_bytes(double bytes);
+// A number with `digits` decimals, for tables.
+std::string format_fixed(double value, int digits);
 
 }  // namespace gantry::cli

@@ -1,4 +1,5 @@
 // gantry db: maintenance of the store.
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,8 @@ struct DbArgs {
 };
 
 void run_backup(const DbArgs& args) {
+  if (!std::filesystem::exists(args.dir() + "/CURRENT"))  // opening would create an empty database
+    throw CliError("no gantry database at " + args.dir() + " (nothing to back up)");
   auto store = Store::open(args.dir());
   if (!store) throw CliError(store.error().message);
   auto s = store.value()->backup(args.target);

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const gantry::cli::CliError& e) {
+  } catch (const std::exception& e) {  // CliError and any failure below it: a message, never an abort
     std::cerr << "gantry: " << e.what() << "\n";
     return 1;
   }

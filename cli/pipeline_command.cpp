@@ -231,12 +231,6 @@ nlohmann::json result_json(const std::string& name, const PipelineResult& r) {
           {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu}};
 }
 
-std::string fixed(double x, int digits) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, x);
-  return buffer;
-}
-
 void print_table(const std::vector<std::pair<std::string, PipelineResult>>& results) {
   TextTable t({"schedule", "iteration", "bubble", "bubble per device", "peak memory (max)", "overlap", "tokens/s/GPU", "MFU",
                "status"});
@@ -246,17 +240,17 @@ void print_table(const std::vector<std::pair<std::string, PipelineResult>>& resu
       continue;
     }
     std::string per_device;
-    for (double b : r.device_bubble) per_device += (per_device.empty() ? "" : " ") + fixed(100 * b, 0) + "%";
+    for (double b : r.device_bubble) per_device += (per_device.empty() ? "" : " ") + format_fixed(100 * b, 0) + "%";
     double peak = 0;
     for (double m : r.peak_memory) peak = std::max(peak, m);
     if (r.out_of_memory) {  // an out-of-memory scheme is not a result: only its memory is shown
       t.add({name, "-", "-", "-", format_bytes(peak), "-", "-", "-", "OUT OF MEMORY"});
       continue;
     }
-    t.add({name, format_time(r.iteration_time, "s"), fixed(100 * r.bubble_ratio, 1) + "%", per_device,
-           format_bytes(peak), fixed(100 * r.overlap_ratio, 1) + "%",
-           r.tokens_per_second_per_gpu > 0 ? fixed(r.tokens_per_second_per_gpu, 0) : "-",
-           r.mfu > 0 ? fixed(100 * r.mfu, 1) + "%" : "-", r.out_of_memory ? "OUT OF MEMORY" : "ok"});
+    t.add({name, format_time(r.iteration_time, "s"), format_fixed(100 * r.bubble_ratio, 1) + "%", per_device,
+           format_bytes(peak), format_fixed(100 * r.overlap_ratio, 1) + "%",
+           r.tokens_per_second_per_gpu > 0 ? format_fixed(r.tokens_per_second_per_gpu, 0) : "-",
+           r.mfu > 0 ? format_fixed(100 * r.mfu, 1) + "%" : "-", "ok"});
   }
   t.print(std::cout);
 }
@@ -264,6 +258,7 @@ void print_table(const std::vector<std::pair<std::string, PipelineResult>>& resu
 void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
   const StageSource source = load_source(args);
   std::vector<std::pair<std::string, PipelineResult>> results;
+  std::vector<PipelineScheme> simulated;
   for (const std::string& name : names) {
     Run run = build(name, source);
     if (!args.scheme_file.empty()) {  // a given scheme replaces the built one (same stage costs)
@@ -294,10 +289,10 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
       for (int d = 0; d < run.scheme.num_devices(); ++d) labels.device_names.push_back("device " + std::to_string(d));
       labels.group_names = {"F", "B", "W", "BW"};
       for (const PipeTask& t : r.value().compiled.task_of) labels.group_of.push_back(static_cast<int>(t.op));
-      if (!args.out.trace.empty()) (void)write_text_file(args.out.trace, chrome_trace_json(r.value().compiled.graph, r.value().sim, labels));
-      if (!args.out.svg.empty()) (void)write_text_file(args.out.svg, svg_gantt(r.value().compiled.graph, r.value().sim, labels));
+      write_timeline_files(args.out, r.value().compiled.graph, r.value().sim, labels);
     }
     results.emplace_back(run.name, std::move(r).value());
+    simulated.push_back(std::move(run.scheme));
   }
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
@@ -309,9 +304,9 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
   print_table(results);
   // The same orders run with blocking point-to-point calls (no batched isend/irecv):
   std::cout << "\nwith blocking send/recv:";
-  for (const std::string& name : names) {
-    const BlockingCheck check = check_blocking_order(build(name, source).scheme);
-    std::cout << "\n  " << name << ": " << (check.progresses ? "progresses" : "DEADLOCK, " + check.cycle);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BlockingCheck check = check_blocking_order(simulated[i]);
+    std::cout << "\n  " << results[i].first << ": " << (check.progresses ? "progresses" : "DEADLOCK, " + check.cycle);
   }
   std::cout << "\n";
 }

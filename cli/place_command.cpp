@@ -24,6 +24,7 @@ struct PlaceArgs {
   std::string methods = "all", budget = "2s";
   long evals = 0;
   int samples = 200;
+  bool budget_given = false;
 };
 
 std::vector<std::string> method_list(const std::string& text) {
@@ -49,7 +50,8 @@ void run_place(const PlaceArgs& args) {
   auto seconds = parse_duration(args.budget);
   if (!seconds) throw CliError("--budget: " + seconds.error().message);
   SearchBudget budget;
-  budget.seconds = args.evals > 0 && args.budget == "2s" ? 0 : seconds.value();
+  // --evals alone means "until N evaluations"; with --budget both limits apply.
+  budget.seconds = args.evals > 0 && !args.budget_given ? 0 : seconds.value();
   budget.evaluations = args.evals;
   budget.seed = args.problem.seed;
   budget.samples = args.samples;
@@ -95,12 +97,15 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("-m,--method", args->methods,
                   "method(s): single, round-robin, random, cp, heft, search, a comma list, or all")
       ->capture_default_str();
-  cmd->add_option("--budget", args->budget, "time budget of `search` (e.g. 2s, 500ms, 1m)")->capture_default_str();
+  auto* budget = cmd->add_option("--budget", args->budget, "time budget of `search` (e.g. 2s, 500ms, 1m)")->capture_default_str();
   cmd->add_option("--evals", args->evals, "simulation budget of `search` (instead of time)");
   cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str();
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
-  cmd->callback([args] { run_place(*args); });
+  cmd->callback([args, budget] {
+    args->budget_given = budget->count() > 0;
+    run_place(*args);
+  });
 }
 
 }  // namespace gantry::cli

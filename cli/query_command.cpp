@@ -27,25 +27,14 @@ std::unique_ptr<Store> open_store(const QueryArgs& args) {
   return std::move(store).value();
 }
 
-bool parse_hex(const std::string& text, Fingerprint& fp) {
-  if (text.size() != 32) return false;
-  try {
-    fp.hi = std::stoull(text.substr(0, 16), nullptr, 16);
-    fp.lo = std::stoull(text.substr(16), nullptr, 16);
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
-}
-
 // The (graph, runtime) key: from --fingerprint GRAPH:RUNTIME, or computed from the graph, cluster
 // and simulator flags exactly as `gantry tune` computed it.
 std::pair<Fingerprint, Fingerprint> key_of(const QueryArgs& args) {
   std::pair<Fingerprint, Fingerprint> key;
   if (!args.fingerprint.empty()) {
     const auto colon = args.fingerprint.find(':');
-    if (colon == std::string::npos || !parse_hex(args.fingerprint.substr(0, colon), key.first) ||
-        !parse_hex(args.fingerprint.substr(colon + 1), key.second))
+    if (colon == std::string::npos || !Fingerprint::from_hex(args.fingerprint.substr(0, colon), key.first) ||
+        !Fingerprint::from_hex(args.fingerprint.substr(colon + 1), key.second))
       throw CliError("--fingerprint '" + args.fingerprint + "': expected GRAPH:RUNTIME, two 32-digit hex fingerprints");
     return key;
   }

@@ -9,12 +9,6 @@ namespace gantry::cli {
 
 namespace {
 
-std::string percent(double x) {
-  char buffer[16];
-  std::snprintf(buffer, sizeof buffer, "%.0f%%", 100 * x);
-  return buffer;
-}
-
 std::vector<double> utilization(const SimResult& r) {
   std::vector<double> u;
   for (double busy : r.busy) u.push_back(r.makespan > 0 ? busy / r.makespan : 0);
@@ -60,7 +54,7 @@ void print_methods_table(std::ostream& out, const Problem& problem, const std::v
   TextTable table({"method", "makespan", "x bound", "utilization per device", "transfers", "exposed", "time"});
   for (const MethodRow& row : rows) {
     std::string util;
-    for (double u : utilization(row.result)) util += (util.empty() ? "" : " ") + percent(u);
+    for (double u : utilization(row.result)) util += (util.empty() ? "" : " ") + format_fixed(100 * u, 0) + "%";
     char ratio[16], secs[16];
     std::snprintf(ratio, sizeof ratio, "%.3f", lower_bound > 0 ? row.outcome.makespan / lower_bound : 0.0);
     std::snprintf(secs, sizeof secs, "%.2fs", row.outcome.seconds);

@@ -58,8 +58,6 @@ class CostTable {
     return latency_[pair] + out_bytes_[pos] * inv_bandwidth_[pair];
   }
   double out_bytes(std::int32_t pos) const { return out_bytes_[pos]; }
-  bool has_fixed_transfer(EdgeId e) const { return edge_fixed_[e] >= 0; }
-  double fixed_transfer(EdgeId e) const { return edge_fixed_[e]; }
   double edge_bytes(EdgeId e) const { return edge_bytes_[e]; }
   // Averages over devices / ordered device pairs, for heuristics that rank ops before placing.
   double mean_op_time(OpId op) const { return mean_op_time_[op]; }

@@ -57,6 +57,22 @@ std::string Fingerprint::hex() const {
   return buffer;
 }
 
+bool Fingerprint::from_hex(const std::string& text, Fingerprint& out) {
+  if (text.size() != 32) return false;
+  std::uint64_t words[2] = {0, 0};
+  for (std::size_t i = 0; i < 32; ++i) {
+    const char c = text[i];
+    int digit;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    else return false;
+    words[i / 16] = words[i / 16] << 4 | static_cast<std::uint64_t>(digit);
+  }
+  out = Fingerprint{words[0], words[1]};
+  return true;
+}
+
 Fingerprint fingerprint(const Graph& g) {
   Hasher h;
   h.add_string("gantry-graph-v1");

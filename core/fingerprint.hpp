@@ -13,6 +13,8 @@ class Cluster;
 struct Fingerprint {
   std::uint64_t hi = 0, lo = 0;
   std::string hex() const;
+  // The inverse of hex(): exactly 32 hex digits, else false.
+  static bool from_hex(const std::string& text, Fingerprint& out);
   bool operator==(const Fingerprint& o) const { return hi == o.hi && lo == o.lo; }
   bool operator!=(const Fingerprint& o) const { return !(*this == o); }
 };

@@ -62,4 +62,18 @@ PlacementOutcome place_random(const PlacementProblem& problem, const SearchBudge
   return PlacementOutcome{"random", best, best_makespan, -1, samples, 0};
 }
 
+PlacementOutcome best_heuristic(const PlacementProblem& problem, const SearchBudget& budget) {
+  SearchBudget few = budget;
+  few.samples = 50;
+  PlacementOutcome best = place_heft(problem);
+  long evaluations = best.evaluations;
+  for (PlacementOutcome other : {place_critical_path(problem), place_round_robin(problem),
+                                 place_single_device(problem), place_random(problem, few)}) {
+    evaluations += other.evaluations;
+    if (other.makespan < best.makespan) best = std::move(other);
+  }
+  best.evaluations = evaluations;
+  return best;
+}
+
 }  // namespace gantry

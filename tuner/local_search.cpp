@@ -18,14 +18,6 @@ LocalSearch::LocalSearch(const PlacementProblem& problem, std::uint64_t seed)
       rng_(seed),
       with_priority_(problem.sim.dispatch == Dispatch::priority) {}
 
-Placement LocalSearch::random_placement() {
-  Placement p;
-  std::uniform_int_distribution<int> pick(0, problem_.cluster.size() - 1);
-  for (int i = 0; i < problem_.graph.size(); ++i) p.device.push_back(pick(rng_));
-  if (with_priority_) p.priority = upward_ranks(problem_.graph, problem_.costs);
-  return p;
-}
-
 AnnealResult LocalSearch::run(Placement current, const std::function<double(long)>& progress, double t_start,
                               double t_end, const std::function<void(long, double)>& on_improvement) {
   const int n = problem_.graph.size(), devices = problem_.cluster.size();
@@ -95,21 +87,10 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
   return result;
 }
 
-namespace {
-
-PlacementOutcome best_heuristic(const PlacementProblem& problem) {
-  PlacementOutcome best = place_heft(problem);
-  for (PlacementOutcome other : {place_critical_path(problem), place_round_robin(problem), place_single_device(problem)})
-    if (other.makespan < best.makespan) best = other;
-  return best;
-}
-
-}  // namespace
-
 PlacementOutcome place_search(const PlacementProblem& problem, const SearchBudget& budget, const PlacementOutcome* start) {
   const auto begin = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
-  const PlacementOutcome seed = start ? *start : best_heuristic(problem);
+  const PlacementOutcome seed = start ? *start : best_heuristic(problem, budget);
   const double seconds = budget.seconds > 0 || budget.evaluations > 0 ? budget.seconds : 2.0;
   auto progress = [&](long evaluations) {
     double p = 0;

@@ -31,11 +31,7 @@ class LocalSearch {
   AnnealResult run(Placement start, const std::function<double(long)>& progress, double t_start = 0.02,
                    double t_end = 2e-4, const std::function<void(long, double)>& on_improvement = {});
 
-  // A uniformly random placement (with priorities when the runtime uses them).
-  Placement random_placement();
-  double evaluate(const Placement& placement) { return sim_.makespan(placement); }
   void reseed(std::uint64_t seed) { rng_.seed(seed); }
-  bool uses_priority() const { return with_priority_; }
 
  private:
   const PlacementProblem& problem_;

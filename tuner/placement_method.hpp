@@ -58,6 +58,10 @@ PlacementOutcome place_heft(const PlacementProblem& problem);
 PlacementOutcome place_search(const PlacementProblem& problem, const SearchBudget& budget,
                               const PlacementOutcome* start = nullptr);
 
+// The best of heft, cp, round-robin, single device and random (50 samples): where search starts.
+// `evaluations` of the outcome counts every simulator run the heuristics spent.
+PlacementOutcome best_heuristic(const PlacementProblem& problem, const SearchBudget& budget);
+
 // Simulated makespan of a placement under the problem's options.
 double evaluate_placement(const PlacementProblem& problem, const Placement& placement);
 

@@ -106,5 +106,12 @@ TEST_CASE("fingerprints ignore names and see costs", "[core]") {
   c.add_op(matmul("x", 11));
   CHECK(fingerprint(a.build().value()) == fingerprint(b.build().value()));
   CHECK(fingerprint(a.build().value()) != fingerprint(c.build().value()));
-  CHECK(fingerprint(a.build().value()).hex().size() == 32);
+  const Fingerprint fp = fingerprint(a.build().value());
+  CHECK(fp.hex().size() == 32);
+  Fingerprint back;
+  REQUIRE(Fingerprint::from_hex(fp.hex(), back));
+  CHECK(back == fp);
+  CHECK_FALSE(Fingerprint::from_hex(fp.hex().substr(0, 31) + "z", back));
+  CHECK_FALSE(Fingerprint::from_hex(" " + fp.hex().substr(1), back));
+  CHECK_FALSE(Fingerprint::from_hex(fp.hex().substr(1), back));
 }

@@ -88,148 +88,66 @@ Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatche
   return scheme;
 }
 
-Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs) {
-  auto ok = check_sizes(devices, microbatches);
-  if (!ok) return ok.error();
-  if (costs.num_stages() != devices)
-    return make_error("pipeline: ZB-H1 needs one stage per device (" + std::to_string(devices) + "), the costs give " +
-                      std::to_string(costs.num_stages()));
-  PipelineScheme scheme = plain_scheme(devices, microbatches);
-  // A list-scheduling pass with the real costs decides the order. A free device runs a ready B
-  // first, else a ready F if fewer than p - d microbatches are between their F and B (1F1B's
-  // activation memory), else a pending W (it fills what would be a bubble), else it waits.
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> f_end(devices, std::vector<double>(microbatches, inf));
-  std::vector<std::vector<double>> b_end(devices, std::vector<double>(microbatches, inf));
-  std::vector<int> next_f(devices, 0), next_b(devices, 0), next_w(devices, 0);
-  std::vector<double> free_at(devices, 0.0);
-  // Activation memory each device may use besides its static memory (infinite without a limit).
-  std::vector<double> room(devices, inf), used(devices, 0.0);
-  for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
-    if (costs.max_mem[d] > 0) room[d] = costs.max_mem[d] - costs.static_memory[d];
-  for (int remaining = 3 * devices * microbatches; remaining > 0; --remaining) {
-    int best_device = -1;
-    PipeOp best_op = PipeOp::F;
-    double best_start = inf;
-    for (int d = 0; d < devices; ++d) {
-      const double now = free_at[d];
-      double f_ready = inf, b_ready = inf;
-      // An F needs 1F1B's in-flight limit and room for its activations; a pending W frees memory,
-      // so when the room is short the device runs W first.
-      // (With nothing in flight and no W pending the F runs anyway: the limit cannot be met.)
-      const bool fits = used[d] + costs.mem_f[d] <= room[d] || (next_f[d] == next_b[d] && next_w[d] == next_b[d]);
-      if (next_f[d] < microbatches && next_f[d] - next_b[d] < devices - d && fits)
-        f_ready = d == 0 ? 0 : f_end[d - 1][next_f[d]] + costs.comm[d - 1];
-      if (next_b[d] < next_f[d])
-        b_ready = d == devices - 1 ? f_end[d][next_b[d]] : b_end[d + 1][next_b[d]] + costs.comm[d];
-      const bool w_pending = next_w[d] < next_b[d];
-      double start;
-      PipeOp op;
-      if (b_ready <= now) {
-        start = now, op = PipeOp::B;
-      } else if (f_ready <= now) {
-        start = now, op = PipeOp::F;
-      } else if (w_pending) {
-        start = now, op = PipeOp::W;
-      } else if (b_ready <= f_ready) {
-        start = b_ready, op = PipeOp::B;
-      } else {
-        start = f_ready, op = PipeOp::F;
-      }
-      if (start < best_start) {
-        best_start = start;
-        best_device = d;
-        best_op = op;
-      }
-    }
-    if (best_device < 0) return make_error("pipeline: ZB-H1 construction stalled (internal error)");
-    const int d = best_device;
-    PipeTask t{best_op, 0, d};
-    double duration = 0;
-    switch (best_op) {
-      case PipeOp::F:
-        t.microbatch = next_f[d];
-        duration = costs.f[d];
-        f_end[d][next_f[d]++] = best_start + duration;
-        used[d] += costs.mem_f[d];
-        break;
-      case PipeOp::B:
-        t.microbatch = next_b[d];
-        duration = costs.b[d];
-        b_end[d][next_b[d]++] = best_start + duration;
-        used[d] += costs.mem_b[d];
-        break;
-      case PipeOp::W:
-        t.microbatch = next_w[d]++;
-        duration = costs.w[d];
-        used[d] += costs.mem_w[d];
-        break;
-      case PipeOp::BW: break;
-    }
-    free_at[d] = best_start + duration;
-    scheme.schedule[d].push_back(t);
-  }
-  return scheme;
-}
+namespace {
 
-Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs) {
-  auto ok = check_sizes(devices, microbatches);
-  if (!ok) return ok.error();
-  const int stages = 2 * devices;
-  if (costs.num_stages() != stages)
-    return make_error("pipeline: ZB-V needs two chunks per device (" + std::to_string(stages) + " stages), the costs give " +
-                      std::to_string(costs.num_stages()));
-  PipelineScheme scheme;
-  scheme.num_microbatches = microbatches;
-  scheme.schedule.resize(devices);
-  for (int k = 0; k < stages; ++k) scheme.placement.push_back(k < devices ? k : stages - 1 - k);
+// The zero-bubble list scheduler both ZB schedules use: it runs the pipeline with the real costs
+// and records each device's order. A free device runs the ready B of its deepest stage, else a
+// ready F (deepest first; F of a device's first stage brings in a new microbatch and needs
+// in-flight room below `in_flight_limit[d]` and memory room), else a pending W (it fills what would
+// be a bubble and frees memory), else waits for its earliest B or F.
+Result<PipelineScheme> zero_bubble_order(PipelineScheme scheme, const StageCosts& costs,
+                                         const std::vector<int>& in_flight_limit) {
+  const int stages = scheme.num_stages(), devices = scheme.num_devices(), micro = scheme.num_microbatches;
   const double inf = std::numeric_limits<double>::infinity();
-  auto at = [&](int s, int m) { return static_cast<std::size_t>(s) * microbatches + m; };
-  std::vector<double> f_end(static_cast<std::size_t>(stages) * microbatches, inf), b_end = f_end;
+  std::vector<std::vector<int>> stages_of(devices);  // deepest first
+  for (int s = stages - 1; s >= 0; --s) stages_of[scheme.placement[s]].push_back(s);
+  std::vector<int> entry(devices, stages);  // the first stage of each device
+  for (int s = 0; s < stages; ++s) entry[scheme.placement[s]] = std::min(entry[scheme.placement[s]], s);
+  auto at = [&](int s, int m) { return static_cast<std::size_t>(s) * micro + m; };
+  std::vector<double> f_end(static_cast<std::size_t>(stages) * micro, inf), b_end = f_end;
   std::vector<int> next_f(stages, 0), next_b(stages, 0), next_w(stages, 0);
   std::vector<double> free_at(devices, 0.0), room(devices, inf), used(devices, 0.0);
-  std::vector<int> in_flight(devices, 0);  // chunk-activations between F and B
+  std::vector<int> in_flight(devices, 0), w_pending(devices, 0);  // activations between F and B; B without W
   for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
-    if (costs.max_mem[d] > 0)
-      room[d] = costs.max_mem[d] - costs.static_memory[d] - costs.static_memory[stages - 1 - d];
-  auto comm = [&](int from, int to) {  // between consecutive stages, free on the same device
+    if (costs.max_mem[d] > 0) {
+      room[d] = costs.max_mem[d];
+      for (int s : stages_of[d]) room[d] -= costs.static_memory[s];
+    }
+  auto comm = [&](int from, int to) {  // free between stages on one device
     return scheme.placement[from] == scheme.placement[to] ? 0.0 : costs.comm[std::min(from, to)];
   };
-  for (int remaining = 3 * stages * microbatches; remaining > 0; --remaining) {
+  for (int remaining = 3 * stages * micro; remaining > 0; --remaining) {
     int best_device = -1, best_stage = 0;
     PipeOp best_op = PipeOp::F;
     double best_start = inf;
     for (int d = 0; d < devices; ++d) {
-      const int chunks[2] = {stages - 1 - d, d};  // deeper (returning) chunk first
       const double now = free_at[d];
       double start = inf;
       int stage = -1;
       PipeOp op = PipeOp::F;
       auto consider = [&](PipeOp kind, int s, double ready) {
         const double begin = std::max(now, ready);
-        // Ready-now work wins by kind order (B, F, W); otherwise the earliest start.
+        // Work that can start now wins by kind (B, F, W); otherwise the earliest start.
         if (begin < start || (begin == start && begin <= now && static_cast<int>(kind) < static_cast<int>(op))) {
           start = begin;
           stage = s;
           op = kind;
         }
       };
-      for (int s : chunks)
+      for (int s : stages_of[d])
         if (next_b[s] < next_f[s]) {
           const int m = next_b[s];
           consider(PipeOp::B, s, s == stages - 1 ? f_end[at(s, m)] : b_end[at(s + 1, m)] + comm(s + 1, s));
         }
-      // The in-flight and memory limits gate new microbatches (the first chunk); the returning
-      // chunk's F always may run, as it leads to the B that frees memory.
-      for (int s : chunks)
-        if (next_f[s] < microbatches &&
-            (s != d || (in_flight[d] < 2 * devices - 1 && (used[d] + costs.mem_f[s] <= room[d] || in_flight[d] == 0)))) {
+      const bool fits = used[d] + costs.mem_f[entry[d]] <= room[d] || (in_flight[d] == 0 && w_pending[d] == 0);
+      for (int s : stages_of[d])
+        if (next_f[s] < micro && (s != entry[d] || (in_flight[d] < in_flight_limit[d] && fits))) {
           const int m = next_f[s];
           consider(PipeOp::F, s, s == 0 ? 0.0 : f_end[at(s - 1, m)] + comm(s - 1, s));
         }
-      const bool can_compute_now = start <= now;
-      for (int s : chunks)
-        if (!can_compute_now && next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
+      if (start > now)
+        for (int s : stages_of[d])
+          if (next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
       if (stage >= 0 && start < best_start) {
         best_start = start;
         best_device = d;
@@ -237,7 +155,7 @@ Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts
         best_op = op;
       }
     }
-    if (best_device < 0) return make_error("pipeline: ZB-V construction stalled (internal error)");
+    if (best_device < 0) return make_error("pipeline: zero-bubble construction stalled (internal error)");
     const int d = best_device, s = best_stage;
     PipeTask t{best_op, 0, s};
     double duration = 0;
@@ -255,11 +173,13 @@ Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts
         b_end[at(s, t.microbatch)] = best_start + duration;
         used[d] += costs.mem_b[s];
         --in_flight[d];
+        ++w_pending[d];
         break;
       case PipeOp::W:
         t.microbatch = next_w[s]++;
         duration = costs.w[s];
         used[d] += costs.mem_w[s];
+        --w_pending[d];
         break;
       case PipeOp::BW: break;
     }
@@ -267,6 +187,34 @@ Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts
     scheme.schedule[d].push_back(t);
   }
   return scheme;
+}
+
+}  // namespace
+
+Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  if (costs.num_stages() != devices)
+    return make_error("pipeline: ZB-H1 needs one stage per device (" + std::to_string(devices) + "), the costs give " +
+                      std::to_string(costs.num_stages()));
+  std::vector<int> limit;  // 1F1B's activation memory: p - d microbatches between F and B
+  for (int d = 0; d < devices; ++d) limit.push_back(devices - d);
+  return zero_bubble_order(plain_scheme(devices, microbatches), costs, limit);
+}
+
+Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs) {
+  auto ok = check_sizes(devices, microbatches);
+  if (!ok) return ok.error();
+  const int stages = 2 * devices;
+  if (costs.num_stages() != stages)
+    return make_error("pipeline: ZB-V needs two chunks per device (" + std::to_string(stages) + " stages), the costs give " +
+                      std::to_string(costs.num_stages()));
+  PipelineScheme scheme;
+  scheme.num_microbatches = microbatches;
+  scheme.schedule.resize(devices);
+  for (int k = 0; k < stages; ++k) scheme.placement.push_back(k < devices ? k : stages - 1 - k);
+  // 1F1B's first-stage memory in half-stage chunks, less one slot for the returning chunk.
+  return zero_bubble_order(std::move(scheme), costs, std::vector<int>(devices, stages - 1));
 }
 
 }  // namespace gantry

@@ -13,16 +13,14 @@ Result<PipelineScheme> make_1f1b(int devices, int microbatches);
 // Megatron's interleaved 1F1B: v chunks per device, warm-up (p - d - 1) * 2 + (v - 1) * p,
 // microbatches in groups of p (so the microbatch count must be a multiple of p).
 Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatches);
-// Zero-bubble ZB-H1 style, automatic: B and W split; a device runs a ready B first, else a ready F
-// within 1F1B's in-flight limit (p - d microbatches between F and B) and the memory limit
-// (costs.max_mem minus static memory), else a pending W, which fills what would be a bubble and,
-// when memory is short, frees room for the next F.
+// Zero-bubble schedules, built by one list-scheduling pass with the real costs (B and W split): a
+// free device runs a ready B (deepest stage first), else a ready F (a new microbatch only within
+// the in-flight limit and the memory limit, costs.max_mem minus static memory), else a pending W,
+// which fills what would be a bubble and frees memory.
+// ZB-H1 style: one stage per device, 1F1B's in-flight limit of p - d microbatches.
 Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs);
-// ZB-V: two chunks per device in a V (stage k on device k for k < p, on device 2p-1-k after), B and
-// W split, built by the same kind of list-scheduling pass over 2p stage costs: a free device runs
-// the ready B of its deepest stage, else a ready F (the returning chunk first; a new microbatch
-// only while fewer than 2p - 1 chunk-activations are in flight and memory allows), else a pending
-// W. Peak activation memory stays at 1F1B's first stage (2p half-stage chunks) in the tests.
+// ZB-V: two chunks per device in a V (stage k on device k for k < p, on device 2p-1-k after),
+// at most 2p - 1 chunk activations in flight; the returning chunk's F is never held back.
 Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs);
 
 }  // namespace gantry

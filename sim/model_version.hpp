@@ -1,0 +1,14 @@
+#pragma once
+// The version of everything that decides a simulated makespan: the cost model, both engines and
+// their options. Stored results are keyed by it, so a number computed by older code is never
+// compared with a newer one (a correct but larger makespan could otherwise never replace a stale
+// one). Bump it in the same commit as any change that alters makespans; the canary test in
+// tests/sim/model_version_test.cpp pins makespans of fixed problems to this number and fails
+// when they move without a bump.
+namespace gantry {
+
+// 1: the first stored results (foundation, tuning spine).
+// 2: per-device port contention, lower bound with streams, validated placements.
+constexpr int kModelVersion = 2;
+
+}  // namespace gantry

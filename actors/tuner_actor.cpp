@@ -71,7 +71,7 @@ ScheduleRecord record_of(const TunerState& s) {
   r.sim = runtime_name(c.problem->sim);
   r.unit = c.problem->graph.cost_unit();
   r.makespan = s.outcome.best.makespan;
-  r.lower_bound = makespan_lower_bound(c.problem->graph, c.problem->costs, c.problem->cluster);
+  r.lower_bound = makespan_lower_bound(c.problem->graph, c.problem->costs, c.problem->cluster, c.problem->sim);
   r.placement = s.outcome.best.placement;
   r.job_id = c.job_id;
   r.found_at = unix_now();

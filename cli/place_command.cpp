@@ -78,7 +78,7 @@ void run_place(const PlaceArgs& args) {
     rows[i].result = sim.run(rows[i].outcome.placement);
     if (rows[i].outcome.makespan < rows[best].outcome.makespan) best = i;
   }
-  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster);
+  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster, args.sim.options());
   if (args.out.wants_timeline())
     write_timelines(args.out, problem, rows[best].result,
                     problem.graph_label + " on " + problem.cluster.name() + " - " + rows[best].outcome.method);

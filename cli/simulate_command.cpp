@@ -31,7 +31,7 @@ void run_simulate(const SimulateArgs& args) {
   row.outcome.method = "given";
   row.outcome.placement = placement.value();
   row.outcome.makespan = row.result.makespan;
-  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster);
+  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster, args.sim.options());
   if (args.out.wants_timeline()) write_timelines(args.out, problem, row.result, problem.graph_label + " - " + args.placement_file);
   if (args.out.json()) {
     nlohmann::json j = method_json(problem, row, bound);

@@ -102,7 +102,7 @@ void run_tune(TuneArgs& args) {
   MethodRow row{t.best, sim.run(t.best.placement)};
   row.outcome.evaluations = t.evaluations;
   row.outcome.seconds = t.seconds;
-  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster);
+  const double bound = makespan_lower_bound(problem.graph, *problem.costs, problem.cluster, args.sim.options());
   if (args.out.wants_timeline())
     write_timelines(args.out, problem, row.result, problem.graph_label + " on " + problem.cluster.name() + " - tuned");
   if (args.out.json()) {

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -32,7 +34,10 @@ Result<double> number(const YAML::Node& node, const char* key, double scale, con
   return x * scale;
 }
 
+std::optional<Error> unknown_key(const YAML::Node& node, const std::vector<std::string>& known, const std::string& where);
+
 Result<Link> parse_link(const YAML::Node& node, const std::string& where) {
+  if (auto unknown = unknown_key(node, {"between", "bandwidth_gbs", "latency_us"}, where)) return *unknown;
   auto bw = number(node, "bandwidth_gbs", 1e9, where, true);
   if (!bw) return bw.error();
   auto lat = number(node, "latency_us", 1e-6, where, false, 0);
@@ -44,10 +49,78 @@ std::string line_of(const YAML::Node& node, const std::string& source) {
   return source + ":" + std::to_string(node.Mark().line + 1);
 }
 
+// A whole-number field in [low, high], read without going through a narrowing cast: a count of
+// 4294967297 is an error, not one device.
+Result<long> whole(const YAML::Node& node, const char* key, long low, long high, const std::string& where, long fallback) {
+  const YAML::Node value = node[key];
+  if (!value) return fallback;
+  double x = 0;
+  try {
+    x = value.as<double>();
+  } catch (const YAML::Exception&) {
+    return make_error(where + ": field '" + key + "' is not a number");
+  }
+  if (!std::isfinite(x) || x != std::floor(x) || x < static_cast<double>(low) || x > static_cast<double>(high))
+    return make_error(where + ": field '" + key + "' must be a whole number from " + std::to_string(low) + " to " +
+                      std::to_string(high) + " (got " + value.as<std::string>() + ")");
+  return static_cast<long>(x);
+}
+
+const std::vector<std::string> kDeviceKeys = {"count",  "kind",       "name",       "peak_tflops", "mem_bandwidth_gbs",
+                                              "memory_gib", "streams", "host",      "egress_gbs",  "ingress_gbs",
+                                              "nic_gbs"};
+
+// A misspelt field would silently fall back to a default: name it instead.
+std::optional<Error> unknown_key(const YAML::Node& node, const std::vector<std::string>& known, const std::string& where) {
+  if (!node.IsMap()) return Error{where + ": expected a mapping"};
+  for (const auto& entry : node) {
+    const std::string key = entry.first.as<std::string>();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      return Error{where + ": unknown field '" + key + "' (known: " + list + ")"};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Cluster::Cluster(std::string name, std::vector<Device> devices)
-    : name_(std::move(name)), devices_(std::move(devices)), links_(devices_.size() * devices_.size()) {}
+    : name_(std::move(name)), devices_(std::move(devices)), links_(devices_.size() * devices_.size()) {
+  int hosts = 0;
+  for (const Device& d : devices_) hosts = std::max(hosts, d.host + 1);
+  host_nic_.assign(hosts, 0.0);
+}
+
+// Port numbering: egress 0..D-1, ingress D..2D-1, device NIC out 2D.., device NIC in 3D..,
+// host NIC out 4D.., host NIC in 4D+H...
+std::vector<PortUse> Cluster::ports_on_path(int from, int to) const {
+  std::vector<PortUse> ports;
+  if (from == to || link(from, to).bandwidth <= 0) return ports;
+  const int d = size(), h = num_hosts();
+  auto add = [&](int port, double bandwidth) {
+    if (bandwidth > 0) ports.push_back(PortUse{port, bandwidth});
+  };
+  const Device& a = devices_[from];
+  const Device& b = devices_[to];
+  add(from, a.egress_bandwidth);
+  add(d + to, b.ingress_bandwidth);
+  if (a.host != b.host) {
+    add(2 * d + from, a.nic_bandwidth);
+    add(3 * d + to, b.nic_bandwidth);
+    add(4 * d + a.host, host_nic_[a.host]);
+    add(4 * d + h + b.host, host_nic_[b.host]);
+  }
+  return ports;
+}
+
+double Cluster::path_bandwidth(int from, int to) const {
+  double bandwidth = link(from, to).bandwidth;
+  if (bandwidth <= 0) return 0;
+  for (const PortUse& p : ports_on_path(from, to)) bandwidth = std::min(bandwidth, p.bandwidth);
+  return bandwidth;
+}
 
 std::string Cluster::summary() const {
   std::ostringstream out;
@@ -57,9 +130,10 @@ std::string Cluster::summary() const {
   return out.str();
 }
 
-Result<Cluster> Cluster::identical(int devices) {
-  if (devices <= 0)
-    return make_error("cluster identical:" + std::to_string(devices) + ": the device count must be at least 1");
+Result<Cluster> Cluster::identical(long devices) {
+  if (devices <= 0 || devices > kMaxDevices)
+    return make_error("cluster identical:" + std::to_string(devices) + ": the device count must be between 1 and " +
+                      std::to_string(kMaxDevices));
   std::vector<Device> list;
   for (int d = 0; d < devices; ++d)
     list.push_back(Device{"dev" + std::to_string(d), "identical", 1e12, 1e12, 1e12, 1, 0});
@@ -75,6 +149,8 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     return make_error(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
   if (!root.IsMap()) return make_error(source + ": a cluster file must be a YAML mapping");
+  if (auto unknown = unknown_key(root, {"name", "devices", "default_link", "inter_host_link", "links", "hosts"}, source))
+    return *unknown;
   std::string name = root["name"] ? root["name"].as<std::string>() : source;
   const YAML::Node groups = root["devices"];
   if (!groups || !groups.IsSequence() || groups.size() == 0)
@@ -83,19 +159,23 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
   std::vector<Device> devices;
   for (const YAML::Node& group : groups) {
     const std::string where = line_of(group, source);
-    auto count = number(group, "count", 1, where, false, 1);
-    if (!count) return count.error();
-    if (count.value() < 1 || count.value() != std::floor(count.value()))
-      return make_error(where + ": 'count' must be a whole number >= 1 (device count 0)");
+    if (auto unknown = unknown_key(group, kDeviceKeys, where)) return *unknown;
+    auto count = whole(group, "count", 1, kMaxDevices, where, 1);
     auto peak = number(group, "peak_tflops", 1e12, where, true);
     auto bw = number(group, "mem_bandwidth_gbs", 1e9, where, true);
     auto mem = number(group, "memory_gib", kGiB, where, true);
-    auto streams = number(group, "streams", 1, where, false, 1);
-    auto host = number(group, "host", 1, where, false, 0);
-    for (auto* r : {&peak, &bw, &mem, &streams, &host})
+    auto streams = whole(group, "streams", 1, kMaxStreams, where, 1);
+    auto host = whole(group, "host", 0, kMaxDevices - 1, where, 0);
+    auto egress = number(group, "egress_gbs", 1e9, where, false, 0);
+    auto ingress = number(group, "ingress_gbs", 1e9, where, false, 0);
+    auto nic = number(group, "nic_gbs", 1e9, where, false, 0);
+    for (auto* r : {&count, &streams, &host})
+      if (!*r) return r->error();
+    for (auto* r : {&peak, &bw, &mem, &egress, &ingress, &nic})
       if (!*r) return r->error();
     if (peak.value() <= 0) return make_error(where + ": 'peak_tflops' must be > 0");
-    if (streams.value() < 1) return make_error(where + ": 'streams' must be >= 1");
+    if (devices.size() + static_cast<std::size_t>(count.value()) > static_cast<std::size_t>(kMaxDevices))
+      return make_error(where + ": the cluster would have more than " + std::to_string(kMaxDevices) + " devices");
     std::string kind = group["kind"] ? group["kind"].as<std::string>() : "device";
     for (int i = 0; i < static_cast<int>(count.value()); ++i) {
       Device d;
@@ -107,6 +187,9 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
       d.memory = mem.value();
       d.streams = static_cast<int>(streams.value());
       d.host = static_cast<int>(host.value());
+      d.egress_bandwidth = egress.value();
+      d.ingress_bandwidth = ingress.value();
+      d.nic_bandwidth = nic.value();
       devices.push_back(d);
     }
   }
@@ -127,6 +210,20 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b)
       if (a != b) cluster.set_link(a, b, devices[a].host == devices[b].host ? intra : inter);
+
+  if (const YAML::Node hosts = root["hosts"]) {
+    if (!hosts.IsSequence()) return make_error(line_of(hosts, source) + ": 'hosts' must be a list");
+    for (const YAML::Node& entry : hosts) {
+      const std::string where = line_of(entry, source);
+      auto id = whole(entry, "host", 0, kMaxDevices - 1, where, -1);
+      if (!id) return id.error();
+      if (id.value() < 0 || id.value() >= cluster.num_hosts())
+        return make_error(where + ": 'host' must name a host of the devices (0.." + std::to_string(cluster.num_hosts() - 1) + ")");
+      auto nic = number(entry, "nic_gbs", 1e9, where, true);
+      if (!nic) return nic.error();
+      cluster.set_host_nic_bandwidth(static_cast<int>(id.value()), nic.value());
+    }
+  }
 
   if (const YAML::Node links = root["links"]) {
     for (const YAML::Node& entry : links) {
@@ -160,11 +257,12 @@ Result<Cluster> Cluster::load(const std::string& spec) {
   const std::string prefix = "identical:";
   if (spec.rfind(prefix, 0) == 0) {
     const std::string count = spec.substr(prefix.size());
-    char* end = nullptr;
-    long n = std::strtol(count.c_str(), &end, 10);
-    if (count.empty() || *end != '\0')
-      return make_error("cluster '" + spec + "': expected identical:N with N a whole number");
-    return identical(static_cast<int>(n));
+    const bool digits = !count.empty() && count.size() <= 9 &&
+                        std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits)
+      return make_error("cluster '" + spec + "': expected identical:N with N a whole number from 1 to " +
+                        std::to_string(kMaxDevices));
+    return identical(std::stol(count));
   }
   for (const ClusterPreset& p : cluster_presets())
     if (spec == p.name) return from_yaml(p.yaml, std::string("preset ") + p.name);

@@ -82,9 +82,10 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
       if (a == b) continue;
       const Link& link = cluster.link(a, b);
       std::size_t pair = static_cast<std::size_t>(a) * d_ + b;
-      if (link.bandwidth > 0) {
+      const double bandwidth = cluster.path_bandwidth(a, b);  // the link or a slower port on the way
+      if (bandwidth > 0) {
         latency_[pair] = link.latency;
-        inv_bandwidth_[pair] = 1.0 / link.bandwidth;
+        inv_bandwidth_[pair] = 1.0 / bandwidth;
       }
     }
 }

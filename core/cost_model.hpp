@@ -3,7 +3,8 @@
 // kind first, then the op's own cost); otherwise a roofline:
 //   time = max(flops / (peak * efficiency(kind)), bytes / (bandwidth * memory_efficiency)) + launch
 // Transfers: the edge's explicit cost, else the producer's explicit transfer cost, else
-//   latency + bytes / bandwidth of the link (free when the link has no bandwidth: identical:N).
+//   latency + bytes / bandwidth of the path: the link, or a slower port on the way (free when the
+//   link has no bandwidth: identical:N).
 #include <array>
 #include <vector>
 

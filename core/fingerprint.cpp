@@ -102,14 +102,16 @@ Fingerprint fingerprint(const Graph& g) {
 
 Fingerprint fingerprint(const Cluster& c) {
   Hasher h;
-  h.add_string("gantry-cluster-v1");
+  h.add_string("gantry-cluster-v2");
   h.add_u64(static_cast<std::uint64_t>(c.size()));
   for (const Device& d : c.devices()) {
     h.add_string(d.kind);
     for (double x : {d.peak_flops, d.mem_bandwidth, d.memory}) h.add_double(x);
     h.add_u64(static_cast<std::uint64_t>(d.streams));
     h.add_u64(static_cast<std::uint64_t>(d.host));
+    for (double x : {d.egress_bandwidth, d.ingress_bandwidth, d.nic_bandwidth}) h.add_double(x);
   }
+  for (int host = 0; host < c.num_hosts(); ++host) h.add_double(c.host_nic_bandwidth(host));
   for (int a = 0; a < c.size(); ++a)
     for (int b = 0; b < c.size(); ++b) {
       h.add_double(c.link(a, b).bandwidth);

@@ -12,8 +12,9 @@ enum class Dispatch : std::uint8_t {
 };
 
 enum class LinkModel : std::uint8_t {
-  contention,  // each directed link carries one transfer at a time, FIFO
-  unlimited,   // any number of concurrent transfers per link
+  contention,  // each directed link carries one transfer at a time, FIFO, and transfers share the
+               // devices' and hosts' ports (Cluster::ports_on_path) in proportion to bandwidth
+  unlimited,   // any number of concurrent transfers per link, ports ignored
 };
 
 struct SimOptions {
@@ -23,7 +24,10 @@ struct SimOptions {
   int streams = 0;              // ops per device at once; 0 = each device's own `streams`
   double noise_sigma = 0;       // multiplicative log-normal noise on op times (mean 1)
   std::uint64_t seed = 1;       // seed of the noise
-  bool track_memory = false;    // peak memory per device (received copies: first 64 devices)
+  // Noise draws per makespan() call: it returns their mean, an estimate of the expected makespan
+  // with common random numbers (sim/noise.hpp). run() simulates draw 0 (the seed itself).
+  int noise_samples = 1;
+  bool track_memory = false;    // peak memory per device, received copies included
   bool record = false;          // keep per-op and per-transfer timelines (traces, SVG, metrics)
   // The public DOPPLER simulator, reproduced event for event: one op at a time per device, FIFO
   // in SimPy's order, each cross-device edge pays its producer's transfer cost, unlimited links,

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "core/cluster.hpp"
-#include "sim/doppler_edges.hpp"
+#include "sim/doppler_state.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/noise.hpp"
 #include "sim/timeline_metrics.hpp"
 
 namespace gantry {
@@ -15,24 +17,6 @@ namespace gantry {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// xoshiro-style generator for the noise: cheap, seeded, no global state.
-struct NoiseSource {
-  std::uint64_t s;
-  explicit NoiseSource(std::uint64_t seed) : s(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
-  // exp(sigma * z - sigma^2 / 2): log-normal with mean 1.
-  double factor(double sigma) {
-    double z = std::sqrt(-2.0 * std::log(uniform())) * std::cos(6.283185307179586 * uniform());
-    return std::exp(sigma * z - 0.5 * sigma * sigma);
-  }
-};
 
 }  // namespace
 
@@ -45,6 +29,11 @@ struct Simulator::State {
   std::vector<std::uint32_t> ready_seq;
   std::vector<int> free_streams;
   std::vector<double> link_free;      // per directed link, when it is next free
+  std::vector<double> port_free;      // per port (Cluster::num_ports), when it is next free
+  // Per ordered device pair: the ports its transfers pass through, each with the share of the
+  // port's bandwidth one transfer uses (path bandwidth / port bandwidth, <= 1).
+  std::vector<int> path_begin, path_port;
+  std::vector<double> path_share;
   std::vector<double> arrival_on;     // per device, arrival of the op being finished (dedup)
   std::vector<int> arrival_touched;
   // Ready queues: one segment of `queue` per device (FIFO ring or binary heap).
@@ -58,7 +47,8 @@ struct Simulator::State {
   // Memory.
   std::vector<double> memory_now;
   std::vector<int> consumers_left;
-  std::vector<std::uint64_t> copies_on;  // bit mask of devices holding a copy of an op's output
+  int copy_words = 1;
+  std::vector<std::uint64_t> copies_on;  // per op, a bit set of devices holding a received copy
   std::vector<double> busy;
 };
 
@@ -73,6 +63,17 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
   s.ready_seq.resize(s.n);
   s.free_streams.resize(s.d);
   s.link_free.resize(static_cast<std::size_t>(s.d) * s.d);
+  s.port_free.resize(cluster.num_ports());
+  s.path_begin.assign(static_cast<std::size_t>(s.d) * s.d + 1, 0);
+  for (int a = 0; a < s.d; ++a)
+    for (int b = 0; b < s.d; ++b) {
+      const double path = cluster.path_bandwidth(a, b);
+      for (const PortUse& port : cluster.ports_on_path(a, b)) {
+        s.path_port.push_back(port.port);
+        s.path_share.push_back(path / port.bandwidth);
+      }
+      s.path_begin[static_cast<std::size_t>(a) * s.d + b + 1] = static_cast<int>(s.path_port.size());
+    }
   s.arrival_on.assign(s.d, -1);
   s.queue.resize(s.n);
   s.seg_begin.resize(s.d + 1);
@@ -83,7 +84,8 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
   s.order_pos.resize(s.d);
   s.memory_now.resize(s.d);
   s.consumers_left.resize(s.n);
-  s.copies_on.resize(s.n);
+  s.copy_words = (s.d + 63) / 64;
+  s.copies_on.resize(static_cast<std::size_t>(s.n) * s.copy_words);
   s.busy.resize(s.d);
   s.events.reserve(static_cast<std::size_t>(s.n) + 16);
 }
@@ -91,24 +93,60 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 
+Status Simulator::check(const Placement& placement) const {
+  const int n = graph_.size(), devices = static_cast<int>(device_streams_.size());
+  if (placement.size() != n)
+    return make_error("placement: " + std::to_string(placement.size()) + " entries for a graph of " + std::to_string(n) + " ops");
+  for (OpId op = 0; op < n; ++op)
+    if (placement.device[op] < 0 || placement.device[op] >= devices)
+      return make_error("placement: op " + std::to_string(op) + " (" + graph_.name(op) + ") is on device " +
+                        std::to_string(placement.device[op]) + ", but the cluster has devices 0.." + std::to_string(devices - 1));
+  if (placement.has_priority()) {
+    if (static_cast<int>(placement.priority.size()) != n)
+      return make_error("placement: " + std::to_string(placement.priority.size()) + " priorities for a graph of " +
+                        std::to_string(n) + " ops");
+    for (OpId op = 0; op < n; ++op)
+      if (!std::isfinite(placement.priority[op]))
+        return make_error("placement: op " + std::to_string(op) + " (" + graph_.name(op) + ") has a priority that is not a finite number");
+  }
+  return Ok{};
+}
+
 double Simulator::makespan(const std::int32_t* device, const double* priority) {
   if (options_.doppler) return simulate_doppler(device, nullptr);
-  return simulate(device, priority, nullptr, nullptr);
+  if (options_.noise_sigma <= 0 || options_.noise_samples <= 1) return simulate(device, priority, nullptr, options_.seed, nullptr);
+  double sum = 0;
+  for (int k = 0; k < options_.noise_samples; ++k)
+    sum += simulate(device, priority, nullptr, noise_draw_seed(options_.seed, k), nullptr);
+  return sum / options_.noise_samples;
+}
+
+double Simulator::makespan(const Placement& placement) {
+  Status valid = check(placement);
+  if (!valid) throw std::invalid_argument(valid.error().message);
+  return makespan(placement.device.data(), placement.has_priority() ? placement.priority.data() : nullptr);
 }
 
 SimResult Simulator::run(const Placement& placement, const std::vector<std::vector<OpId>>* order) {
   SimResult result;
+  Status valid = check(placement);
+  if (!valid) {
+    result.completed = false;
+    result.makespan = kInf;
+    result.error = valid.error().message;
+    return result;
+  }
   const double* prio = placement.has_priority() ? placement.priority.data() : nullptr;
   if (options_.doppler)
     simulate_doppler(placement.device.data(), &result);
   else
-    simulate(placement.device.data(), prio, order, &result);
+    simulate(placement.device.data(), prio, order, options_.seed, &result);
   if (options_.record) add_timeline_metrics(result);
   return result;
 }
 
 double Simulator::simulate(const std::int32_t* device, const double* priority,
-                           const std::vector<std::vector<OpId>>* order, SimResult* out) {
+                           const std::vector<std::vector<OpId>>* order, std::uint64_t noise_seed, SimResult* out) {
   State& s = *state_;
   const Graph& g = graph_;
   const int n = s.n, D = s.d;
@@ -119,11 +157,13 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   const bool memory = options_.track_memory && out != nullptr;
   const bool record = options_.record && out != nullptr;
   const double sigma = options_.noise_sigma;
-  NoiseSource noise(options_.seed);
+  const bool ports = contention && !s.path_port.empty();
+  const int words = s.copy_words;
 
   // ---- reset ----------------------------------------------------------------------------------
   s.events.clear();
   std::fill(s.link_free.begin(), s.link_free.end(), 0.0);
+  if (ports) std::fill(s.port_free.begin(), s.port_free.end(), 0.0);
   std::fill(s.busy.begin(), s.busy.end(), 0.0);
   std::fill(s.q_size.begin(), s.q_size.end(), 0);
   std::fill(s.q_head.begin(), s.q_head.end(), 0);
@@ -211,7 +251,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   };
   auto start = [&](OpId op, int dev) {
     double duration = costs_.op_time(op, dev);
-    if (sigma > 0) duration *= noise.factor(sigma);
+    if (sigma > 0) duration *= noise_factor(noise_seed, op, sigma);
     --s.free_streams[dev];
     s.busy[dev] += duration;
     s.events.push(now + duration, seq++, op);
@@ -234,9 +274,15 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
     const double cost = costs_.out_transfer_time(pos, from, to);
     double begin = now;
-    double* link = &s.link_free[static_cast<std::size_t>(from) * D + to];
+    const std::size_t pair = static_cast<std::size_t>(from) * D + to;
+    double* link = &s.link_free[pair];
     if (contention) {
       if (*link > begin) begin = *link;
+      if (ports) {  // a transfer waits for every port on its path, then holds each for its share
+        for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k) begin = std::max(begin, s.port_free[s.path_port[k]]);
+        for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k)
+          s.port_free[s.path_port[k]] = begin + cost * s.path_share[k];
+      }
       *link = begin + cost;
     }
     const double arrival = begin + cost;
@@ -249,10 +295,13 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       out->transfer_bytes += costs_.out_bytes(pos);
       out->transfer_time += cost;
       if (record) out->transfer_log.push_back(TransferTiming{u, from, to, begin, arrival, costs_.out_bytes(pos)});
-      if (memory && to < 64 && !(s.copies_on[u] >> to & 1)) {  // copies tracked on the first 64 devices
-        s.copies_on[u] |= std::uint64_t{1} << to;
-        s.memory_now[to] += g.output_bytes(u);
-        out->peak_memory[to] = std::max(out->peak_memory[to], s.memory_now[to]);
+      if (memory) {
+        std::uint64_t& word = s.copies_on[static_cast<std::size_t>(u) * words + (to >> 6)];
+        if (!(word >> (to & 63) & 1)) {
+          word |= std::uint64_t{1} << (to & 63);
+          s.memory_now[to] += g.output_bytes(u);
+          out->peak_memory[to] = std::max(out->peak_memory[to], s.memory_now[to]);
+        }
       }
     }
     return arrival;
@@ -261,8 +310,10 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     for (OpId u : g.preds(v)) {
       if (--s.consumers_left[u] != 0) continue;
       s.memory_now[device[u]] -= g.output_bytes(u);
-      for (int k = 0; k < D && k < 64 && s.copies_on[u]; ++k)
-        if (s.copies_on[u] >> k & 1) s.memory_now[k] -= g.output_bytes(u);
+      const std::uint64_t* copies = &s.copies_on[static_cast<std::size_t>(u) * words];
+      for (int w = 0; w < words; ++w)
+        for (std::uint64_t bits = copies[w]; bits; bits &= bits - 1)
+          s.memory_now[w * 64 + __builtin_ctzll(bits)] -= g.output_bytes(u);
     }
   };
   auto finish = [&](OpId u) {
@@ -380,7 +431,8 @@ std::string Simulator::describe_deadlock(const std::vector<std::vector<OpId>>& o
   return text;
 }
 
-double makespan_lower_bound(const Graph& graph, const CostTable& costs, const Cluster& cluster) {
+double makespan_lower_bound(const Graph& graph, const CostTable& costs, const Cluster& cluster,
+                            const SimOptions& options) {
   std::vector<double> finish(graph.size(), 0.0);
   double critical = 0, work = 0;
   for (OpId op : graph.topo_order()) {
@@ -390,9 +442,10 @@ double makespan_lower_bound(const Graph& graph, const CostTable& costs, const Cl
     critical = std::max(critical, finish[op]);
     work += costs.min_op_time(op);
   }
-  int streams = 0;
-  for (const Device& d : cluster.devices()) streams += d.streams;
-  return std::max(critical, work / std::max(1, streams));
+  long streams = 0;
+  for (const Device& d : cluster.devices())
+    streams += options.doppler ? 1 : options.streams > 0 ? options.streams : d.streams;
+  return std::max(critical, work / static_cast<double>(std::max(1L, streams)));
 }
 
 }  // namespace gantry

@@ -56,13 +56,90 @@ TEST_CASE("bad cluster specs are clear errors", "[core]") {
   CHECK_THAT(empty.error().message, Catch::Contains("x.yaml") && Catch::Contains("device count 0"));
   auto count0 = Cluster::from_yaml("devices:\n  - {count: 0, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "c.yaml");
   REQUIRE_FALSE(count0.ok());
-  CHECK_THAT(count0.error().message, Catch::Contains("c.yaml:2") && Catch::Contains("device count 0"));
+  CHECK_THAT(count0.error().message, Catch::Contains("c.yaml:2") && Catch::Contains("'count' must be a whole number from 1"));
   auto missing = Cluster::from_yaml("devices:\n  - {count: 2, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "m.yaml");
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.error().message, Catch::Contains("peak_tflops"));
 }
 
-TEST_CASE("cluster fingerprints differ by content", "[core]") {
+TEST_CASE("cluster fingerprints follow content, not spelling", "[core]") {
+  // The P100 preset written differently (two device groups, other field order, comments) is the
+  // same machine; one changed link or port is another.
+  const std::string same =
+      "# the P100 box\nname: other-name\ndevices:\n"
+      "  - {kind: P100, count: 2, memory_gib: 16, mem_bandwidth_gbs: 732, peak_tflops: 18.7, ingress_gbs: 10, egress_gbs: 10}\n"
+      "  - {count: 2, kind: P100, peak_tflops: 18.7, mem_bandwidth_gbs: 732, memory_gib: 16, streams: 1, host: 0, egress_gbs: 10, ingress_gbs: 10}\n"
+      "default_link: {latency_us: 10, bandwidth_gbs: 10}\n";
+  const Fingerprint preset = fingerprint(Cluster::load("4xP100-pcie").value());
+  CHECK(fingerprint(Cluster::from_yaml(same, "same.yaml").value()) == preset);
+  std::string slower_port = same;
+  slower_port.replace(slower_port.rfind("ingress_gbs: 10"), 15, "ingress_gbs: 5");
+  CHECK(fingerprint(Cluster::from_yaml(slower_port, "port.yaml").value()) != preset);
+  std::string slower_link = same;
+  slower_link.replace(slower_link.find("bandwidth_gbs: 10}"), 18, "bandwidth_gbs: 9}");
+  CHECK(fingerprint(Cluster::from_yaml(slower_link, "link.yaml").value()) != preset);
   CHECK(fingerprint(Cluster::load("identical:4").value()) != fingerprint(Cluster::load("4xP100-pcie").value()));
-  CHECK(fingerprint(Cluster::load("4xP100-pcie").value()) == fingerprint(Cluster::load("4xP100-pcie").value()));
+}
+
+TEST_CASE("device counts and sizes are checked against stated limits", "[core]") {
+  for (const char* spec : {"identical:4294967297", "identical:2147483648", "identical:100000", "identical:-3",
+                           "identical:1025", "identical:4x", "identical:"}) {
+    auto c = Cluster::load(spec);
+    INFO(spec);
+    REQUIRE_FALSE(c.ok());
+    CHECK_THAT(c.error().message, Catch::Contains("1024"));
+  }
+  CHECK(Cluster::load("identical:1024").value().size() == 1024);
+  const std::string base = "devices:\n  - {count: COUNT, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n";
+  for (const char* count : {"99999999999", "4294967297", "2147483647", "1025", "2.5", "-1"}) {
+    std::string text = base;
+    text.replace(text.find("COUNT"), 5, count);
+    auto c = Cluster::from_yaml(text, "big.yaml");
+    INFO(count);
+    REQUIRE_FALSE(c.ok());
+    CHECK_THAT(c.error().message, Catch::Contains("big.yaml:2") && Catch::Contains("'count'"));
+  }
+  auto two_groups = Cluster::from_yaml(
+      "devices:\n  - {count: 1000, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n"
+      "  - {count: 100, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n",
+      "sum.yaml");
+  REQUIRE_FALSE(two_groups.ok());
+  CHECK_THAT(two_groups.error().message, Catch::Contains("sum.yaml:3") && Catch::Contains("more than 1024 devices"));
+  auto streams = Cluster::from_yaml("devices:\n  - {count: 1, streams: 1e9, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "s.yaml");
+  REQUIRE_FALSE(streams.ok());
+  CHECK_THAT(streams.error().message, Catch::Contains("'streams'"));
+}
+
+TEST_CASE("a misspelt cluster field is an error, not a default", "[core]") {
+  auto typo = Cluster::from_yaml("devices:\n  - {count: 2, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1, egres_gbs: 5}\n", "t.yaml");
+  REQUIRE_FALSE(typo.ok());
+  CHECK_THAT(typo.error().message, Catch::Contains("t.yaml:2") && Catch::Contains("unknown field 'egres_gbs'"));
+  auto top = Cluster::from_yaml("devices:\n  - {count: 2, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\ndefault_links: {bandwidth_gbs: 1}\n", "u.yaml");
+  REQUIRE_FALSE(top.ok());
+  CHECK_THAT(top.error().message, Catch::Contains("unknown field 'default_links'"));
+}
+
+TEST_CASE("ports and NICs: defaults, presets and path bandwidth", "[core]") {
+  auto p100 = Cluster::load("4xP100-pcie").value();
+  CHECK(p100.device(0).egress_bandwidth == 10e9);
+  CHECK(p100.path_bandwidth(0, 1) == 10e9);
+  REQUIRE(p100.ports_on_path(0, 1).size() == 2);  // egress of 0, ingress of 1
+  auto ib = Cluster::load("2x8xH100-ib").value();
+  CHECK(ib.path_bandwidth(0, 1) == 450e9);
+  CHECK(ib.path_bandwidth(0, 8) == 50e9);
+  CHECK(ib.ports_on_path(0, 1).size() == 2);
+  CHECK(ib.ports_on_path(0, 8).size() == 4);  // + both GPUs' NICs
+  auto hosts = Cluster::from_yaml(
+      "devices:\n  - {count: 2, host: 0, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n"
+      "  - {count: 2, host: 1, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n"
+      "default_link: {bandwidth_gbs: 100}\nhosts:\n  - {host: 1, nic_gbs: 25}\n",
+      "h.yaml");
+  REQUIRE(hosts.ok());
+  CHECK(hosts.value().path_bandwidth(0, 1) == 100e9);  // same host: no NIC
+  CHECK(hosts.value().path_bandwidth(0, 2) == 25e9);   // into host 1 through its NIC
+  CHECK(Cluster::load("identical:4").value().ports_on_path(0, 1).empty());
+  auto bad_host = Cluster::from_yaml(
+      "devices:\n  - {count: 2, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\nhosts:\n  - {host: 3, nic_gbs: 25}\n", "b.yaml");
+  REQUIRE_FALSE(bad_host.ok());
+  CHECK_THAT(bad_host.error().message, Catch::Contains("b.yaml:4") && Catch::Contains("'host'"));
 }

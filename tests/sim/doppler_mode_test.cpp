@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "core/graph_io.hpp"
@@ -78,4 +80,31 @@ TEST_CASE("DOPPLER mode on the shipped FFNN graph", "[sim]") {
         if (r.ops[a].device == r.ops[b].device)
           CHECK((r.ops[a].end <= r.ops[b].start || r.ops[b].end <= r.ops[a].start));
   }
+}
+
+TEST_CASE("DOPPLER mode matches the public DOPPLER simulator on 60 golden placements", "[sim]") {
+  // Makespans computed by the public SimPy simulator (env/cost.py) for placements of the FFNN graph
+  // on 2, 4 and 8 devices (uniform random, blocky, round-robin, single device).
+  auto graph = read_graph_file(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt");
+  REQUIRE(graph.ok());
+  const Graph& g = graph.value();
+  std::ifstream in(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.golden.json");
+  REQUIRE(in.good());
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  REQUIRE(golden.at("cases").size() == 60);
+  int matched = 0;
+  for (const auto& c : golden.at("cases")) {
+    const int devices = c.at("devices").get<int>();
+    Cluster cluster = Cluster::identical(devices).value();
+    CostTable costs(g, cluster);
+    Simulator sim(g, costs, cluster, doppler_options());
+    Placement p{c.at("placement").get<std::vector<std::int32_t>>(), {}};
+    REQUIRE(static_cast<int>(p.device.size()) == g.size());
+    const double expected = c.at("makespan").get<double>();
+    INFO(c.at("kind").get<std::string>() << " on " << devices << " devices");
+    CHECK(sim.makespan(p) == expected);
+    CHECK(sim.run(p).makespan == expected);
+    matched += sim.makespan(p) == expected;
+  }
+  CHECK(matched == 60);
 }

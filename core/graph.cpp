@@ -87,7 +87,8 @@ Result<Graph> GraphBuilder::build() const {
   for (OpId i = 0; i < n; ++i) {
     const OpSpec& op = ops_[i];
     auto label = [&] {  // built only for an error: graphs have up to millions of ops
-      return where(op.line) + ": op " + std::to_string(i) + (op.name.empty() ? "" : " (" + op.name + ")") + ": ";
+      // The op's own name when it has one (STG task "t5", not its internal index 4 as well).
+      return where(op.line) + ": op " + (op.name.empty() ? std::to_string(i) : op.name) + ": ";
     };
     for (auto [what, value, optional] :
          {std::tuple{"flops", op.flops, false}, std::tuple{"bytes", op.bytes, false},
@@ -185,11 +186,27 @@ Result<Graph> GraphBuilder::build() const {
       if (--indegree[g.succ_[k]] == 0) ready.push_back(g.succ_[k]);
   }
   if (static_cast<int>(g.topo_.size()) != n) {
+    // Reported at the line of the cycle's first edge (the edges make the cycle, not the ops).
     std::vector<OpId> cycle = find_cycle(n, g.succ_off_, g.succ_, indegree);
+    std::vector<int> edge_lines;
+    for (std::size_t i = 0; i + 1 < cycle.size(); ++i)
+      for (auto k = g.succ_off_[cycle[i]]; k < g.succ_off_[cycle[i] + 1]; ++k)
+        if (g.succ_[k] == cycle[i + 1]) {
+          edge_lines.push_back(edges_[g.succ_edge_[k]].line);
+          break;
+        }
     std::ostringstream out;
-    out << where(cycle.empty() ? 0 : ops_[cycle[0]].line) << ": the graph has a cycle: ";
-    for (std::size_t i = 0; i < cycle.size(); ++i)
-      out << (i ? " -> " : "") << g.names_[cycle[i]] << " (" << cycle[i] << ")";
+    out << where(edge_lines.empty() ? 0 : edge_lines[0]) << ": the graph has a cycle: ";
+    for (std::size_t i = 0; i < cycle.size(); ++i) out << (i ? " -> " : "") << g.names_[cycle[i]];
+    std::vector<int> distinct_lines;
+    for (int line : edge_lines)
+      if (line > 0 && std::find(distinct_lines.begin(), distinct_lines.end(), line) == distinct_lines.end())
+        distinct_lines.push_back(line);
+    if (distinct_lines.size() > 1) {
+      out << " (edges on lines";
+      for (int line : distinct_lines) out << " " << line;
+      out << ")";
+    }
     return make_error(out.str());
   }
   return g;

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/graph_io.hpp"
@@ -17,6 +18,34 @@ Result<double> field(const json& obj, const char* key, double fallback, const st
   return it->get<double>();
 }
 
+Result<std::string> text_field(const json& obj, const char* key, const std::string& fallback, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_string()) return make_error(where + "." + key + " is not a string");
+  return it->get<std::string>();
+}
+
+// A field the format does not know is a typo ("cots") or a newer format: either way the value
+// would be ignored and defaults used, so it is an error naming the field and the known ones.
+Status known_fields(const json& obj, const std::vector<const char*>& known, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    bool found = false;
+    for (const char* k : known) found = found || it.key() == k;
+    if (found) continue;
+    std::string list;
+    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+    return make_error(where + "." + it.key() + ": unknown field (known: " + list + ")");
+  }
+  return Ok{};
+}
+
+const std::vector<const char*> kRootFields = {"format", "version", "name", "cost_unit", "ops", "edges"};
+const std::vector<const char*> kOpFields = {"id", "name", "kind", "flops", "bytes", "output_bytes", "memory", "mem_alloc",
+                                            "mem_free", "cost", "transfer_cost", "cost_by_kind", "shape"};
+const std::vector<const char*> kEdgeFields = {"src", "dst", "bytes", "cost"};
+// Units a graph's explicit costs may be in: seconds and its fractions, or abstract units.
+const std::vector<std::string> kCostUnits = {"s", "ms", "us", "ns", "units"};
+
 }  // namespace
 
 Result<Graph> read_graph_json_checked(const std::string& text, const std::string& source);
@@ -27,7 +56,7 @@ Result<Graph> read_graph_json(const std::string& text, const std::string& source
   try {
     return read_graph_json_checked(text, source);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(source + ": " + e.what());
+    return make_error(source + ": " + e.what());  // not reached for well-formed checks above; kept as a net
   }
 }
 
@@ -37,15 +66,28 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
   const json& root = parsed.value();
   if (!root.is_object() || !root.contains("ops") || !root["ops"].is_array())
     return make_error(source + ": expected a JSON object with an 'ops' array (gantry graph format)");
-  GraphBuilder builder(source, root.value("cost_unit", std::string("s")));
+  if (auto known = known_fields(root, kRootFields, source + ": $"); !known) return known.error();
+  auto format = text_field(root, "format", "gantry-graph", source + ": $");
+  if (!format) return format.error();
+  if (format.value() != "gantry-graph")
+    return make_error(source + ": $.format: '" + format.value() + "' is not a gantry graph (expected 'gantry-graph')");
+  if (root.contains("version") && !(root["version"].is_number_integer() && root["version"].get<long long>() == 1))
+    return make_error(source + ": $.version: " + root["version"].dump() + " is not supported (this gantry reads version 1)");
+  auto unit = text_field(root, "cost_unit", "s", source + ": $");
+  if (!unit) return unit.error();
+  if (std::find(kCostUnits.begin(), kCostUnits.end(), unit.value()) == kCostUnits.end())
+    return make_error(source + ": $.cost_unit: unknown unit '" + unit.value() + "' (expected s, ms, us, ns or units)");
+  if (root.contains("name") && !root["name"].is_string()) return make_error(source + ": $.name is not a string");
+  GraphBuilder builder(source, unit.value());
 
   // Ops may carry their own integer ids; edges refer to those ids.
   std::unordered_map<long long, OpId> index_of;
   const json& ops = root["ops"];
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const json& o = ops[i];
-    const std::string where = source + ": ops[" + std::to_string(i) + "]";
+    const std::string where = source + ": $.ops[" + std::to_string(i) + "]";
     if (!o.is_object()) return make_error(where + " is not an object");
+    if (auto known = known_fields(o, kOpFields, where); !known) return known.error();
     OpSpec spec;
     long long id = static_cast<long long>(i);
     if (o.contains("id")) {
@@ -54,10 +96,14 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
     }
     if (!index_of.emplace(id, static_cast<OpId>(i)).second)
       return make_error(where + ": duplicate op id " + std::to_string(id));
-    spec.name = o.value("name", std::string());
+    auto name = text_field(o, "name", "", where);
+    if (!name) return name.error();
+    spec.name = name.value();
     if (o.contains("kind")) {
-      auto kind = parse_op_kind(o["kind"].get<std::string>());
-      if (!kind) return make_error(where + ".kind: unknown op kind '" + o["kind"].get<std::string>() + "'");
+      auto kind_name = text_field(o, "kind", "", where);
+      if (!kind_name) return kind_name.error();
+      auto kind = parse_op_kind(kind_name.value());
+      if (!kind) return make_error(where + ".kind: unknown op kind '" + kind_name.value() + "'");
       spec.kind = *kind;
     }
     for (auto [key, target, fallback] :
@@ -76,12 +122,21 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
         return make_error(where + "." + key + " is negative (" + std::to_string(o[key].get<double>()) + ")");
     if (o.contains("cost_by_kind")) {
       if (!o["cost_by_kind"].is_object()) return make_error(where + ".cost_by_kind is not an object");
+      // Each value is checked below; a negative one is left to the builder, which names the op.
       for (auto& [kind, value] : o["cost_by_kind"].items()) {
         if (!value.is_number()) return make_error(where + ".cost_by_kind." + kind + " is not a number");
         spec.cost_by_kind.emplace_back(kind, value.get<double>());
       }
     }
-    if (o.contains("shape")) spec.shape = o["shape"].get<std::vector<std::int64_t>>();
+    if (o.contains("shape")) {
+      const json& shape = o["shape"];
+      if (!shape.is_array()) return make_error(where + ".shape is not an array");
+      for (std::size_t k = 0; k < shape.size(); ++k) {
+        if (!shape[k].is_number_integer() || shape[k].get<long long>() < 0)
+          return make_error(where + ".shape[" + std::to_string(k) + "] is not a non-negative integer");
+        spec.shape.push_back(shape[k].get<std::int64_t>());
+      }
+    }
     builder.add_op(std::move(spec));
   }
 
@@ -90,13 +145,17 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
     if (!edges.is_array()) return make_error(source + ": 'edges' is not an array");
     for (std::size_t i = 0; i < edges.size(); ++i) {
       const json& e = edges[i];
-      const std::string where = source + ": edges[" + std::to_string(i) + "]";
+      const std::string where = source + ": $.edges[" + std::to_string(i) + "]";
       EdgeSpec spec;
       json src, dst;
-      if (e.is_array() && e.size() >= 2) {
+      if (e.is_array() && e.size() == 2) {
         src = e[0];
         dst = e[1];
+      } else if (e.is_array()) {
+        return make_error(where + ": an edge array has exactly two entries [src, dst], found " + std::to_string(e.size()) +
+                          " (use {\"src\":..., \"dst\":..., \"bytes\":...} for more)");
       } else if (e.is_object() && e.contains("src") && e.contains("dst")) {
+        if (auto known = known_fields(e, kEdgeFields, where); !known) return known.error();
         src = e["src"];
         dst = e["dst"];
         auto bytes = field(e, "bytes", 0, where);

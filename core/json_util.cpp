@@ -1,5 +1,9 @@
 #include "core/json_util.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -7,8 +11,11 @@
 namespace gantry {
 
 Result<std::string> read_text_file(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return make_error(path + ": cannot read: " + std::strerror(errno));
+  if (S_ISDIR(info.st_mode)) return make_error(path + ": is a directory, not a file");
   std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(path + ": cannot open file for reading");
+  if (!file) return make_error(path + ": cannot read: " + std::strerror(errno));
   std::stringstream text;
   text << file.rdbuf();
   return text.str();

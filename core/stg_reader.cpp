@@ -39,6 +39,9 @@ Result<Graph> read_graph_stg(const std::string& text, const std::string& source)
     for (auto& p : preds)
       if (!(fields >> p)) return make_error(where + ": task " + std::to_string(id) + " lists fewer than " +
                                             std::to_string(npred) + " predecessors");
+    if (std::string extra; fields >> extra)
+      return make_error(where + ": task " + std::to_string(id) + " says it has " + std::to_string(npred) +
+                        " predecessors but the line lists more ('" + extra + "' and after)");
     ++expected_id;
     if (id == 0 || id == n + 1) continue;  // dummy entry / exit
     OpSpec op;

@@ -63,14 +63,14 @@ TEST_CASE("graph validation names the problem", "[core]") {
     b.add_edge(3, 1);
     auto g = b.build();
     REQUIRE_FALSE(g.ok());
-    CHECK_THAT(g.error().message, Catch::Contains("cycle") && Catch::Contains("v1 (1) -> v3 (3) -> v1 (1)"));
+    CHECK_THAT(g.error().message, Catch::Contains("cycle") && Catch::Contains("v1 -> v3 -> v1"));
   }
   SECTION("negative cost") {
     auto b = diamond();
     b.op(2).cost = -3;
     auto g = b.build();
     REQUIRE_FALSE(g.ok());
-    CHECK_THAT(g.error().message, Catch::Contains("op 2 (v2)") && Catch::Contains("negative"));
+    CHECK_THAT(g.error().message, Catch::Contains("op v2: cost is negative"));
   }
   SECTION("NaN flops") {
     auto b = diamond();

@@ -47,7 +47,8 @@ TEST_CASE("DOPPLER text errors name the file and line", "[core]") {
   SECTION("cycle") {
     auto g = read_graph_doppler("2\n\n0,1\n1,0\n5,20\n1,1\n", "cycle.txt");
     REQUIRE_FALSE(g.ok());
-    CHECK_THAT(g.error().message, Catch::Contains("cycle.txt:5") && Catch::Contains("cycle"));
+    // The edges (lines 3 and 4) make the cycle, not the cost lines.
+    CHECK_THAT(g.error().message, Catch::StartsWith("cycle.txt:3: the graph has a cycle: n0 -> n1 -> n0"));
   }
 }
 
@@ -57,7 +58,24 @@ TEST_CASE("STG errors name the file and line", "[core]") {
   CHECK_THAT(g.error().message, Catch::Contains("neg.stg:4") && Catch::Contains("negative"));
   auto missing = read_graph_file(kData + "/no/such/file.stg");
   REQUIRE_FALSE(missing.ok());
-  CHECK_THAT(missing.error().message, Catch::Contains("cannot open"));
+  CHECK_THAT(missing.error().message, Catch::Contains("file.stg: cannot read: No such file or directory"));
+  auto directory = read_graph_file(kData + "/stg");
+  REQUIRE_FALSE(directory.ok());
+  CHECK_THAT(directory.error().message, Catch::Contains("is a directory"));
+  auto directory_json = read_graph_file(kData + "/stg/x.json");  // a missing file under a real folder
+  REQUIRE_FALSE(directory_json.ok());
+  CHECK_THAT(directory_json.error().message, Catch::Contains("No such file"));
+}
+
+TEST_CASE("an STG line must list exactly its predecessor count", "[core]") {
+  // Task 2 says one predecessor but lists two: the second edge would be dropped silently.
+  auto more = read_graph_stg("3\n0 0 0\n1 3 1 0\n2 4 1 1 0\n3 2 1 2\n4 0 1 3\n", "more.stg");
+  REQUIRE_FALSE(more.ok());
+  CHECK_THAT(more.error().message, Catch::Contains("more.stg:4: task 2 says it has 1 predecessors but the line lists more"));
+  auto cycle = read_graph_stg("2\n0 0 0\n1 3 1 2\n2 4 1 1\n3 0 1 2\n", "cycle.stg");
+  REQUIRE_FALSE(cycle.ok());
+  // Task names only (t1, t2), never the internal op indices alongside; edge t1 -> t2 is on line 4.
+  CHECK_THAT(cycle.error().message, Catch::Contains("cycle.stg:4: the graph has a cycle: t1 -> t2 -> t1 (edges on lines 4 3)"));
 }
 
 TEST_CASE("gantry JSON graphs round-trip with the same fingerprint", "[core]") {
@@ -74,7 +92,7 @@ TEST_CASE("gantry JSON graphs round-trip with the same fingerprint", "[core]") {
 TEST_CASE("gantry JSON errors name the path into the document", "[core]") {
   auto bad_kind = read_graph_json(R"({"ops":[{"kind":"warp"}]})", "k.json");
   REQUIRE_FALSE(bad_kind.ok());
-  CHECK_THAT(bad_kind.error().message, Catch::Contains("k.json: ops[0].kind") && Catch::Contains("warp"));
+  CHECK_THAT(bad_kind.error().message, Catch::Contains("k.json: $.ops[0].kind") && Catch::Contains("warp"));
   auto nan_cost = read_graph_json(R"({"ops":[{"cost":"fast"}]})", "c.json");
   REQUIRE_FALSE(nan_cost.ok());
   CHECK_THAT(nan_cost.error().message, Catch::Contains("ops[0].cost is not a number"));
@@ -90,6 +108,29 @@ TEST_CASE("gantry JSON errors name the path into the document", "[core]") {
   auto empty = read_graph_json(R"({"ops":[]})", "z.json");
   REQUIRE_FALSE(empty.ok());
   CHECK_THAT(empty.error().message, Catch::Contains("empty"));
+}
+
+TEST_CASE("gantry JSON refuses what it would otherwise ignore", "[core]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"ops":[{"cots":5}]})", "u.json: $.ops[0].cots: unknown field (known: id, name, kind"},
+      {R"({"ops":[{}], "edgez":[]})", "u.json: $.edgez: unknown field"},
+      {R"({"ops":[{},{}], "edges":[{"src":0,"dst":1,"byte":4}]})", "u.json: $.edges[0].byte: unknown field"},
+      {R"({"version":2,"ops":[{}]})", "u.json: $.version: 2 is not supported"},
+      {R"({"format":"onnx","ops":[{}]})", "u.json: $.format: 'onnx' is not a gantry graph"},
+      {R"({"cost_unit":"parsecs","ops":[{}]})", "u.json: $.cost_unit: unknown unit 'parsecs'"},
+      {R"({"ops":[{},{},{}],"edges":[[0,1,2]]})", "u.json: $.edges[0]: an edge array has exactly two entries"},
+      {R"({"ops":[{"name":7}]})", "u.json: $.ops[0].name is not a string"},
+      {R"({"ops":[{"kind":3}]})", "u.json: $.ops[0].kind is not a string"},
+      {R"({"ops":[{"shape":[2,"x"]}]})", "u.json: $.ops[0].shape[1] is not a non-negative integer"},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto g = read_graph_json(text, "u.json");
+    INFO(text);
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.error().message, Catch::StartsWith(expected));
+    CHECK_THAT(g.error().message, !Catch::Contains("json.exception"));
+  }
+  CHECK(read_graph_json(R"({"format":"gantry-graph","version":1,"cost_unit":"ms","ops":[{"cost":1}]})", "ok.json").ok());
 }
 
 TEST_CASE("fingerprints ignore names and see costs", "[core]") {

@@ -1,5 +1,7 @@
 // The simple baselines: everything on the fastest device, round-robin in topological order, and
 // the best of N uniformly random placements.
+#include <algorithm>
+#include <chrono>
 #include <limits>
 #include <random>
 
@@ -51,7 +53,12 @@ PlacementOutcome place_random(const PlacementProblem& problem, const SearchBudge
   Placement candidate, best;
   candidate.device.resize(problem.graph.size());
   double best_makespan = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < samples; ++i) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return budget.seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() >= budget.seconds;
+  };
+  int drawn = 0;
+  for (int i = 0; i < samples && (i == 0 || !out_of_time()); ++i, ++drawn) {
     for (auto& d : candidate.device) d = pick(rng);
     double makespan = sim.makespan(candidate);
     if (makespan < best_makespan) {
@@ -59,20 +66,42 @@ PlacementOutcome place_random(const PlacementProblem& problem, const SearchBudge
       best = candidate;
     }
   }
-  return PlacementOutcome{"random", best, best_makespan, -1, samples, 0};
+  return PlacementOutcome{"random", best, best_makespan, -1, drawn, 0};
 }
 
+// Cheapest first, so that a tight budget still gets a start; on equal makespans the earlier entry
+// of `preference` wins (heft, cp, round-robin, single, random).
 PlacementOutcome best_heuristic(const PlacementProblem& problem, const SearchBudget& budget) {
-  SearchBudget few = budget;
-  few.samples = 50;
-  PlacementOutcome best = place_heft(problem);
-  long evaluations = best.evaluations;
-  for (PlacementOutcome other : {place_critical_path(problem), place_round_robin(problem),
-                                 place_single_device(problem), place_random(problem, few)}) {
+  const auto begin = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count(); };
+  long evaluations = 0;
+  auto exhausted = [&] {
+    return (budget.evaluations > 0 && evaluations >= budget.evaluations) || (budget.seconds > 0 && elapsed() >= budget.seconds);
+  };
+  const std::vector<std::string> preference = {"heft", "cp", "round-robin", "single", "random"};
+  auto rank = [&](const PlacementOutcome& o) {
+    return std::find(preference.begin(), preference.end(), o.method) - preference.begin();
+  };
+  PlacementOutcome best;
+  bool have = false;
+  auto consider = [&](PlacementOutcome other) {
     evaluations += other.evaluations;
-    if (other.makespan < best.makespan) best = std::move(other);
+    if (!have || other.makespan < best.makespan || (other.makespan == best.makespan && rank(other) < rank(best))) best = std::move(other);
+    have = true;
+  };
+  consider(place_single_device(problem));
+  if (!exhausted()) consider(place_round_robin(problem));
+  if (!exhausted()) consider(place_critical_path(problem));
+  if (!exhausted()) consider(place_heft(problem));
+  if (!exhausted()) {
+    SearchBudget few = budget;
+    few.samples = 50;
+    if (budget.evaluations > 0) few.samples = static_cast<int>(std::min<long>(50, budget.evaluations - evaluations));
+    if (budget.seconds > 0) few.seconds = budget.seconds - elapsed();
+    consider(place_random(problem, few));
   }
   best.evaluations = evaluations;
+  best.seconds = elapsed();
   return best;
 }
 

@@ -26,10 +26,13 @@ class LocalSearch {
   LocalSearch(const PlacementProblem& problem, std::uint64_t seed);
 
   // Anneals from `start`. `progress(evaluations)` returns how far the run is (0..1): the
-  // temperature cools from t_start to t_end along it and the run stops at 1. `on_improvement`
-  // sees every new best (evaluations so far, makespan).
+  // temperature cools from t_start to t_end along it and the run stops at 1 (it is asked every
+  // 32 evaluations). `on_improvement` sees every new best (evaluations so far, makespan). With
+  // `max_evaluations` > 0 the run stops after exactly that many simulator runs, the start's
+  // included. `start` must be a valid placement for the problem (std::invalid_argument if not).
   AnnealResult run(Placement start, const std::function<double(long)>& progress, double t_start = 0.02,
-                   double t_end = 2e-4, const std::function<void(long, double)>& on_improvement = {});
+                   double t_end = 2e-4, const std::function<void(long, double)>& on_improvement = {},
+                   long max_evaluations = 0);
 
   void reseed(std::uint64_t seed) { rng_.seed(seed); }
 

@@ -1,44 +1,67 @@
 #include "tuner/placement_method.hpp"
 
 #include <chrono>
+#include <mutex>
 
 namespace gantry {
 
-const std::vector<MethodInfo>& placement_methods() {
-  static const std::vector<MethodInfo> methods = {
-      {"single", "every op on the fastest device"},
-      {"round-robin", "ops in topological order dealt to devices in turn"},
-      {"random", "best of N uniformly random placements (--samples)"},
-      {"cp", "DOPPLER critical-path teacher: highest bottom level first, device with the earliest start"},
-      {"heft", "HEFT: upward rank order, earliest finish time with insertion"},
-      {"search", "simulated annealing on the simulator from the best heuristic (--budget)"},
-  };
-  return methods;
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::vector<MethodInfo> infos;
+  std::vector<PlacementFunction> runs;
+};
+
+Registry& registry() {
+  static Registry* r = [] {
+    auto* fresh = new Registry;  // never destroyed: methods may be looked up during static teardown
+    auto add = [&](MethodInfo info, PlacementFunction run) {
+      fresh->infos.push_back(std::move(info));
+      fresh->runs.push_back(std::move(run));
+    };
+    add({"single", "every op on the fastest device"}, [](const PlacementProblem& p, const SearchBudget&) { return place_single_device(p); });
+    add({"round-robin", "ops in topological order dealt to devices in turn"},
+        [](const PlacementProblem& p, const SearchBudget&) { return place_round_robin(p); });
+    add({"random", "best of N uniformly random placements (--samples)"}, place_random);
+    add({"cp", "DOPPLER critical-path teacher: highest bottom level first, device with the earliest start"},
+        [](const PlacementProblem& p, const SearchBudget&) { return place_critical_path(p); });
+    add({"heft", "HEFT: upward rank order, earliest finish time with insertion"},
+        [](const PlacementProblem& p, const SearchBudget&) { return place_heft(p); });
+    add({"search", "simulated annealing on the simulator from the best heuristic (--budget covers both)"},
+        [](const PlacementProblem& p, const SearchBudget& b) { return place_search(p, b); });
+    return fresh;
+  }();
+  return *r;
+}
+
+}  // namespace
+
+const std::vector<MethodInfo>& placement_methods() { return registry().infos; }
+
+Status register_placement_method(MethodInfo info, PlacementFunction run) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const MethodInfo& m : r.infos)
+    if (m.name == info.name) return make_error("placement method '" + info.name + "' is already registered");
+  r.infos.push_back(std::move(info));
+  r.runs.push_back(std::move(run));
+  return Ok{};
 }
 
 Result<PlacementOutcome> run_placement_method(const std::string& method, const PlacementProblem& problem,
                                               const SearchBudget& budget) {
-  const auto begin = std::chrono::steady_clock::now();
-  PlacementOutcome outcome;
-  if (method == "single")
-    outcome = place_single_device(problem);
-  else if (method == "round-robin")
-    outcome = place_round_robin(problem);
-  else if (method == "random")
-    outcome = place_random(problem, budget);
-  else if (method == "cp")
-    outcome = place_critical_path(problem);
-  else if (method == "heft")
-    outcome = place_heft(problem);
-  else if (method == "search")
-    outcome = place_search(problem, budget);
-  else {
-    std::string names;
-    for (const MethodInfo& m : placement_methods()) names += (names.empty() ? "" : ", ") + m.name;
-    return make_error("unknown placement method '" + method + "' (expected one of: " + names + ")");
+  const Registry& r = registry();
+  for (std::size_t i = 0; i < r.infos.size(); ++i) {
+    if (r.infos[i].name != method) continue;
+    const auto begin = std::chrono::steady_clock::now();
+    PlacementOutcome outcome = r.runs[i](problem, budget);
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    return outcome;
   }
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  return outcome;
+  std::string names;
+  for (const MethodInfo& m : r.infos) names += (names.empty() ? "" : ", ") + m.name;
+  return make_error("unknown placement method '" + method + "' (expected one of: " + names + ")");
 }
 
 }  // namespace gantry

@@ -22,27 +22,45 @@ namespace {
 void add_bench_sim(CLI::App& bench) {
   auto options = std::make_shared<SimBenchOptions>();
   auto out = std::make_shared<OutputArgs>();
-  CLI::App* cmd = bench.add_subcommand("sim", "simulated ops per second on 1k/10k/100k-op random graphs, 8 devices");
-  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str();
+  CLI::App* cmd = bench.add_subcommand(
+      "sim", "simulated ops per second on 1k/10k/100k-op random graphs, 8 devices, both engines, with the "
+             "scaling ratios (10k and 100k against 1k, DOPPLER-compatible against default) of this one run");
+  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(CLI::Range(1, 10000000));
+  cmd->add_option("--engines", options->engines, "engines: default, doppler")->capture_default_str()->delimiter(',');
   cmd->add_option("--cluster", options->cluster, "cluster")->capture_default_str();
-  cmd->add_option("--seconds", options->seconds_per_size, "time spent per size")->capture_default_str();
-  cmd->add_flag("--doppler", options->doppler, "benchmark the DOPPLER-compatible engine instead");
+  cmd->add_option("--seconds", options->seconds_per_size, "time spent per size and engine")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--placements", options->placements,
+                  "distinct random placements cycled through (1 = repeat one placement, which the branch "
+                  "predictor learns on small graphs)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     auto rows = run_sim_bench(*options);
+    auto rate = [&](const std::string& engine, int ops) {
+      for (const auto& r : rows)
+        if (r.engine == engine && r.ops == ops) return r.ops_per_second;
+      return 0.0;
+    };
     if (out->json()) {
       nlohmann::json j = nlohmann::json::array();
       for (const auto& r : rows)
-        j.push_back({{"ops", r.ops}, {"edges", r.edges}, {"devices", r.devices}, {"runs", r.runs},
+        j.push_back({{"engine", r.engine}, {"ops", r.ops}, {"edges", r.edges}, {"devices", r.devices}, {"runs", r.runs},
                      {"median_us", r.median_us}, {"min_us", r.min_us}, {"max_us", r.max_us},
                      {"ops_per_second", r.ops_per_second}});
       std::cout << j.dump(2) << "\n";
       return;
     }
-    TextTable table({"ops", "edges", "devices", "runs", "median us/sim", "min us", "Mops/s (median)"});
-    for (const auto& r : rows)
-      table.add({std::to_string(r.ops), std::to_string(r.edges), std::to_string(r.devices), std::to_string(r.runs),
-                 format_fixed(r.median_us, 1), format_fixed(r.min_us, 1), format_fixed(r.ops_per_second / 1e6, 2)});
+    TextTable table({"engine", "ops", "edges", "devices", "runs", "median us/sim", "min us", "Mops/s (median)",
+                     "vs smallest", "vs default"});
+    const int smallest = *std::min_element(options->sizes.begin(), options->sizes.end());
+    for (const auto& r : rows) {
+      const double base = rate(r.engine, smallest), plain = rate("default", r.ops);
+      table.add({r.engine, std::to_string(r.ops), std::to_string(r.edges), std::to_string(r.devices), std::to_string(r.runs),
+                 format_fixed(r.median_us, 1), format_fixed(r.min_us, 1), format_fixed(r.ops_per_second / 1e6, 2),
+                 base > 0 ? format_fixed(100 * r.ops_per_second / base, 0) + "%" : "-",
+                 plain > 0 ? format_fixed(100 * r.ops_per_second / plain, 0) + "%" : "-"});
+    }
     table.print(std::cout);
   });
 }

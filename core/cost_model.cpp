@@ -65,16 +65,6 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
     edge_bytes_[e] = graph.edge_bytes(e);
   }
 
-  out_fixed_.resize(m);
-  out_bytes_.resize(m);
-  for (OpId op = 0; op < n_; ++op) {
-    const Span<EdgeId> edges = graph.out_edges(op);
-    for (std::size_t k = 0; k < edges.size(); ++k) {
-      out_fixed_[graph.succ_begin(op) + k] = edge_fixed_[edges[k]];
-      out_bytes_[graph.succ_begin(op) + k] = edge_bytes_[edges[k]];
-    }
-  }
-
   latency_.assign(static_cast<std::size_t>(d_) * d_, 0);
   inv_bandwidth_.assign(static_cast<std::size_t>(d_) * d_, 0);
   for (int a = 0; a < d_; ++a)

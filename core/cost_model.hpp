@@ -49,16 +49,10 @@ class CostTable {
     std::size_t pair = static_cast<std::size_t>(from) * d_ + to;
     return latency_[pair] + edge_bytes_[e] * inv_bandwidth_[pair];
   }
-  // The same for the k-th out edge of an op, addressed by its successor-order position
-  // (graph.succ_begin(op) + k): sequential memory in the simulator's inner loop.
-  double out_transfer_time(std::int32_t pos, int from, int to) const {
-    if (from == to) return 0;
-    double fixed = out_fixed_[pos];
-    if (fixed >= 0) return fixed;
-    std::size_t pair = static_cast<std::size_t>(from) * d_ + to;
-    return latency_[pair] + out_bytes_[pos] * inv_bandwidth_[pair];
-  }
-  double out_bytes(std::int32_t pos) const { return out_bytes_[pos]; }
+  // The parts of transfer_time, for engines that lay edge data out their own way.
+  double edge_fixed(EdgeId e) const { return edge_fixed_[e]; }  // < 0: none, use the link
+  double latency(int from, int to) const { return latency_[static_cast<std::size_t>(from) * d_ + to]; }
+  double inv_bandwidth(int from, int to) const { return inv_bandwidth_[static_cast<std::size_t>(from) * d_ + to]; }
   double edge_bytes(EdgeId e) const { return edge_bytes_[e]; }
   // Averages over devices / ordered device pairs, for heuristics that rank ops before placing.
   double mean_op_time(OpId op) const { return mean_op_time_[op]; }
@@ -69,7 +63,6 @@ class CostTable {
   int n_ = 0, d_ = 0, row_ = 0, column_ = 1;
   std::vector<double> op_time_, mean_op_time_, min_op_time_;
   std::vector<double> edge_fixed_, edge_bytes_;
-  std::vector<double> out_fixed_, out_bytes_;  // in successor (CSR) order
   std::vector<double> latency_, inv_bandwidth_;
 };
 

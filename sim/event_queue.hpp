@@ -1,7 +1,14 @@
 #pragma once
-// A binary min-heap of events ordered by (time, sequence number): events at the same time come out
-// in the order they were pushed, which makes every simulation deterministic.
+// A min-heap of events ordered by (time, sequence number): events at the same time come out in the
+// order they were pushed, which makes every simulation deterministic.
+//
+// Four children per node: the heap holds the simulation's frontier (hundreds to thousands of
+// events on wide graphs), and a 4-ary heap needs half the levels of a binary one. The order is a
+// single 128-bit key (the time's bits, then the sequence number) compared without branches, since
+// mispredicted comparisons dominate a binary heap's cost at these sizes. Times are >= 0, whose
+// IEEE-754 bit patterns order like the numbers.
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace gantry {
@@ -24,9 +31,10 @@ class EventQueue {
     std::size_t i = heap_.size();
     heap_.push_back(Event{time, seq, what});
     const Event e = heap_[i];
+    const Key k = key(e);
     while (i > 0) {
-      std::size_t parent = (i - 1) / 2;
-      if (!earlier(e, heap_[parent])) break;
+      const std::size_t parent = (i - 1) / 4;
+      if (!(k < key(heap_[parent]))) break;
       heap_[i] = heap_[parent];
       i = parent;
     }
@@ -38,21 +46,33 @@ class EventQueue {
     heap_.pop_back();
     const std::size_t size = heap_.size();
     if (size == 0) return;
+    const Key last_key = key(last);
     std::size_t i = 0;
     for (;;) {
-      std::size_t child = 2 * i + 1;
-      if (child >= size) break;
-      if (child + 1 < size && earlier(heap_[child + 1], heap_[child])) ++child;
-      if (!earlier(heap_[child], last)) break;
-      heap_[i] = heap_[child];
-      i = child;
+      const std::size_t first = 4 * i + 1;
+      if (first >= size) break;
+      std::size_t best = first;
+      Key best_key = key(heap_[first]);
+      const std::size_t end = first + 4 < size ? first + 4 : size;
+      for (std::size_t c = first + 1; c < end; ++c) {
+        const Key ck = key(heap_[c]);
+        const bool smaller = ck < best_key;
+        best = smaller ? c : best;
+        best_key = smaller ? ck : best_key;
+      }
+      if (!(best_key < last_key)) break;
+      heap_[i] = heap_[best];
+      i = best;
     }
     heap_[i] = last;
   }
 
  private:
-  static bool earlier(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+  using Key = unsigned __int128;
+  static Key key(const Event& e) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &e.time, sizeof bits);
+    return static_cast<Key>(bits) << 32 | e.seq;
   }
   std::vector<Event> heap_;
 };

@@ -1,9 +1,9 @@
 // gantry pipeline: simulate pipeline schemes (partition + placement + per-device F/B/W order) and
 // compare the baseline schedules.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
-#include <functional>
 #include <memory>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -15,8 +15,8 @@
 #include "sim/blocking_deadlock.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "sim/timeline_export.hpp"
-#include "tuner/pipeline/partition.hpp"
-#include "tuner/pipeline/schedules.hpp"
+#include "tuner/pipeline/schedule_registry.hpp"
+#include "tuner/pipeline/stage_source.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_stages.hpp"
 #include "workloads/vidur_profile.hpp"
@@ -30,73 +30,23 @@ struct PipelineArgs {
   std::string model, hf_config, cluster = "8xH100-nvswitch", partition = "compute", profile;
   std::string efficiency, scheme_file, save_scheme;
   int microbatches = 0, pp = 0;
+  bool microbatches_given = false, pp_given = false;
   std::int64_t microbatch_size = 1, seq = 4096;
   std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb", "zbv"};
   OutputArgs out;
   std::string links = "contention";
 };
 
-// Per-device costs split evenly over v chunks (virtual stages d, p + d, ...).
-StageCosts split_into_chunks(const StageCosts& c, int v) {
-  StageCosts out;
-  const int p = c.num_stages();
-  for (int chunk = 0; chunk < v; ++chunk)
-    for (int d = 0; d < p; ++d) {
-      out.f.push_back(c.f[d] / v);
-      out.b.push_back(c.b[d] / v);
-      out.w.push_back(c.w[d] / v);
-      out.comm.push_back(c.comm[d]);
-      out.mem_f.push_back(c.mem_f[d] / v);
-      out.mem_b.push_back(c.mem_b[d] / v);
-      out.mem_w.push_back(c.mem_w[d] / v);
-      out.static_memory.push_back(c.static_memory[d] / v);
-      out.flops.push_back(c.flops[d] / v);
-    }
-  out.max_mem = c.max_mem;
-  return out;
-}
-
-struct Run {
-  std::string name;
-  PipelineScheme scheme;
-  StageCosts costs;
-};
-
-// Where per-stage costs come from: a stage-cost file (split evenly for interleaved chunks) or a
-// model partitioned into p x v stages on the cluster.
-struct StageSource {
-  // Costs of p x chunks stages; `v_shape` places chunk 1 in reverse (stage k on device 2p-1-k).
-  std::function<std::pair<StageCosts, Partition>(int chunks, bool v_shape)> costs;  // partition empty for files
-  int devices = 0, microbatches = 0;
+// The stage costs with what the output says about them.
+struct Source {
+  std::unique_ptr<StageSource> stages;
+  int microbatches = 0;
+  std::string microbatches_input;  // the flag or file field the count came from, for errors
   double tokens_per_microbatch = 0, peak_flops = 0;
   std::string description;
 };
 
-int chunks_of(const std::string& name) {
-  if (name == "zbv") return 2;
-  if (name.rfind("interleaved", 0) != 0) return 1;
-  if (name.size() == 11) return 2;
-  const int v = name[11] == ':' ? std::atoi(name.c_str() + 12) : 0;
-  if (v < 1) throw CliError("schedule '" + name + "': expected interleaved or interleaved:V with V >= 1");
-  return v;
-}
-
-Run build(const std::string& name, const StageSource& source) {
-  const int p = source.devices, micro = source.microbatches;
-  const int v = chunks_of(name);
-  auto [costs, partition] = source.costs(v, name == "zbv");
-  Result<PipelineScheme> scheme =
-      make_error("unknown schedule '" + name + "' (expected gpipe, 1f1b, interleaved[:v], zb, zbv)");
-  if (name == "gpipe") scheme = make_gpipe(p, micro);
-  if (name == "1f1b") scheme = make_1f1b(p, micro);
-  if (name == "zb") scheme = make_zb_h1(p, micro, costs);
-  if (name == "zbv") scheme = make_zb_v(p, micro, costs);
-  if (name.rfind("interleaved", 0) == 0) scheme = make_interleaved(p, v, micro);
-  if (!scheme) throw CliError(scheme.error().message);
-  scheme.value().partition = partition;
-  return Run{name, std::move(scheme).value(), std::move(costs)};
-}
-
+// "80GiB", "512MiB", "8e10": a memory size > 0.
 double parse_bytes(const std::string& text) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
@@ -105,6 +55,8 @@ double parse_bytes(const std::string& text) {
   else if (unit == "MiB") value *= 1024.0 * 1024;
   else if (unit == "GB") value *= 1e9;
   else if (!unit.empty() || end == text.c_str()) throw CliError("--mem-limit '" + text + "': expected a number of bytes or e.g. 80GiB");
+  if (!(value > 0) || !std::isfinite(value))
+    throw CliError("--mem-limit '" + text + "': the memory limit must be a finite size > 0 (leave it out for the default)");
   return value;
 }
 
@@ -126,7 +78,7 @@ void apply_efficiency(const std::string& text, PipelineModelOptions& options) {
   }
 }
 
-StageSource model_source(const PipelineArgs& args) {
+Source model_source(const PipelineArgs& args, const PipelineScheme* scheme) {
   ModelShape shape;
   shape.seq = args.seq;
   shape.microbatch = args.microbatch_size;
@@ -143,81 +95,66 @@ StageSource model_source(const PipelineArgs& args) {
   if (!layers) throw CliError(layers.error().message);
   auto cluster = Cluster::load(args.cluster);
   if (!cluster) throw CliError(cluster.error().message);
-  const int p = args.pp > 0 ? args.pp : cluster.value().size();
+  const int p = args.pp_given ? args.pp : scheme ? scheme->num_devices() : cluster.value().size();
   if (p > cluster.value().size())
-    throw CliError("--pp " + std::to_string(p) + ": cluster " + cluster.value().name() + " has only " +
+    throw CliError((args.pp_given ? "--pp " : args.scheme_file + ": the scheme runs on ") + std::to_string(p) +
+                   (args.pp_given ? "" : " devices") + ": cluster " + cluster.value().name() + " has only " +
                    std::to_string(cluster.value().size()) + " devices");
-  auto shared_layers = std::make_shared<std::vector<LayerCost>>(std::move(layers).value());
-  auto shared_cluster = std::make_shared<Cluster>(std::move(cluster).value());
-  auto model_options = std::make_shared<PipelineModelOptions>();
-  apply_efficiency(args.efficiency, *model_options);
+  PipelineModelOptions model_options;
+  apply_efficiency(args.efficiency, model_options);
   if (!args.profile.empty()) {  // measured operator times replace the FLOP-based ones
     const std::int64_t tokens = args.seq * args.microbatch_size;
     auto profile = read_vidur_profile(args.profile, tokens);
     if (!profile) throw CliError(profile.error().message);
-    auto times = measured_layer_times(*shared_layers, profile.value(), tokens, shared_cluster->device(0));
+    auto times = measured_layer_times(layers.value(), profile.value(), tokens, cluster.value().device(0));
     if (!times) throw CliError(args.profile + ": " + times.error().message);
-    model_options->measured = std::move(times).value();
+    model_options.measured = std::move(times).value();
   }
-  StageSource source;
-  source.devices = p;
-  source.microbatches = args.microbatches > 0 ? args.microbatches : 2 * p;
+  const auto method = parse_partition_method(args.partition);
+  if (!method) throw CliError(method.error().message);
+  Source source;
+  source.microbatches = args.microbatches_given ? args.microbatches : scheme ? scheme->num_microbatches : 2 * p;
+  source.microbatches_input = args.microbatches_given ? "--microbatches" : "the default microbatch count (2 x pp)";
   source.tokens_per_microbatch = static_cast<double>(args.seq * args.microbatch_size);
-  source.peak_flops = shared_cluster->device(0).peak_flops;
-  source.description = label + " (" + std::to_string(shared_layers->size()) + " layers) on " + shared_cluster->name() +
-                       ", pp " + std::to_string(p) + ", " + args.partition + " partition";
-  const std::string method = args.partition;
-  const double limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
-  source.costs = [shared_layers, shared_cluster, model_options, p, method, limit](int v, bool v_shape) {
-    const int stages = p * v;
-    Result<Partition> partition = make_error("unknown partition '" + method + "' (expected uniform, params, compute)");
-    if (method == "uniform") partition = partition_uniform(static_cast<int>(shared_layers->size()), stages);
-    if (method == "params" || method == "compute") {
-      std::vector<double> weights;
-      if (method == "params")
-        for (const LayerCost& l : *shared_layers) weights.push_back(l.params);
-      else
-        weights = layer_times(*shared_layers, shared_cluster->device(0), *model_options);
-      partition = partition_min_max(weights, stages);
-    }
-    if (!partition) throw CliError(partition.error().message);
-    std::vector<int> placement;
-    for (int k = 0; k < stages; ++k)  // chunk c of device d is stage c*p + d (or 2p-1-d in a V)
-      placement.push_back(v_shape && k >= p ? 2 * p - 1 - k : k % p);
-    StageCosts costs = stage_costs(*shared_layers, partition.value(), placement, *shared_cluster, *model_options);
-    costs.max_mem.resize(p);
-    if (limit > 0) costs.max_mem.assign(p, limit);
-    return std::pair{costs, partition.value()};
-  };
+  source.peak_flops = cluster.value().device(0).peak_flops;
+  source.description = label + " (" + std::to_string(layers.value().size()) + " layers) on " + cluster.value().name() +
+                       ", pp " + std::to_string(p) + ", " +
+                       (scheme ? "partition from " + args.scheme_file : args.partition + " partition");
+  LayerModel model;
+  model.params = layer_params(layers.value());
+  model.time = layer_times(layers.value(), cluster.value().device(0), model_options);
+  model.max_devices = cluster.value().size();
+  model.stage_costs = stage_cost_function(std::move(layers).value(), std::move(cluster).value(), model_options);
+  source.stages = model_stage_source(std::move(model), p, method.value(),
+                                     args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit));
   return source;
 }
 
-StageSource file_source(const PipelineArgs& args) {
+Source file_source(const PipelineArgs& args, const PipelineScheme* scheme) {
+  if (args.pp_given)
+    throw CliError("--pp conflicts with --stages: the stage file fixes the pipeline degree (n_stages)");
   auto text = read_text_file(args.stages_file);
   if (!text) throw CliError(text.error().message);
   auto parsed = read_stage_costs_json(text.value(), args.stages_file);
   if (!parsed) throw CliError(parsed.error().message);
   auto [costs, micro] = parsed.value();
-  if (!args.mem_limit.empty()) costs.max_mem.assign(costs.num_stages(), parse_bytes(args.mem_limit));
-  StageSource source;
-  source.devices = costs.num_stages();
-  source.microbatches = args.microbatches > 0 ? args.microbatches : micro;
-  source.tokens_per_microbatch = 0;
+  Source source;
+  source.microbatches = args.microbatches_given ? args.microbatches : scheme ? scheme->num_microbatches : micro;
+  source.microbatches_input = args.microbatches_given ? "--microbatches" : args.stages_file + ": n_micro";
   source.description = std::to_string(costs.num_stages()) + " stages from " + args.stages_file;
-  source.costs = [costs](int v, bool v_shape) {
-    StageCosts split = v == 1 ? costs : split_into_chunks(costs, v);
-    if (v_shape)  // chunk 1 of device d is stage 2p-1-d: reverse the second half
-      for (auto* list : {&split.f, &split.b, &split.w, &split.mem_f, &split.mem_b, &split.mem_w, &split.static_memory, &split.flops})
-        std::reverse(list->begin() + costs.num_stages(), list->end());
-    return std::pair{split, Partition{}};
-  };
+  source.stages = stage_file_source(std::move(costs), args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit));
   return source;
 }
 
-StageSource load_source(const PipelineArgs& args) {
+// Flags are checked before any file is read: a bad value is named, never replaced by a default.
+void check_flags(const PipelineArgs& args) {
+  if (args.microbatches_given && args.microbatches < 1)
+    throw CliError("--microbatches " + std::to_string(args.microbatches) + ": the microbatch count must be at least 1");
+  if (args.pp_given && args.pp < 1)
+    throw CliError("--pp " + std::to_string(args.pp) + ": the pipeline degree must be at least 1");
+  if (!args.mem_limit.empty()) parse_bytes(args.mem_limit);
   const int given = !args.stages_file.empty() + !args.model.empty() + !args.hf_config.empty();
   if (given != 1) throw CliError("give exactly one of --model NAME (see `gantry models`), --hf-config FILE or --stages FILE");
-  return args.stages_file.empty() ? model_source(args) : file_source(args);
 }
 
 nlohmann::json result_json(const std::string& name, const PipelineResult& r) {
@@ -256,22 +193,27 @@ void print_table(const std::vector<std::pair<std::string, PipelineResult>>& resu
 }
 
 void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
-  const StageSource source = load_source(args);
+  check_flags(args);
+  std::unique_ptr<PipelineScheme> given;  // --scheme: simulated with the costs of its own partition and placement
+  if (!args.scheme_file.empty()) {
+    auto text = read_text_file(args.scheme_file);
+    if (!text) throw CliError(text.error().message);
+    auto scheme = scheme_from_json(text.value(), args.scheme_file);
+    if (!scheme) throw CliError(scheme.error().message);
+    given = std::make_unique<PipelineScheme>(std::move(scheme).value());
+    if (args.microbatches_given && args.microbatches != given->num_microbatches)
+      throw CliError("--microbatches " + std::to_string(args.microbatches) + ": the scheme " + args.scheme_file +
+                     " has " + std::to_string(given->num_microbatches) + " microbatches");
+  }
+  const Source source = args.stages_file.empty() ? model_source(args, given.get()) : file_source(args, given.get());
   std::vector<std::pair<std::string, PipelineResult>> results;
   std::vector<PipelineScheme> simulated;
   for (const std::string& name : names) {
-    Run run = build(name, source);
-    if (!args.scheme_file.empty()) {  // a given scheme replaces the built one (same stage costs)
-      auto text = read_text_file(args.scheme_file);
-      if (!text) throw CliError(text.error().message);
-      auto given = scheme_from_json(text.value(), args.scheme_file);
-      if (!given) throw CliError(given.error().message);
-      if (given.value().num_stages() != run.costs.num_stages())
-        throw CliError(args.scheme_file + ": the scheme has " + std::to_string(given.value().num_stages()) +
-                       " stages but the costs give " + std::to_string(run.costs.num_stages()));
-      run.scheme = std::move(given).value();
-      run.name = args.scheme_file;
-    }
+    auto built = given ? load_pipeline(*given, *source.stages, args.scheme_file)
+                       : build_pipeline(name, *source.stages, source.microbatches, source.microbatches_input);
+    if (!built) throw CliError(built.error().message);
+    PipelineRun run = std::move(built).value();
+    const std::string label = given ? args.scheme_file : name;
     if (!args.save_scheme.empty()) {
       auto written = write_text_file(args.save_scheme, scheme_to_json(run.scheme));
       if (!written) throw CliError(written.error().message);
@@ -285,13 +227,14 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
     if (!r) throw CliError(r.error().message);
     if (args.out.wants_timeline() && r.value().completed) {
       TimelineLabels labels;
-      labels.title = "pipeline " + name + ": " + source.description + ", " + std::to_string(source.microbatches) + " microbatches";
+      labels.title = "pipeline " + label + ": " + source.description + ", " +
+                     std::to_string(run.scheme.num_microbatches) + " microbatches";
       for (int d = 0; d < run.scheme.num_devices(); ++d) labels.device_names.push_back("device " + std::to_string(d));
       labels.group_names = {"F", "B", "W", "BW"};
       for (const PipeTask& t : r.value().compiled.task_of) labels.group_of.push_back(static_cast<int>(t.op));
       write_timeline_files(args.out, r.value().compiled.graph, r.value().sim, labels);
     }
-    results.emplace_back(run.name, std::move(r).value());
+    results.emplace_back(label, std::move(r).value());
     simulated.push_back(std::move(run.scheme));
   }
   if (args.out.json()) {
@@ -334,25 +277,42 @@ void add_common(CLI::App& cmd, PipelineArgs& args) {
       ->check(CLI::IsMember({"contention", "unlimited"}));
 }
 
+// Which numbers were given on the command line (a given 0 or -5 is an error, not the default).
+void note_given(CLI::App& cmd, PipelineArgs& args) {
+  args.microbatches_given = cmd.get_option("--microbatches")->count() > 0;
+  args.pp_given = cmd.get_option("--pp")->count() > 0;
+}
+
 }  // namespace
 
 void add_pipeline_command(CLI::App& app) {
   CLI::App* pipeline = app.add_subcommand("pipeline", "simulate and compare pipeline-parallel schemes");
   pipeline->require_subcommand(1);
+  const ScheduleRegistry& registry = schedule_registry();
   auto sim_args = std::make_shared<PipelineArgs>();
   CLI::App* sim = pipeline->add_subcommand("simulate", "simulate one schedule: iteration time, bubbles, memory, overlap");
   add_common(*sim, *sim_args);
-  sim->add_option("--schedule", sim_args->schedule, "gpipe, 1f1b, interleaved[:v], zb or zbv")->capture_default_str();
-  sim->add_option("--scheme", sim_args->scheme_file, "simulate this scheme JSON instead (see docs/formats.md)");
+  sim->add_option("--schedule", sim_args->schedule, "one of:\n" + registry.help())->capture_default_str();
+  sim->add_option("--scheme", sim_args->scheme_file,
+                  "simulate this scheme JSON instead, with the costs of its own partition and placement "
+                  "(see docs/formats.md)");
   sim->add_option("--save-scheme", sim_args->save_scheme, "write the simulated scheme as JSON");
   sim_args->out.add_to(*sim);
-  sim->callback([sim_args] { run_one(*sim_args, {sim_args->schedule}); });
+  sim->callback([sim, sim_args] {
+    note_given(*sim, *sim_args);
+    run_one(*sim_args, {sim_args->schedule});
+  });
   auto cmp_args = std::make_shared<PipelineArgs>();
   CLI::App* cmp = pipeline->add_subcommand("compare", "every baseline schedule side by side");
   add_common(*cmp, *cmp_args);
-  cmp->add_option("--schedules", cmp_args->schedules, "schedules to compare")->capture_default_str();
+  cmp->add_option("--schedules", cmp_args->schedules, "schedules to compare (a comma list) from:\n" + registry.help())
+      ->delimiter(',')
+      ->capture_default_str();
   cmp_args->out.add_to(*cmp, false);
-  cmp->callback([cmp_args] { run_one(*cmp_args, cmp_args->schedules); });
+  cmp->callback([cmp, cmp_args] {
+    note_given(*cmp, *cmp_args);
+    run_one(*cmp_args, cmp_args->schedules);
+  });
 }
 
 }  // namespace gantry::cli

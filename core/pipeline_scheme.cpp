@@ -34,7 +34,29 @@ Result<std::vector<double>> number_list(const json& root, const char* key, int c
   return out;
 }
 
+// A whole number field (an integer, or a number such as 1e3 with no fraction) in [1, 2^31).
+Result<std::int64_t> whole_number(const json& root, const char* key, const std::string& source) {
+  auto it = root.find(key);
+  if (it == root.end()) return make_error(source + ": missing field '" + key + "'");
+  const double value = it->is_number() ? it->get<double>() : std::nan("");
+  if (!(value >= 1 && value < 2147483648.0) || value != std::floor(value))
+    return make_error(source + ": '" + key + "' must be a whole number >= 1 (got " + it->dump() + ")");
+  return static_cast<std::int64_t>(value);
+}
+
 }  // namespace
+
+Status check_pipeline_size(std::int64_t microbatches, std::int64_t stages, const std::string& microbatches_input) {
+  if (microbatches < 1) return make_error(microbatches_input + ": the microbatch count must be at least 1");
+  if (stages < 1) return make_error(microbatches_input + ": the pipeline needs at least one stage");
+  if (stages > kMaxPipelineTasks / 3 || microbatches > kMaxPipelineTasks / (3 * stages))
+    return make_error(microbatches_input + ": " + std::to_string(microbatches) + " microbatches x " +
+                      std::to_string(stages) + " stages x 3 tasks exceeds the limit of " +
+                      std::to_string(kMaxPipelineTasks) + " tasks (at most " +
+                      std::to_string(kMaxPipelineTasks / (3 * stages)) + " microbatches with " +
+                      std::to_string(stages) + " stages)");
+  return Ok{};
+}
 
 const char* to_string(PipeOp op) { return kOpNames[static_cast<int>(op)]; }
 
@@ -68,10 +90,12 @@ Status PipelineScheme::check() const {
     for (int s = 0; s < stages; ++s) {
       auto where = [&] { return "(" + std::to_string(m) + "," + std::to_string(s) + ")"; };
       if (slot(PipeOp::F, m, s) != 1) return make_error("pipeline scheme: F" + where() + " is never scheduled");
-      const bool fused = slot(PipeOp::BW, m, s) == 1;
-      const bool split = slot(PipeOp::B, m, s) == 1 && slot(PipeOp::W, m, s) == 1;
-      if (fused == split)
-        return make_error("pipeline scheme: " + where() + " needs either BW or both B and W, exactly once");
+      const int bw = slot(PipeOp::BW, m, s), b = slot(PipeOp::B, m, s), w = slot(PipeOp::W, m, s);
+      const bool fused = bw == 1 && b == 0 && w == 0;
+      const bool split = bw == 0 && b == 1 && w == 1;
+      if (!fused && !split)
+        return make_error("pipeline scheme: " + where() + " needs either BW or both B and W, exactly once (it has " +
+                          std::to_string(bw) + " BW, " + std::to_string(b) + " B, " + std::to_string(w) + " W)");
     }
   return Ok{};
 }
@@ -79,21 +103,29 @@ Status PipelineScheme::check() const {
 Status StageCosts::check(const std::string& source) const {
   const std::size_t n = f.size();
   if (n == 0) return make_error(source + ": no stages");
-  for (auto [name, list] : {std::pair{"cost_b", &b}, std::pair{"cost_w", &w}, std::pair{"comm", &comm},
+  for (auto [name, list] : {std::pair{"cost_b", &b}, std::pair{"cost_w", &w}, std::pair{"cost_comm", &comm},
                             std::pair{"mem_f", &mem_f}, std::pair{"mem_b", &mem_b}, std::pair{"mem_w", &mem_w},
                             std::pair{"static_memory", &static_memory}, std::pair{"flops", &flops}})
     if (list->size() != n) return make_error(source + ": '" + name + "' has " + std::to_string(list->size()) +
                                              " entries, expected one per stage (" + std::to_string(n) + ")");
+  auto at = [&](const char* name, std::size_t i) { return source + ": " + name + "[" + std::to_string(i) + "]"; };
   for (std::size_t s = 0; s < n; ++s) {
     for (auto [name, value] : {std::pair{"cost_f", f[s]}, std::pair{"cost_b", b[s]}, std::pair{"cost_w", w[s]},
-                               std::pair{"cost_comm", comm[s]}})
+                               std::pair{"cost_comm", comm[s]}, std::pair{"static_memory", static_memory[s]},
+                               std::pair{"flops", flops[s]}, std::pair{"mem_f", mem_f[s]}})
       if (!std::isfinite(value) || value < 0)
-        return make_error(source + ": " + name + "[" + std::to_string(s) + "] must be a finite number >= 0");
-    if (mem_f[s] < 0 || mem_w[s] > 0)
-      return make_error(source + ": stage " + std::to_string(s) + ": mem_f must be >= 0 and mem_w <= 0");
+        return make_error(at(name, s) + " must be a finite number >= 0 (got " + std::to_string(value) + ")");
+    if (!std::isfinite(mem_b[s])) return make_error(at("mem_b", s) + " must be a finite number");
+    if (!std::isfinite(mem_w[s]) || mem_w[s] > 0)
+      return make_error(at("mem_w", s) + " must be a finite number <= 0 (W frees memory; got " +
+                        std::to_string(mem_w[s]) + ")");
     if (mem_f[s] + mem_b[s] + mem_w[s] < -1e-6 * std::max(1.0, mem_f[s]))
       return make_error(source + ": stage " + std::to_string(s) + ": B and W free more than F allocates");
   }
+  for (std::size_t d = 0; d < max_mem.size(); ++d)
+    if (!std::isfinite(max_mem[d]) || max_mem[d] < 0)
+      return make_error(at("max_mem", d) + " must be a finite number of bytes > 0 (got " +
+                        std::to_string(max_mem[d]) + ")");
   return Ok{};
 }
 
@@ -102,39 +134,56 @@ Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text
   if (!parsed) return parsed.error();
   const json& root = parsed.value();
   if (!root.is_object()) return make_error(source + ": expected a JSON object (zero-bubble GraphConfig fields)");
-  auto f = number_list(root, "cost_f", 0, source, false);
-  int stages = root.contains("n_stages") ? root["n_stages"].get<int>()
-                                          : (root.contains("cost_f") && root["cost_f"].is_array()
-                                                 ? static_cast<int>(root["cost_f"].size())
-                                                 : 0);
+  std::int64_t stages = 0;
+  if (root.contains("n_stages")) {
+    auto n = whole_number(root, "n_stages", source);
+    if (!n) return n.error();
+    stages = n.value();
+  } else if (root.contains("cost_f") && root["cost_f"].is_array()) {
+    stages = static_cast<std::int64_t>(root["cost_f"].size());
+  }
   if (stages <= 0) return make_error(source + ": 'n_stages' (or a 'cost_f' list) must give at least one stage");
-  if (!root.contains("n_micro") || !root["n_micro"].is_number_integer() || root["n_micro"].get<int>() <= 0)
-    return make_error(source + ": 'n_micro' must be a whole number >= 1");
+  auto micro = whole_number(root, "n_micro", source);
+  if (!micro) return micro.error();
+  auto size = check_pipeline_size(micro.value(), stages, source + ": n_micro");
+  if (!size) return size.error();
+  const int n = static_cast<int>(stages);
   StageCosts c;
   std::vector<double>* targets[] = {&c.f, &c.b, &c.w};
   const char* keys[] = {"cost_f", "cost_b", "cost_w"};
   for (int k = 0; k < 3; ++k) {
-    auto list = number_list(root, keys[k], stages, source, true);
+    auto list = number_list(root, keys[k], n, source, true);
     if (!list) return list.error();
     *targets[k] = list.value();
   }
-  for (auto [key, target, fallback] : {std::tuple{"cost_comm", &c.comm, 0.0}, std::tuple{"mem_f", &c.mem_f, 0.0},
-                                       std::tuple{"mem_b", &c.mem_b, 0.0}, std::tuple{"mem_w", &c.mem_w, 0.0},
-                                       std::tuple{"static_memory", &c.static_memory, 0.0},
-                                       std::tuple{"flops", &c.flops, 0.0}}) {
-    auto list = number_list(root, key, stages, source, false, fallback);
+  // cost_comm: one number for every hop, or the n - 1 hops between neighbours (a last entry, the
+  // hop after the last stage, is accepted and ignored).
+  const auto comm = root.find("cost_comm");
+  const bool hops_only = comm != root.end() && comm->is_array() && static_cast<int>(comm->size()) == n - 1 && n > 1;
+  auto comm_list = number_list(root, "cost_comm", hops_only ? n - 1 : n, source, false, 0.0);
+  if (!comm_list) return comm_list.error();
+  c.comm = comm_list.value();
+  c.comm.resize(n, 0.0);
+  for (auto [key, target] : {std::pair{"mem_f", &c.mem_f}, std::pair{"mem_b", &c.mem_b}, std::pair{"mem_w", &c.mem_w},
+                             std::pair{"static_memory", &c.static_memory}, std::pair{"flops", &c.flops}}) {
+    auto list = number_list(root, key, n, source, false, 0.0);
     if (!list) return list.error();
     *target = list.value();
   }
   if (root.contains("max_mem")) {
-    const int devices = root["max_mem"].is_array() ? static_cast<int>(root["max_mem"].size()) : stages;
+    const int devices = root["max_mem"].is_array() ? static_cast<int>(root["max_mem"].size()) : n;
+    if (devices != n) return make_error(source + ": 'max_mem' must be a number or a list of " + std::to_string(n) + " numbers");
     auto list = number_list(root, "max_mem", devices, source, false);
     if (!list) return list.error();
     c.max_mem = list.value();
+    for (int d = 0; d < devices; ++d)
+      if (!(c.max_mem[d] > 0) || !std::isfinite(c.max_mem[d]))
+        return make_error(source + ": max_mem[" + std::to_string(d) + "] must be a number of bytes > 0 (got " +
+                          std::to_string(c.max_mem[d]) + "; leave max_mem out for no limit)");
   }
   auto ok = c.check(source);
   if (!ok) return ok.error();
-  return std::pair{c, root["n_micro"].get<int>()};
+  return std::pair{c, static_cast<int>(micro.value())};
 } catch (const nlohmann::json::exception& e) {
   return make_error(source + ": " + e.what());
 }
@@ -162,19 +211,50 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
   auto parsed = parse_json(text, source);
   if (!parsed) return parsed.error();
   const json& root = parsed.value();
+  if (!root.is_object()) return make_error(source + ": expected a JSON object (a gantry-pipeline-scheme)");
   PipelineScheme scheme;
-  scheme.num_microbatches = root.at("microbatches").get<int>();
-  for (const auto& p : root.value("partition", json::array())) scheme.partition.emplace_back(p.at(0).get<int>(), p.at(1).get<int>());
-  scheme.placement = root.at("placement").get<std::vector<int>>();
+  auto placement = root.find("placement");
+  if (placement == root.end() || !placement->is_array() || placement->empty())
+    return make_error(source + ": placement: expected a list with the device of every stage");
+  for (std::size_t s = 0; s < placement->size(); ++s) {
+    const json& d = (*placement)[s];
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0 || d.get<std::int64_t>() > 1000000)
+      return make_error(source + ": placement[" + std::to_string(s) + "]: expected a device index >= 0, got " + d.dump());
+    scheme.placement.push_back(d.get<int>());
+  }
+  auto micro = whole_number(root, "microbatches", source);
+  if (!micro) return micro.error();
+  auto size = check_pipeline_size(micro.value(), scheme.num_stages(), source + ": microbatches");
+  if (!size) return size.error();
+  scheme.num_microbatches = static_cast<int>(micro.value());
+  const json partition = root.value("partition", json::array());
+  if (!partition.is_array()) return make_error(source + ": partition: expected a list of [first, end) layer ranges");
+  for (std::size_t s = 0; s < partition.size(); ++s) {
+    const json& range = partition[s];
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() || !range[1].is_number_integer() ||
+        range[0].get<std::int64_t>() < 0 || range[1].get<std::int64_t>() > 2147483647)
+      return make_error(source + ": partition[" + std::to_string(s) + "]: expected [first, end) layer indices, got " +
+                        range.dump());
+    scheme.partition.emplace_back(range[0].get<int>(), range[1].get<int>());
+  }
   const std::map<std::string, PipeOp> ops = {{"F", PipeOp::F}, {"B", PipeOp::B}, {"W", PipeOp::W}, {"BW", PipeOp::BW}};
-  for (const auto& device : root.at("schedule")) {
+  auto schedule = root.find("schedule");
+  if (schedule == root.end() || !schedule->is_array())
+    return make_error(source + ": schedule: expected a list of task lists, one per device");
+  for (std::size_t d = 0; d < schedule->size(); ++d) {
+    const json& device = (*schedule)[d];
+    if (!device.is_array()) return make_error(source + ": schedule[" + std::to_string(d) + "]: expected a list of tasks");
     std::vector<PipeTask> list;
-    for (const auto& entry : device) {
+    for (std::size_t i = 0; i < device.size(); ++i) {
+      const json& entry = device[i];
+      const std::string where = source + ": schedule[" + std::to_string(d) + "][" + std::to_string(i) + "]: ";
+      if (!entry.is_string()) return make_error(where + "expected 'OP MICROBATCH STAGE', got " + entry.dump());
       std::istringstream in(entry.get<std::string>());
-      std::string op;
+      std::string op, rest;
       PipeTask t;
-      if (!(in >> op >> t.microbatch >> t.stage) || !ops.count(op))
-        return make_error(source + ": schedule entry '" + entry.get<std::string>() + "' is not 'OP microbatch stage'");
+      if (!(in >> op >> t.microbatch >> t.stage) || !ops.count(op) || (in >> rest))
+        return make_error(where + "'" + entry.get<std::string>() +
+                          "' is not 'OP MICROBATCH STAGE' with OP one of F, B, W, BW");
       t.op = ops.at(op);
       list.push_back(t);
     }

@@ -35,22 +35,34 @@ struct PipelineScheme {
   Status check() const;
 };
 
+// The largest pipeline gantry builds and simulates: microbatches x stages x 3 (F, B, W) tasks.
+// Each task costs about 450 bytes across the scheme, the compiled graph and the simulator
+// (measured: 8 stages x 20000 microbatches of ZB take 214 MB), so a run at the limit stays near
+// 2 GiB and 10 s instead of running out of memory after a long wait.
+constexpr std::int64_t kMaxPipelineTasks = std::int64_t{1} << 22;
+// An error naming `microbatches_input` (a flag or a file field) when microbatches x stages x 3
+// exceeds kMaxPipelineTasks (or either is below 1).
+Status check_pipeline_size(std::int64_t microbatches, std::int64_t stages, const std::string& microbatches_input);
+
 // Costs of each (virtual) stage for one microbatch, in seconds and bytes.
 struct StageCosts {
   std::vector<double> f, b, w;          // forward, input-gradient, weight-gradient time
-  std::vector<double> comm;             // point-to-point time from stage s to s+1 (and the gradient back)
+  std::vector<double> comm;             // point-to-point time from stage s to s+1 (and the gradient back);
+                                        // the last entry is unused
   std::vector<double> mem_f, mem_b, mem_w;  // memory deltas: F allocates (>= 0), W frees (<= 0), B
                                             // either (it may create gradients W reads); sum >= 0
   std::vector<double> static_memory;    // parameters, gradients and optimizer state of the stage
   std::vector<double> flops;            // F+B+W FLOPs of the stage (for MFU; 0 when unknown)
-  std::vector<double> max_mem;          // memory limit per device (empty: none)
+  std::vector<double> max_mem;          // memory limit per device (empty or 0: none)
   int num_stages() const { return static_cast<int>(f.size()); }
   Status check(const std::string& source) const;
 };
 
 // The zero-bubble scheduler's GraphConfig as JSON: {"n_stages", "n_micro", "cost_f", "cost_b",
-// "cost_w" (lists, one per stage), "cost_comm" (a number), "mem_f", "mem_b", "mem_w" (lists or
-// numbers), "max_mem" (list or number)}. Returns the costs and the microbatch count.
+// "cost_w" (lists, one per stage), "cost_comm" (a number, or a list of the n_stages - 1 hops between
+// neighbouring stages, optionally with an ignored last entry), "mem_f", "mem_b", "mem_w" (lists or
+// numbers), "max_mem" (list or number, > 0)}, plus gantry's "static_memory" and "flops". Returns
+// the costs (one stage per device) and the microbatch count.
 Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text, const std::string& source);
 
 std::string scheme_to_json(const PipelineScheme& scheme, int indent = 1);

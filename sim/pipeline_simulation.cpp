@@ -20,6 +20,8 @@ std::string task_name(const PipeTask& t) {
 Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const StageCosts& costs) {
   auto ok = scheme.check();
   if (!ok) return ok.error();
+  auto costs_ok = costs.check("pipeline stage costs");
+  if (!costs_ok) return costs_ok.error();
   if (costs.num_stages() != scheme.num_stages())
     return make_error("pipeline: the scheme has " + std::to_string(scheme.num_stages()) + " stages but the costs give " +
                       std::to_string(costs.num_stages()));
@@ -42,7 +44,11 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
           (costs.mem_b[s] > 0 ? op.mem_alloc : op.mem_free) = std::abs(costs.mem_b[s]);
           break;
         case PipeOp::W: op.cost = costs.w[s]; op.mem_free = -costs.mem_w[s]; break;
-        case PipeOp::BW: op.cost = costs.b[s] + costs.w[s]; op.mem_free = -(costs.mem_b[s] + costs.mem_w[s]); break;
+        case PipeOp::BW:  // B then W: B's gradients (mem_b > 0) are held while it runs, W's frees come at the end
+          op.cost = costs.b[s] + costs.w[s];
+          op.mem_alloc = std::max(0.0, costs.mem_b[s]);
+          op.mem_free = op.mem_alloc - (costs.mem_b[s] + costs.mem_w[s]);
+          break;
       }
       const OpId op_id = builder.add_op(std::move(op));
       id(t.op, t.microbatch, s) = op_id;

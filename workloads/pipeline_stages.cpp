@@ -1,5 +1,8 @@
 #include "workloads/pipeline_stages.hpp"
 
+#include <memory>
+#include <tuple>
+
 namespace gantry {
 
 namespace {
@@ -68,6 +71,21 @@ StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<s
   }
   for (const Device& d : cluster.devices()) c.max_mem.push_back(d.memory);
   return c;
+}
+
+std::vector<double> layer_params(const std::vector<LayerCost>& layers) {
+  std::vector<double> out;
+  for (const LayerCost& l : layers) out.push_back(l.params);
+  return out;
+}
+
+std::function<StageCosts(const std::vector<std::pair<int, int>>&, const std::vector<int>&)> stage_cost_function(
+    std::vector<LayerCost> layers, Cluster cluster, PipelineModelOptions options) {
+  auto shared = std::make_shared<const std::tuple<std::vector<LayerCost>, Cluster, PipelineModelOptions>>(
+      std::move(layers), std::move(cluster), std::move(options));
+  return [shared](const std::vector<std::pair<int, int>>& partition, const std::vector<int>& placement) {
+    return stage_costs(std::get<0>(*shared), partition, placement, std::get<1>(*shared), std::get<2>(*shared));
+  };
 }
 
 }  // namespace gantry

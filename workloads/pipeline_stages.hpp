@@ -4,6 +4,7 @@
 // the activation a stage hands to the next, activation memory deltas of F / B / W, and the static
 // memory of the stage's parameters with their gradients and optimizer state.
 #include <array>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -29,5 +30,13 @@ std::vector<double> layer_times(const std::vector<LayerCost>& layers, const Devi
 StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<std::pair<int, int>>& partition,
                        const std::vector<int>& placement, const Cluster& cluster,
                        const PipelineModelOptions& options = {});
+
+// Parameters of every layer (the weights of a parameter-balanced partition).
+std::vector<double> layer_params(const std::vector<LayerCost>& layers);
+
+// stage_costs of `layers` on `cluster` as a function of (partition, placement), for the pipeline
+// builders that choose partitions and placements themselves.
+std::function<StageCosts(const std::vector<std::pair<int, int>>&, const std::vector<int>&)> stage_cost_function(
+    std::vector<LayerCost> layers, Cluster cluster, PipelineModelOptions options = {});
 
 }  // namespace gantry

@@ -56,4 +56,30 @@ Result<Partition> partition_min_max(const std::vector<double>& weights, int stag
   return p;
 }
 
+Status check_partition(const Partition& partition, int layers, int stages, const std::string& source) {
+  const std::string field = source + ": partition";
+  if (partition.empty())
+    return make_error(field + ": empty, but a model needs the layer range of every stage (a scheme from --stages "
+                      "has no partition)");
+  if (static_cast<int>(partition.size()) != stages)
+    return make_error(field + ": " + std::to_string(partition.size()) + " ranges for " + std::to_string(stages) +
+                      " stages (placement)");
+  for (int s = 0; s < stages; ++s) {
+    const auto [first, end] = partition[s];
+    const std::string at = field + "[" + std::to_string(s) + "]: [" + std::to_string(first) + ", " +
+                           std::to_string(end) + ")";
+    const int expected = s == 0 ? 0 : partition[s - 1].second;
+    if (first != expected)
+      return make_error(at + " starts at layer " + std::to_string(first) + ", expected " + std::to_string(expected) +
+                        (s == 0 ? " (the first stage starts at layer 0)" : " (stages must be consecutive)"));
+    if (end <= first) return make_error(at + " is empty (every stage needs at least one layer)");
+    if (end > layers)
+      return make_error(at + " ends beyond the model's " + std::to_string(layers) + " layers");
+  }
+  if (partition.back().second != layers)
+    return make_error(field + ": covers layers [0, " + std::to_string(partition.back().second) + ") but the model has " +
+                      std::to_string(layers) + " layers");
+  return Ok{};
+}
+
 }  // namespace gantry

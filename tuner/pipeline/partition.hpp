@@ -1,5 +1,6 @@
 #pragma once
 // Partitions of consecutive layers into stages: [first, end) per stage.
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,5 +15,7 @@ Result<Partition> partition_uniform(int layers, int stages);
 // Contiguous stages minimising the largest stage weight (parameters for "params", F+B+W time for
 // "compute"); exact, by dynamic programming over split points.
 Result<Partition> partition_min_max(const std::vector<double>& weights, int stages);
+// A partition read from `source`: `stages` non-empty, consecutive ranges covering layers [0, layers).
+Status check_partition(const Partition& partition, int layers, int stages, const std::string& source);
 
 }  // namespace gantry

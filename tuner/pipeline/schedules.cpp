@@ -8,10 +8,12 @@ namespace gantry {
 
 namespace {
 
-Status check_sizes(int devices, int microbatches) {
+Status check_sizes(int devices, int microbatches, int chunks = 1) {
   if (devices < 1) return make_error("pipeline: the pipeline degree must be at least 1");
   if (microbatches < 1) return make_error("pipeline: the microbatch count must be at least 1");
-  return Ok{};
+  if (chunks < 1) return make_error("pipeline: a schedule needs at least 1 chunk per device");
+  if (devices > kMaxPipelineTasks / chunks) return make_error("pipeline: too many stages");
+  return check_pipeline_size(microbatches, static_cast<std::int64_t>(devices) * chunks, "pipeline");
 }
 
 PipelineScheme plain_scheme(int devices, int microbatches) {
@@ -23,6 +25,13 @@ PipelineScheme plain_scheme(int devices, int microbatches) {
 }
 
 }  // namespace
+
+std::vector<int> stage_placement(int devices, const StageLayout& layout) {
+  const int stages = devices * layout.chunks;
+  std::vector<int> placement;
+  for (int k = 0; k < stages; ++k) placement.push_back(layout.v_shape && k >= devices ? 2 * devices - 1 - k : k % devices);
+  return placement;
+}
 
 Result<PipelineScheme> make_gpipe(int devices, int microbatches) {
   auto ok = check_sizes(devices, microbatches);
@@ -53,17 +62,15 @@ Result<PipelineScheme> make_1f1b(int devices, int microbatches) {
 }
 
 Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatches) {
-  auto ok = check_sizes(devices, microbatches);
+  auto ok = check_sizes(devices, microbatches, chunks);
   if (!ok) return ok.error();
-  if (chunks < 1) return make_error("pipeline: interleaved needs at least 1 chunk per device");
   if (microbatches % devices != 0)
     return make_error("pipeline: interleaved 1F1B needs the microbatch count (" + std::to_string(microbatches) +
                       ") to be a multiple of the pipeline degree (" + std::to_string(devices) + ")");
   PipelineScheme scheme;
   scheme.num_microbatches = microbatches;
   scheme.schedule.resize(devices);
-  for (int c = 0; c < chunks; ++c)
-    for (int d = 0; d < devices; ++d) scheme.placement.push_back(d);
+  scheme.placement = stage_placement(devices, {chunks, false});
   const int total = microbatches * chunks;  // (microbatch, chunk) pairs per device
   const int group = devices * chunks;
   // Megatron's order: microbatches in groups of p; within a group every chunk in turn (forward
@@ -203,7 +210,7 @@ Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCost
 }
 
 Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts& costs) {
-  auto ok = check_sizes(devices, microbatches);
+  auto ok = check_sizes(devices, microbatches, 2);
   if (!ok) return ok.error();
   const int stages = 2 * devices;
   if (costs.num_stages() != stages)
@@ -212,7 +219,7 @@ Result<PipelineScheme> make_zb_v(int devices, int microbatches, const StageCosts
   PipelineScheme scheme;
   scheme.num_microbatches = microbatches;
   scheme.schedule.resize(devices);
-  for (int k = 0; k < stages; ++k) scheme.placement.push_back(k < devices ? k : stages - 1 - k);
+  scheme.placement = stage_placement(devices, {2, true});
   // 1F1B's first-stage memory in half-stage chunks, less one slot for the returning chunk.
   return zero_bubble_order(std::move(scheme), costs, std::vector<int>(devices, stages - 1));
 }

@@ -1,10 +1,21 @@
 #pragma once
 // Baseline pipeline schedules. Stage s of a p-stage pipeline runs on device s; interleaved
 // schedules give each device v chunks (virtual stage c*p + d on device d).
+#include <vector>
+
 #include "core/pipeline_scheme.hpp"
 #include "core/result.hpp"
 
 namespace gantry {
+
+// How a schedule lays out its virtual stages: `chunks` per device, chunk c of device d being stage
+// c*p + d, or in a V (two chunks: stage k on device k for k < p, on device 2p-1-k after).
+struct StageLayout {
+  int chunks = 1;
+  bool v_shape = false;
+};
+// Stage -> device for `devices` devices.
+std::vector<int> stage_placement(int devices, const StageLayout& layout);
 
 // GPipe: every microbatch's forward, then every backward (fused BW).
 Result<PipelineScheme> make_gpipe(int devices, int microbatches);

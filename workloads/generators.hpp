@@ -31,6 +31,9 @@ Result<Graph> make_llama_layer(const WorkloadParams& params);
 WorkloadInfo random_dag_info();
 Result<Graph> make_random_dag(const WorkloadParams& params);
 
+WorkloadInfo stg_random_info();
+Result<Graph> make_stg_random(const WorkloadParams& params);
+
 // LLaMA transformer dimensions, shared by llama-block and llama-layer.
 struct LlamaDims {
   std::int64_t batch = 1;

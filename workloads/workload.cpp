@@ -24,7 +24,7 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {chainmm_info(), make_chainmm},       {ffnn_info(), make_ffnn},
       {llama_block_info(), make_llama_block}, {llama_layer_info(), make_llama_layer},
-      {random_dag_info(), make_random_dag},
+      {random_dag_info(), make_random_dag},   {stg_random_info(), make_stg_random},
   };
   return entries;
 }

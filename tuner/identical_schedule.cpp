@@ -44,6 +44,65 @@ std::vector<double> op_durations(const PlacementProblem& problem) {
   return duration;
 }
 
+ListDecoder::ListDecoder(const Graph& graph, std::vector<double> duration, int processors)
+    : graph_(graph), duration_(std::move(duration)), processors_(std::max(1, processors)) {
+  const int n = graph.size();
+  machine_.assign(n, 0);
+  pending_.assign(n, 0);
+  start_.assign(n, 0.0);
+  ready_.assign(n, 0.0);
+  free_.reserve(processors_);
+  heap_.reserve(n);
+  events_.reserve(processors_ + 1);
+}
+
+double ListDecoder::decode(const std::int32_t* rank) {
+  const int n = graph_.size();
+  heap_.clear();
+  events_.clear();
+  free_.clear();
+  for (int m = processors_ - 1; m >= 0; --m) free_.push_back(m);
+  auto by_rank = [rank](OpId a, OpId b) { return rank[a] > rank[b]; };  // min-heap on rank
+  auto by_time = [](const std::pair<double, OpId>& a, const std::pair<double, OpId>& b) { return a.first > b.first; };
+  for (OpId op = 0; op < n; ++op) {
+    pending_[op] = static_cast<std::int32_t>(graph_.preds(op).size());
+    ready_[op] = 0;
+    if (pending_[op] == 0) heap_.push_back(op);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), by_rank);
+  double now = 0, makespan = 0;
+  for (;;) {
+    while (!free_.empty() && !heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), by_rank);
+      const OpId op = heap_.back();
+      heap_.pop_back();
+      machine_[op] = free_.back();
+      free_.pop_back();
+      start_[op] = now;
+      events_.emplace_back(now + duration_[op], op);
+      std::push_heap(events_.begin(), events_.end(), by_time);
+    }
+    if (events_.empty()) break;
+    now = events_.front().first;
+    makespan = std::max(makespan, now);
+    // Every completion at this instant before any dispatch, as in the simulator.
+    while (!events_.empty() && events_.front().first == now) {
+      std::pop_heap(events_.begin(), events_.end(), by_time);
+      const OpId op = events_.back().second;
+      events_.pop_back();
+      free_.push_back(machine_[op]);
+      for (OpId v : graph_.succs(op)) {
+        ready_[v] = std::max(ready_[v], now);
+        if (--pending_[v] == 0) {
+          heap_.push_back(v);
+          std::push_heap(heap_.begin(), heap_.end(), by_rank);
+        }
+      }
+    }
+  }
+  return makespan;
+}
+
 double IdenticalBounds::best() const { return std::max({critical_path, work, heads_tails, energetic}); }
 
 namespace {

@@ -18,6 +18,29 @@ bool is_identical_without_communication(const PlacementProblem& problem);
 // The op times of such a problem (device 0's).
 std::vector<double> op_durations(const PlacementProblem& problem);
 
+// Graham's list scheduling: whenever processors are free, they take the ready ops that come
+// first in a priority list. The schedule it builds from `rank` (lower runs first) is the one the
+// simulator's priority dispatch runs with device = machine() and priority = -rank: a free device
+// never has a ready op of its own waiting behind the one the list put there. Reusable buffers; no
+// allocation after construction.
+class ListDecoder {
+ public:
+  ListDecoder(const Graph& graph, std::vector<double> duration, int processors);
+  double decode(const std::int32_t* rank);
+  const std::vector<std::int32_t>& machine() const { return machine_; }
+  const std::vector<double>& start() const { return start_; }
+  const std::vector<double>& ready() const { return ready_; }  // when all predecessors had ended
+  int processors() const { return processors_; }
+
+ private:
+  const Graph& graph_;
+  std::vector<double> duration_;
+  int processors_;
+  std::vector<std::int32_t> machine_, pending_, free_, heap_;
+  std::vector<double> start_, ready_;
+  std::vector<std::pair<double, OpId>> events_;
+};
+
 struct IdenticalBounds {
   double critical_path = 0;  // longest chain of op times
   double work = 0;           // total time / P (rounded up when every time is an integer)

@@ -4,6 +4,7 @@
 // placement. Each instance owns its simulator (one per thread).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "sim/simulator.hpp"
@@ -36,11 +37,25 @@ class LocalSearch {
 
   void reseed(std::uint64_t seed) { rng_.seed(seed); }
 
+  // Whether run() searches priority lists first (see local_search.cpp): true for priority
+  // dispatch on identical single-stream devices without communication costs.
+  bool searches_lists() const { return lists_ != nullptr; }
+
+  ~LocalSearch();
+
  private:
+  struct Lists;
+  // The list phase of run(): anneals priority lists until progress reaches `until`; returns the
+  // placement (device and priority) of the best list in `result` and where the walk ended.
+  void run_lists(Placement& current, double& current_ms, AnnealResult& result, double& sum,
+                 const std::function<double(long)>& progress, double until, double t_start, double t_end,
+                 const std::function<void(long, double)>& on_improvement, long max_evaluations);
+
   const PlacementProblem& problem_;
   Simulator sim_;
   std::mt19937_64 rng_;
   bool with_priority_;
+  std::unique_ptr<Lists> lists_;
 };
 
 }  // namespace gantry

@@ -170,9 +170,9 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
   std::uniform_int_distribution<int> pick_device(0, std::max(0, devices - 2));
   std::uniform_real_distribution<double> unit(0.0, 1.0);
 
-  for (;;) {
+  for (bool first = true;; first = false) {
     if (max_evaluations > 0 && result.evaluations >= max_evaluations) break;
-    if ((result.evaluations & 31) == 1) {
+    if (first || (result.evaluations & 31) == 1) {
       const double p = progress(result.evaluations);
       if (p >= 1.0) break;
       temperature = t_start * std::pow(t_end / t_start, std::max(0.0, p));

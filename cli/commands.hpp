@@ -15,4 +15,7 @@ void add_db_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 
+// Runs the command line: the exit code, errors printed as "gantry: ..." on stderr.
+int gantry_main(int argc, const char* const* argv);
+
 }  // namespace gantry::cli

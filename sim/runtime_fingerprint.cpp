@@ -15,7 +15,10 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
     h.add_u64(options.dedup_transfers);
     h.add_u64(static_cast<std::uint64_t>(options.streams));
     h.add_double(options.noise_sigma);
-    if (options.noise_sigma > 0) h.add_u64(options.seed);
+    if (options.noise_sigma > 0) {  // the expected makespan over these draws
+      h.add_u64(options.seed);
+      h.add_u64(static_cast<std::uint64_t>(options.noise_samples));
+    }
   }
   return h.finish();
 }
@@ -29,7 +32,7 @@ std::string runtime_name(const SimOptions& o) {
   if (o.links == LinkModel::unlimited) add("unlimited");
   if (!o.dedup_transfers) add("no-dedup");
   if (o.streams > 0) add("streams=" + std::to_string(o.streams));
-  if (o.noise_sigma > 0) add("noise=" + std::to_string(o.noise_sigma));
+  if (o.noise_sigma > 0) add("noise=" + std::to_string(o.noise_sigma) + "x" + std::to_string(o.noise_samples));
   return name.empty() ? "default" : name;
 }
 

@@ -7,6 +7,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace gantry::cli;
 
@@ -63,7 +64,8 @@ TEST_CASE("place prints JSON with method, makespan, lower bound and placement", 
 }
 
 TEST_CASE("simulate replays a placement written by place", "[cli]") {
-  const std::string file = "cli_test_placement.json";
+  gantry::testing::TempDir dir;
+  const std::string file = dir.sub("placement.json");
   {
     std::ofstream out(file);
     out << run_gantry({"place", "--graph", kData + "/doppler/ffnn_192nodes.txt", "--cluster", "identical:4",
@@ -74,7 +76,6 @@ TEST_CASE("simulate replays a placement written by place", "[cli]") {
                                                   "--cluster", "identical:4", "--sim", "doppler", "--placement", file,
                                                   "-f", "json"}));
   CHECK(replay["makespan"] == placed["makespan"]);
-  std::remove(file.c_str());
 }
 
 TEST_CASE("bad input is a clear error", "[cli]") {

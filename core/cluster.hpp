@@ -36,6 +36,9 @@ class Cluster {
   const Link& link(int from, int to) const { return links_[from * size() + to]; }
   void set_link(int from, int to, Link link) { links_[from * size() + to] = link; }
   std::string summary() const;
+  // The cluster's content as YAML that from_yaml reads back to the same fingerprint (devices and
+  // links; device names are not kept). core/cluster_yaml.cpp.
+  std::string to_yaml() const;
 
   // `spec` is a preset name (see preset_names()), `identical:N`, or a path to a YAML file.
   static Result<Cluster> load(const std::string& spec);

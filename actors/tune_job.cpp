@@ -52,6 +52,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
   auto opened = Store::open(options.data_dir);
   if (!opened) return opened.error();
   std::shared_ptr<Store> store = std::move(opened).value();
+  if (options.faults.store_puts > 0) store->inject_faults({0, options.faults.store_puts});
   const Fingerprint graph_fp = fingerprint(problem.graph);
   const Fingerprint runtime_fp = runtime_fingerprint(problem.cluster, problem.sim);
   if (!problem.graph_json.empty()) {

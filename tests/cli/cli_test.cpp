@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include "tests/support/temp_dir.hpp"
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <fstream>
@@ -63,7 +64,8 @@ TEST_CASE("place prints JSON with method, makespan, lower bound and placement", 
 }
 
 TEST_CASE("simulate replays a placement written by place", "[cli]") {
-  const std::string file = "cli_test_placement.json";
+  const gantry::testing::TempDir dir;  // never the current directory
+  const std::string file = dir.sub("placement.json");
   {
     std::ofstream out(file);
     out << run_gantry({"place", "--graph", kData + "/doppler/ffnn_192nodes.txt", "--cluster", "identical:4",
@@ -74,7 +76,6 @@ TEST_CASE("simulate replays a placement written by place", "[cli]") {
                                                   "--cluster", "identical:4", "--sim", "doppler", "--placement", file,
                                                   "-f", "json"}));
   CHECK(replay["makespan"] == placed["makespan"]);
-  std::remove(file.c_str());
 }
 
 TEST_CASE("bad input is a clear error", "[cli]") {

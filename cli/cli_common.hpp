@@ -19,6 +19,15 @@ struct CliError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by a verb that has printed its result but must end with another exit status; main
+// prints "gantry: <message>" (when not empty) and exits with `code`.
+struct CliExit {
+  int code = 1;
+  std::string message;
+};
+// Exit status of a cancelled job (Ctrl-C, SIGTERM or SIGHUP during `gantry tune`).
+constexpr int kExitCancelled = 130;
+
 struct ProblemArgs {
   std::string graph_file, workload, cluster = "4xP100-pcie";
   std::uint64_t seed = 1;

@@ -12,6 +12,7 @@ void add_bench_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_query_command(CLI::App& app);
 void add_db_command(CLI::App& app);
+void add_jobs_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 

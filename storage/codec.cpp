@@ -283,6 +283,8 @@ std::string encode(const ScheduleRecord& r) {
   j["job_id"] = r.job_id;
   j["found_at"] = r.found_at;
   j["evaluations"] = static_cast<std::int64_t>(r.evaluations);
+  j["model_version"] = r.model_version;
+  if (!r.sim_options.empty()) j["sim_options"] = r.sim_options;
   return to_bytes(j);
 }
 
@@ -304,7 +306,10 @@ Result<ScheduleRecord> decode_schedule(std::string_view bytes) {
   f.text("job_id", r.job_id);
   f.number("found_at", r.found_at);
   f.integer("evaluations", r.evaluations);
+  f.integer("model_version", r.model_version);  // absent: written before model versions (1)
+  f.text("sim_options", r.sim_options);
   if (!f.ok()) return f.error();
+  if (r.model_version < 1) return make_error("schedules value: field 'model_version' must be >= 1");
   return r;
 }
 
@@ -376,6 +381,8 @@ std::string encode(const JobRecord& r) {
   j["evaluations"] = static_cast<std::int64_t>(r.evaluations);
   j["best_makespan"] = r.best_makespan;
   j["message"] = r.message;
+  if (r.owner_pid > 0) j["owner_pid"] = static_cast<std::int64_t>(r.owner_pid);
+  if (!r.owner_host.empty()) j["owner_host"] = r.owner_host;
   return to_bytes(j);
 }
 
@@ -396,6 +403,8 @@ Result<JobRecord> decode_job(std::string_view bytes) {
   f.integer("evaluations", r.evaluations);
   f.number("best_makespan", r.best_makespan);
   f.text("message", r.message);
+  f.integer("owner_pid", r.owner_pid);
+  f.text("owner_host", r.owner_host);
   if (!f.ok()) return f.error();
   auto parsed = parse_job_state(state);
   if (!parsed) return make_error("jobs value: field 'state' has unknown job state '" + state + "'");

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include "tests/support/temp_dir.hpp"
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <fstream>
@@ -64,7 +65,7 @@ TEST_CASE("place prints JSON with method, makespan, lower bound and placement", 
 }
 
 TEST_CASE("simulate replays a placement written by place", "[cli]") {
-  gantry::testing::TempDir dir;
+  const gantry::testing::TempDir dir;  // never the current directory
   const std::string file = dir.sub("placement.json");
   {
     std::ofstream out(file);

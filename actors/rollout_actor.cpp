@@ -12,48 +12,20 @@ namespace gantry {
 
 namespace {
 
-// Runs `request.evaluations` simulator runs exactly (unless `request.seconds` runs out first).
-// A search run stops only where it checks its progress (after 1 + 32k evaluations, or after any
-// number if it checks every step), so a cap is split into runs that each stop on such a point:
-// one of 1 + 32k, then single evaluations for the rest. Each run continues where the last ended.
+// Runs `request.evaluations` simulator runs exactly (unless `request.seconds` runs out first),
+// cooling from t_start to t_end along the batch.
 AnnealResult run_batch(LocalSearch& search, Placement start, const BatchRequest& request) {
   const auto begin = std::chrono::steady_clock::now();
   const auto seconds_used = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   };
   const long cap = request.evaluations;
-  AnnealResult total;
-  double sum = 0;
-  bool first = true;
-  for (;;) {
-    const long done = total.evaluations;
-    const long target = cap > 0 ? 1 + 32 * ((cap - done - 1) / 32) : 0;  // evaluations of this run
-    const double from = cap > 0 ? static_cast<double>(done) / cap : 0;
-    const double to = cap > 0 ? static_cast<double>(done + target) / cap : 1;
-    const double ratio = request.t_end / request.t_start;
-    auto progress = [&](long evaluations) {
-      double p = 0;
-      if (target > 0) p = evaluations >= target ? 1.0 : static_cast<double>(evaluations) / target;
-      if (request.seconds > 0) p = std::max(p, seconds_used() / request.seconds);
-      return p;
-    };
-    AnnealResult r = search.run(first ? std::move(start) : total.last, progress,
-                                request.t_start * std::pow(ratio, from), request.t_start * std::pow(ratio, to));
-    sum += r.mean_makespan * static_cast<double>(r.evaluations);
-    total.evaluations += r.evaluations;
-    if (first || r.best_makespan < total.best_makespan) {
-      total.best = std::move(r.best);
-      total.best_makespan = r.best_makespan;
-    }
-    if (first) total.start_makespan = r.start_makespan;
-    total.last = std::move(r.last);
-    total.last_makespan = r.last_makespan;
-    first = false;
-    if (cap <= 0 || total.evaluations >= cap) break;
-    if (request.seconds > 0 && seconds_used() >= request.seconds) break;
-  }
-  total.mean_makespan = total.evaluations > 0 ? sum / static_cast<double>(total.evaluations) : 0;
-  return total;
+  auto progress = [&](long evaluations) {
+    double p = cap > 0 ? static_cast<double>(evaluations) / cap : 0;
+    if (request.seconds > 0) p = std::max(p, seconds_used() / request.seconds);
+    return p;
+  };
+  return search.run(std::move(start), progress, request.t_start, request.t_end, {}, cap);
 }
 
 }  // namespace

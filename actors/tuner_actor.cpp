@@ -264,8 +264,10 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
         s.outcome.job_id = s.config.job_id;
         s.outcome.graph = s.config.graph;
         s.outcome.runtime = s.config.runtime;
-        SearchBudget heuristics;
+        SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
         heuristics.seed = s.config.options->seed;
+        heuristics.seconds = s.config.options->budget_seconds;
+        heuristics.evaluations = s.config.options->budget_evaluations;
         s.outcome.best = best_heuristic(*s.config.placement_problem, heuristics);
         s.outcome.evaluations = s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
         s.outcome.heuristic_seconds = elapsed(s);

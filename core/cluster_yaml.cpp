@@ -45,7 +45,9 @@ std::string quoted(const std::string& text) {
 
 bool same_device(const Device& a, const Device& b) {
   return a.kind == b.kind && a.peak_flops == b.peak_flops && a.mem_bandwidth == b.mem_bandwidth &&
-         a.memory == b.memory && a.streams == b.streams && a.host == b.host;
+         a.memory == b.memory && a.streams == b.streams && a.host == b.host &&
+         a.egress_bandwidth == b.egress_bandwidth && a.ingress_bandwidth == b.ingress_bandwidth &&
+         a.nic_bandwidth == b.nic_bandwidth;
 }
 
 bool same_link(const Link& a, const Link& b) { return a.bandwidth == b.bandwidth && a.latency == b.latency; }
@@ -72,6 +74,9 @@ std::string Cluster::to_yaml() const {
     out << "    memory_gib: " << scaled(d.memory, kGiB) << "\n";
     out << "    streams: " << d.streams << "\n";
     out << "    host: " << d.host << "\n";
+    if (d.egress_bandwidth > 0) out << "    egress_gbs: " << scaled(d.egress_bandwidth, 1e9) << "\n";
+    if (d.ingress_bandwidth > 0) out << "    ingress_gbs: " << scaled(d.ingress_bandwidth, 1e9) << "\n";
+    if (d.nic_bandwidth > 0) out << "    nic_gbs: " << scaled(d.nic_bandwidth, 1e9) << "\n";
     i = j;
   }
   // from_yaml gives every same-host pair `default_link` and every other pair `inter_host_link`,
@@ -105,6 +110,14 @@ std::string Cluster::to_yaml() const {
       out << "  - between: [" << a << ", " << b << "]\n";
       write_link(out, "    ", link(a, b));
     }
+  bool hosts = false;
+  for (int h = 0; h < num_hosts(); ++h) {
+    if (host_nic_[h] <= 0) continue;
+    if (!hosts) out << "hosts:\n";
+    hosts = true;
+    out << "  - host: " << h << "\n";
+    out << "    nic_gbs: " << scaled(host_nic_[h], 1e9) << "\n";
+  }
   return out.str();
 }
 

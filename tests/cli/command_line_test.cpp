@@ -39,7 +39,7 @@ void write(const std::string& path, const std::string& text) { std::ofstream(pat
 
 }  // namespace
 
-TEST_CASE("--version, unknown verbs and parser errors speak as gantry", "[cli]") {
+TEST_CASE("the version flag, unknown verbs and parser errors speak as gantry", "[cli]") {
   Run version = run_cli({"--version"});
   CHECK(version.code == 0);
   CHECK_THAT(version.out, Catch::StartsWith("gantry 0."));

@@ -24,7 +24,12 @@ void check_round_trip(const Cluster& original) {
     CHECK(c.device(d).memory == original.device(d).memory);
     CHECK(c.device(d).streams == original.device(d).streams);
     CHECK(c.device(d).host == original.device(d).host);
+    CHECK(c.device(d).egress_bandwidth == original.device(d).egress_bandwidth);
+    CHECK(c.device(d).ingress_bandwidth == original.device(d).ingress_bandwidth);
+    CHECK(c.device(d).nic_bandwidth == original.device(d).nic_bandwidth);
   }
+  REQUIRE(c.num_hosts() == original.num_hosts());
+  for (int h = 0; h < c.num_hosts(); ++h) CHECK(c.host_nic_bandwidth(h) == original.host_nic_bandwidth(h));
   for (int a = 0; a < c.size(); ++a)
     for (int b = 0; b < c.size(); ++b) {
       CHECK(c.link(a, b).bandwidth == original.link(a, b).bandwidth);
@@ -65,4 +70,17 @@ TEST_CASE("the YAML writer keeps numbers that are not round in the file's units,
   check_round_trip(c);
   // A written cluster keeps the fingerprint a second time round (the writer is stable).
   CHECK(Cluster::from_yaml(c.to_yaml(), "x").value().to_yaml() == c.to_yaml());
+}
+
+TEST_CASE("ports and host NICs round-trip through the YAML writer", "[core][cluster]") {
+  auto c = Cluster::from_yaml(
+      "name: nics\ndevices:\n"
+      "  - {count: 2, host: 0, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1, egress_gbs: 12.5, ingress_gbs: 7}\n"
+      "  - {count: 3, host: 1, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1, nic_gbs: 0.3}\n"
+      "default_link: {bandwidth_gbs: 100}\ninter_host_link: {bandwidth_gbs: 25}\n"
+      "hosts:\n  - {host: 1, nic_gbs: 40}\n",
+      "nics.yaml");
+  REQUIRE(c.ok());
+  REQUIRE(c.value().host_nic_bandwidth(1) == 40e9);
+  check_round_trip(c.value());
 }

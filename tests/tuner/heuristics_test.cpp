@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include "core/graph_io.hpp"
 #include "sim/simulator.hpp"
 #include "tuner/graph_levels.hpp"
@@ -115,4 +118,79 @@ TEST_CASE("the method registry takes new methods and refuses a second use of a n
   auto again = register_placement_method({"heft", "another heft"}, last_device);
   REQUIRE_FALSE(again.ok());
   CHECK_THAT(again.error().message, Catch::Contains("'heft' is already registered"));
+}
+
+namespace {
+
+// HEFT as published, with the plain linear scan over a device's booked slots for the earliest gap:
+// the reference the gap-indexed implementation must agree with exactly.
+std::pair<std::vector<int>, double> reference_heft(const Graph& g, const CostTable& costs, int devices) {
+  const std::vector<double> rank = upward_ranks(g, costs);
+  std::vector<int> topo_index(g.size());
+  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_index[g.topo_order()[i]] = static_cast<int>(i);
+  std::vector<OpId> order(g.size());
+  for (OpId i = 0; i < g.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return rank[a] != rank[b] ? rank[a] > rank[b] : topo_index[a] < topo_index[b];
+  });
+  std::vector<int> device(g.size(), -1);
+  std::vector<double> finish(g.size(), 0);
+  std::vector<std::vector<std::pair<double, double>>> slots(devices);
+  double length = 0;
+  for (OpId op : order) {
+    int best = 0;
+    double best_start = 0, best_finish = 0;
+    for (int d = 0; d < devices; ++d) {
+      double ready = 0;
+      for (std::size_t k = 0; k < g.preds(op).size(); ++k) {
+        const OpId p = g.preds(op)[k];
+        ready = std::max(ready, finish[p] + costs.transfer_time(g.in_edges(op)[k], device[p], d));
+      }
+      const double duration = costs.op_time(op, d);
+      double candidate = ready;
+      for (const auto& [start, end] : slots[d]) {
+        if (candidate + duration <= start) break;
+        candidate = std::max(candidate, end);
+      }
+      if (d == 0 || candidate + duration < best_finish) {
+        best = d;
+        best_start = candidate;
+        best_finish = candidate + duration;
+      }
+    }
+    slots[best].push_back({best_start, best_finish});
+    std::sort(slots[best].begin(), slots[best].end());
+    device[op] = best;
+    finish[op] = best_finish;
+    length = std::max(length, best_finish);
+  }
+  return {device, length};
+}
+
+}  // namespace
+
+TEST_CASE("HEFT agrees with the published algorithm's plain slot scan on random graphs", "[tuner]") {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 30; ++trial) {
+    GraphBuilder b("random");
+    const int n = 30 + static_cast<int>(rng() % 90);
+    for (int i = 0; i < n; ++i) {
+      OpSpec op;
+      op.name = "o" + std::to_string(i);
+      op.cost = static_cast<double>(rng() % 12);  // zero-cost ops included
+      op.transfer_cost = static_cast<double>(rng() % 6);
+      b.add_op(op);
+    }
+    for (int i = 1; i < n; ++i)
+      for (int k = 0; k < 2; ++k) b.add_edge(static_cast<OpId>(rng() % i), i);
+    Graph g = b.build().value();
+    const int devices = 2 + static_cast<int>(rng() % 4);
+    Cluster c = Cluster::identical(devices).value();
+    CostTable costs(g, c);
+    PlacementProblem problem{g, c, costs, {}};
+    const PlacementOutcome heft = place_heft(problem);
+    const auto [device, length] = reference_heft(g, costs, devices);
+    CHECK(heft.planned == length);
+    CHECK(std::vector<int>(heft.placement.device.begin(), heft.placement.device.end()) == device);
+  }
 }

@@ -17,6 +17,7 @@
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
 #include "storage/store.hpp"
+#include "tests/actors/tune_fixture.hpp"
 #include "tests/support/rocks_files.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -25,33 +26,9 @@ using gantry::testing::TempDir;
 
 namespace {
 
-struct Fixture {
-  Graph graph = read_graph_file(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt").value();
-  Cluster cluster = Cluster::identical(4).value();
-  CostTable costs{graph, cluster};
-  SimOptions sim = [] {
-    SimOptions o;
-    o.doppler = true;
-    return o;
-  }();
-  TuneProblem problem() const { return TuneProblem{graph, cluster, costs, sim, "ffnn", graph_to_json(graph), "identical:4"}; }
-  double simulate(const Placement& p) const {
-    Simulator s(graph, costs, cluster, sim);
-    return s.makespan(p);
-  }
-};
+using Fixture = gantry::testing::TuneFixture;
 
-TuneOptions deterministic(const std::string& dir, long evals = 3000) {
-  TuneOptions o;
-  o.data_dir = dir;
-  o.rollouts = 2;
-  o.budget_seconds = 0;
-  o.budget_evaluations = evals;
-  o.batch_evaluations = 250;
-  o.seed = 11;
-  o.deterministic = true;
-  return o;
-}
+TuneOptions deterministic(const std::string& dir, long evals = 3000) { return gantry::testing::deterministic_options(dir, evals); }
 
 long episode_evaluations(const std::string& dir, const std::string& job) {
   auto store = Store::open_read_only(dir).value();
@@ -120,7 +97,7 @@ TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") 
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::failed);
   CHECK_THAT(t.stop_reason, Catch::Contains("storing the best failed") && Catch::Contains("injected fault"));
-  CHECK(t.best.placement.size() == static_cast<std::size_t>(f.graph.size()));
+  CHECK(t.best.placement.size() == f.graph.size());
   CHECK(t.best.makespan == f.simulate(t.best.placement));
   CHECK(t.best.makespan <= t.heuristic_makespan);
   CHECK(t.evaluations < 3000);  // it stopped at the first failure

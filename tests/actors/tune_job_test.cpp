@@ -1,3 +1,4 @@
+#include "tests/actors/tune_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -15,29 +16,8 @@ namespace {
 
 using gantry::testing::TempDir;
 
-struct Fixture {
-  Graph graph = read_graph_file(std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt").value();
-  Cluster cluster = Cluster::identical(4).value();
-  CostTable costs{graph, cluster};
-  SimOptions sim = [] {
-    SimOptions o;
-    o.doppler = true;
-    return o;
-  }();
-  TuneProblem problem() const { return TuneProblem{graph, cluster, costs, sim, "ffnn", graph_to_json(graph), "identical:4"}; }
-};
-
-TuneOptions deterministic_options(const std::string& dir) {
-  TuneOptions o;
-  o.data_dir = dir;
-  o.rollouts = 2;
-  o.budget_seconds = 0;
-  o.budget_evaluations = 3000;
-  o.batch_evaluations = 250;
-  o.seed = 11;
-  o.deterministic = true;
-  return o;
-}
+using Fixture = gantry::testing::TuneFixture;
+using gantry::testing::deterministic_options;
 
 }  // namespace
 

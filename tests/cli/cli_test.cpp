@@ -8,36 +8,15 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
+#include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry::cli;
 
 namespace {
 
-// Runs `gantry ARGS...` in-process and returns what it printed on stdout.
-std::string run_gantry(std::vector<std::string> args) {
-  CLI::App app{"gantry"};
-  app.require_subcommand(1);
-  add_place_command(app);
-  add_simulate_command(app);
-  add_workloads_command(app);
-  add_clusters_command(app);
-  add_bench_command(app);
-  add_pipeline_command(app);
-  add_models_command(app);
-  std::vector<const char*> argv = {"gantry"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream captured;
-  auto* old = std::cout.rdbuf(captured.rdbuf());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    std::cout.rdbuf(old);
-    throw;
-  }
-  std::cout.rdbuf(old);
-  return captured.str();
-}
+std::string run_gantry(const std::vector<std::string>& args) { return gantry::testing::run_verbs(args); }
+
 
 const std::string kData = GANTRY_TEST_DATA;
 

@@ -7,31 +7,15 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using gantry::testing::TempDir;
 
 namespace {
 
-struct Run {
-  int code = 0;
-  std::string out, err;
-};
-
-Run run_cli(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"gantry"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  Run run;
-  run.code = gantry::cli::gantry_main(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  run.out = out.str();
-  run.err = err.str();
-  return run;
-}
+using Run = gantry::testing::CliRun;
+using gantry::testing::run_cli;
 
 const std::string kData = GANTRY_TEST_DATA;
 

@@ -17,6 +17,7 @@
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
+#include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
@@ -25,36 +26,12 @@ using gantry::testing::TempDir;
 
 namespace {
 
+std::string gantry_cli(const std::vector<std::string>& args, int* exit_code = nullptr) {
+  return gantry::testing::run_verbs(args, exit_code);
+}
+
 const std::string kFfnn = std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt";
 
-// Runs `gantry ARGS...` in-process; returns stdout. A verb's CliExit comes back as `exit_code`.
-std::string gantry_cli(std::vector<std::string> args, int* exit_code = nullptr) {
-  CLI::App app{"gantry"};
-  app.require_subcommand(1);
-  add_tune_command(app);
-  add_query_command(app);
-  add_db_command(app);
-  add_jobs_command(app);
-  add_bench_command(app);
-  std::vector<const char*> argv = {"gantry"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream captured;
-  auto* old = std::cout.rdbuf(captured.rdbuf());
-  if (exit_code) *exit_code = 0;
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CliExit& e) {
-    std::cout.rdbuf(old);
-    if (!exit_code) throw std::runtime_error("exit " + std::to_string(e.code) + ": " + e.message);
-    *exit_code = e.code;
-    return captured.str();
-  } catch (...) {
-    std::cout.rdbuf(old);
-    throw;
-  }
-  std::cout.rdbuf(old);
-  return captured.str();
-}
 
 }  // namespace
 

@@ -81,6 +81,11 @@ TEST_CASE("pipeline compare runs every baseline on a model and on stage costs", 
                                                 std::string(GANTRY_SOURCE_DIR) + "/configs/pipelines/zb-example.json",
                                                 "--schedule", "zb", "-f", "json"}));
   CHECK(file["schedule"] == "zb");
+  // Bubbles are the idle share of 4 devices over the iteration: busy time is 12 microbatches of
+  // f + b + w per stage, 12 x (0.032 + 0.029 + 0.029 + 0.0385) = 1.542 s (zb-example.json).
+  const double iteration = file["iteration_time"].get<double>();
+  CHECK(iteration >= 12 * 0.0385);  // no stage finishes before its own work
+  CHECK(file["bubble_ratio"].get<double>() == Approx(1 - 1.542 / (4 * iteration)));
   CHECK(file["bubble_ratio"].get<double>() < 0.3);
   CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "gpt-9", "--schedule", "1f1b"}), Catch::Contains("gpt-9"));
   CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "llama-3-8b", "--pp", "64", "--schedule", "1f1b"}),

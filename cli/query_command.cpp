@@ -7,6 +7,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "core/hex.hpp"
 #include "core/placement.hpp"
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -29,12 +30,7 @@ std::unique_ptr<Store> open_store(const QueryArgs& args) {
   return std::move(store).value();
 }
 
-bool is_hex(const std::string& text) {
-  if (text.empty() || text.size() > 32) return false;
-  for (char c : text)
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
-  return true;
-}
+bool is_hex(const std::string& text) { return text.size() <= 32 && all_hex_digits(text); }
 
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

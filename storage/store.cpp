@@ -21,6 +21,7 @@
 #include <mutex>
 #include <set>
 
+#include "core/hex.hpp"
 #include "core/unix_time.hpp"
 #include "storage/codec.hpp"
 
@@ -591,22 +592,21 @@ Result<std::optional<ScheduleRecord>> Store::best(const Fingerprint& graph, cons
 }
 
 Result<std::vector<ScheduleRecord>> Store::list_best(const std::string& graph_prefix) const {
-  std::string hex;
+  std::string hex;  // the prefix in lower case, as hex_encode writes the keys
   for (char c : graph_prefix) {
-    char lower = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
-    if (!((lower >= '0' && lower <= '9') || (lower >= 'a' && lower <= 'f')))
-      return make_error("graph prefix '" + graph_prefix + "' is not hexadecimal");
-    hex.push_back(lower);
+    const int digit = hex_digit(c);
+    if (digit < 0) return make_error("graph prefix '" + graph_prefix + "' is not hexadecimal");
+    hex.push_back("0123456789abcdef"[digit]);
   }
   std::vector<ScheduleRecord> out;
   if (hex.size() > 32) return out;
   std::string seek;  // the whole bytes of the prefix
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    seek.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    seek.push_back(static_cast<char>(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1])));
   Status st = impl_->scan(kSchedules, seek, [&](std::string_view key, std::string_view value) -> Status {
-    if (key.size() < 16 || codec::hex_bytes(key.substr(0, 16)).compare(0, hex.size(), hex) != 0) return Ok{};
+    if (key.size() < 16 || hex_encode(key.substr(0, 16)).compare(0, hex.size(), hex) != 0) return Ok{};
     auto record = codec::decode_schedule(value);
-    if (!record) return make_error("schedules key " + codec::hex_bytes(key) + ": " + record.error().message);
+    if (!record) return make_error("schedules key " + hex_encode(key) + ": " + record.error().message);
     out.push_back(std::move(record).value());
     return Ok{};
   });
@@ -620,7 +620,7 @@ Result<std::vector<HistoryRecord>> Store::history(const Fingerprint& graph, cons
                           [&](std::string_view key, std::string_view value) -> Status {
                             auto record = codec::decode_history(value);
                             if (!record)
-                              return make_error("history key " + codec::hex_bytes(key) + ": " + record.error().message);
+                              return make_error("history key " + hex_encode(key) + ": " + record.error().message);
                             out.push_back(std::move(record).value());
                             return Ok{};
                           });
@@ -643,7 +643,7 @@ Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) co
   Status st = impl_->scan(
       kEpisodes, codec::episode_prefix(job_id), [&](std::string_view key, std::string_view value) -> Status {
         auto record = codec::decode_episode(value);
-        if (!record) return make_error("episodes key " + codec::hex_bytes(key) + ": " + record.error().message);
+        if (!record) return make_error("episodes key " + hex_encode(key) + ": " + record.error().message);
         out.push_back(std::move(record).value());
         return Ok{};
       });
@@ -809,7 +809,7 @@ Result<VerifyReport> Store::verify() const {
     const std::string family = kFamilyNames[f];
     Status st = m.scan(static_cast<Family>(f), "", [&](std::string_view key, std::string_view value) -> Status {
       ++report.records;
-      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : codec::hex_bytes(key);
+      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : hex_encode(key);
       auto fail = [&](const std::string& message) { problem(family + " key " + key_text + ": " + message); };
       switch (f) {
         case kMeta:

@@ -220,7 +220,7 @@ TEST_CASE("F, B and W split three times the forward FLOPs", "[workloads]") {
 }
 
 TEST_CASE("per-token forward FLOPs match the Megatron formulas", "[workloads]") {
-  // pipeline.md §3.2 table, GFLOP per token at s = 4096 (3 significant digits).
+  // GFLOP per token at s = 4096 from the Megatron-LM formulas (3 significant digits).
   const double tokens = 4096;
   auto gflop = [&](const std::string& model, LayerType type) {
     return first_of(layers_of(model), type).forward_flops / tokens / 1e9;

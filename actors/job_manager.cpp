@@ -1,16 +1,15 @@
 #include "actors/job_manager.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include "actors/messages.hpp"
+#include "core/unix_time.hpp"
 
 namespace gantry {
 
 namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 JobRecord job_record(const TunerConfig& c) {
   JobRecord job;
@@ -21,6 +20,9 @@ JobRecord job_record(const TunerConfig& c) {
   job.graph_label = c.problem->graph_label;
   job.cluster_name = c.problem->cluster.name();
   job.started = unix_now();
+  job.owner_pid = static_cast<long>(getpid());
+  char host[256] = {};
+  job.owner_host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
   return job;
 }
 
@@ -65,8 +67,7 @@ caf::behavior job_manager(caf::event_based_actor* self, TunerConfig tuner) {
           caf::actor t = spawn_tuner(self->system(), tuner);
           self->request(t, caf::infinite, start_atom::value)
               .then([=](const TuneOutcome& outcome) {
-                       close(outcome.state, outcome.state == JobState::cancelled ? "cancelled" : "budget used",
-                             std::make_shared<const TuneOutcome>(outcome));
+                       close(outcome.state, outcome.stop_reason, std::make_shared<const TuneOutcome>(outcome));
                      },
                      [=](const caf::error& e) { close(JobState::failed, self->system().render(e), nullptr); });
         });

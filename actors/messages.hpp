@@ -27,11 +27,13 @@ struct BatchRequest {
   Placement start;
   bool continue_chain = false;
   std::uint64_t seed = 1;
-  long evaluations = 0;   // batch size in simulator runs, or 0 to run for `seconds`
-  double seconds = 0.2;
+  long evaluations = 0;   // at most this many simulator runs, exactly this many unless `seconds`
+                          // runs out first (0 = no limit)
+  double seconds = 0.2;   // at most this long (0 = no limit)
   double t_start = 0.02, t_end = 0.002;
   double perturb = 0;     // share of ops moved to random devices before annealing
   long sequence = 0;
+  bool fail = false;      // fault injection (tests): the rollout fails this batch
 };
 
 struct BatchResult {

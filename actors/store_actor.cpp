@@ -6,11 +6,13 @@ namespace gantry {
 
 caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> store) {
   // Episodes are written unsynced; a periodic WAL sync bounds what a crash can lose.
+  // `armed`: a flush timer is pending. A failed sync re-arms it, so a later one can succeed.
   auto dirty = std::make_shared<bool>(false);
+  auto armed = std::make_shared<bool>(false);
   auto sync = [store, dirty] {
     if (!*dirty) return StoreReply{};
     auto s = store->sync_wal();
-    if (!s) return StoreReply{false, false, s.error().message};  // stays dirty: the next write re-arms
+    if (!s) return StoreReply{false, false, s.error().message};  // stays dirty
     *dirty = false;
     return StoreReply{};
   };
@@ -22,8 +24,11 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
       [=](put_episode_atom, const EpisodeRecord& episode) {
         auto s = store->put_episode(episode);
         if (!s) caf::aout(self) << "gantry: storing an episode failed: " << s.error().message << "\n";
-        if (!*dirty) self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
         *dirty = true;
+        if (!*armed) {
+          *armed = true;
+          self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
+        }
       },
       [=](put_job_atom, const JobRecord& job) {
         auto s = store->put_job(job);
@@ -37,8 +42,13 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
       },
       [=](sync_atom) { return sync(); },
       [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves
+        *armed = false;
         StoreReply r = sync();
-        if (!r.ok) caf::aout(self) << "gantry: WAL sync failed: " << r.error << "\n";
+        if (!r.ok) {
+          caf::aout(self) << "gantry: WAL sync failed (retried in 1 s): " << r.error << "\n";
+          *armed = true;
+          self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
+        }
       },
   };
 }

@@ -25,7 +25,8 @@ struct TuneProblem {
   SimOptions sim;
   std::string graph_label;  // shown in listings ("llama-layer", a file path)
   std::string graph_json;   // the graph itself, stored so a best can be re-simulated later
-  std::string cluster_spec; // the --cluster value (preset name, identical:N or file path)
+  std::string cluster_spec; // the --cluster value (preset name, identical:N or file path), for messages;
+                            // the store keeps the cluster's content (Cluster::to_yaml)
 };
 
 struct TuneProgress {
@@ -49,7 +50,17 @@ struct TuneOptions {
   bool deterministic = false;      // CAF test scheduler, no detached threads (tests)
   const std::atomic<bool>* cancel = nullptr;  // set to stop early (Ctrl-C): the job ends CANCELLED
   std::function<void(const TuneProgress&)> on_progress;  // improvements and ~2 ticks per second
+  // Fault injection (tests): spawning rollout `spawn` throws as if its thread could not be created;
+  // the rollout that gets batch number `batch` fails it; the first `store_puts` bests fail to store.
+  struct Faults {
+    int spawn = -1;
+    long batch = -1;
+    int store_puts = 0;
+  } faults;
 };
+
+// The most rollout actors a job may have: 4 per hardware thread, at most 256.
+int max_rollouts();
 
 struct TuneOutcome {
   std::string job_id;
@@ -59,9 +70,14 @@ struct TuneOutcome {
   double heuristic_makespan = 0;
   bool resumed = false;         // started from a best already in the store
   double resumed_makespan = 0;
-  long evaluations = 0;
+  long evaluations = 0;         // heuristics + rollouts; equals budget_evaluations when that is set
+  long heuristic_evaluations = 0;
+  double heuristic_seconds = 0; // part of `seconds`, before any rollout started
   long batches = 0;
   double seconds = 0;
+  // Why the job stopped: "time budget used", "evaluation budget used", "no improvement for ...
+  // (--patience)", "cancelled", or for a FAILED job what failed (a rollout, storing the best).
+  std::string stop_reason;
   Fingerprint graph, runtime;   // the store key of the result
 };
 

@@ -1,10 +1,14 @@
 #include "actors/tuner_actor.hpp"
 
 #include <chrono>
-#include <map>
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <vector>
 
 #include "actors/messages.hpp"
+#include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
 
@@ -16,17 +20,17 @@ struct TunerState {
   TuneOutcome outcome;
   double last_improvement = 0, last_tick = -1;
   long outstanding = 0, next_sequence = 0;
-  std::map<caf::actor_id, long> batches_of;  // batches handed to each rollout
+  long promised = 0;                          // evaluations handed out in batches not yet returned
+  std::map<long, long> cap_of;                // batch sequence -> its evaluation cap
+  std::map<caf::actor_id, long> batches_of;   // batches handed to each rollout
+  std::vector<caf::actor> idle;               // rollouts waiting for evaluations to hand out
   bool stopping = false;
+  std::string failure;                        // a rollout or the store failed: the job ends FAILED
   caf::response_promise done;
   static inline const char* name = "tuner";
 };
 
 namespace {
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 double elapsed(const TunerState& s) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - s.begin).count();
@@ -40,12 +44,33 @@ double budget_fraction(const TunerState& s) {
   return std::min(1.0, f);
 }
 
-bool should_stop(const TunerState& s) {
+// Evaluations of the budget not yet spent nor handed out (a large number without a budget).
+long unpromised(const TunerState& s) {
   const TuneOptions& o = *s.config.options;
-  if (o.cancel && o.cancel->load()) return true;
-  if (budget_fraction(s) >= 1.0) return true;
-  if (o.patience_seconds > 0 && elapsed(s) - s.last_improvement > o.patience_seconds) return true;
-  return o.budget_seconds <= 0 && o.budget_evaluations <= 0 && o.patience_seconds <= 0;  // no budget: stop
+  if (o.budget_evaluations <= 0) return std::numeric_limits<long>::max();
+  return std::max(0L, o.budget_evaluations - s.outcome.evaluations - s.promised);
+}
+
+std::string seconds_text(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3gs", seconds);
+  return buffer;
+}
+
+// Why the job must stop now ("" = it goes on).
+std::string stop_reason(const TunerState& s) {
+  const TuneOptions& o = *s.config.options;
+  if (!s.failure.empty()) return s.failure;
+  if (o.cancel && o.cancel->load()) return "cancelled";
+  if (o.budget_seconds > 0 && elapsed(s) >= o.budget_seconds) return "time budget used";
+  if (o.budget_evaluations > 0 && s.outcome.evaluations >= o.budget_evaluations)
+    return s.outcome.evaluations == s.outcome.heuristic_evaluations && s.outcome.batches == 0
+               ? "evaluation budget used by the heuristics"
+               : "evaluation budget used";
+  if (o.patience_seconds > 0 && elapsed(s) - s.last_improvement > o.patience_seconds)
+    return "stopped by --patience: no improvement for " + seconds_text(elapsed(s) - s.last_improvement);
+  if (o.budget_seconds <= 0 && o.budget_evaluations <= 0 && o.patience_seconds <= 0) return "no budget given";
+  return "";
 }
 
 void report(TunerState& s, TuneProgress::Kind kind) {
@@ -76,27 +101,53 @@ ScheduleRecord record_of(const TunerState& s) {
   r.job_id = c.job_id;
   r.found_at = unix_now();
   r.evaluations = s.outcome.evaluations;
+  r.model_version = kModelVersion;
+  r.sim_options = sim_options_json(c.problem->sim);
   return r;
 }
 
+void fail(caf::stateful_actor<TunerState>* self, const std::string& what) {
+  TunerState& s = self->state;
+  if (!s.failure.empty()) return;  // the first failure is the job's
+  s.failure = what;
+  s.stopping = true;
+  caf::aout(self) << "gantry: " << what << "; the job stops (its best is kept in memory)\n";
+}
+
+void finish(caf::stateful_actor<TunerState>* self);
+
 void store_best(caf::stateful_actor<TunerState>* self) {
   self->request(self->state.config.store, caf::infinite, put_best_atom::value, record_of(self->state))
-      .then([=](const StoreReply& reply) {
-              if (!reply.ok) caf::aout(self) << "gantry: storing the best failed: " << reply.error << "\n";
-            },
-            [=](const caf::error& e) {
-              caf::aout(self) << "gantry: the store did not answer: " << self->system().render(e) << "\n";
-            });
+      .then(
+          [=](const StoreReply& reply) {
+            if (!reply.ok) fail(self, "storing the best failed: " + reply.error);
+          },
+          [=](const caf::error& e) { fail(self, "the store did not answer: " + self->system().render(e)); });
 }
 
 void finish(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
   s.outcome.seconds = elapsed(s);
   const TuneOptions& o = *s.config.options;
-  s.outcome.state = o.cancel && o.cancel->load() ? JobState::cancelled : JobState::complete;
-  // The store serves a sender's messages in order: once the sync answers, every write is in.
+  if (s.outcome.stop_reason.empty()) s.outcome.stop_reason = stop_reason(s);
+  if (!s.failure.empty()) {
+    s.outcome.state = JobState::failed;
+    s.outcome.stop_reason = s.failure;
+  } else if (o.cancel && o.cancel->load()) {
+    s.outcome.state = JobState::cancelled;
+    s.outcome.stop_reason = "cancelled";
+  } else {
+    s.outcome.state = JobState::complete;
+  }
+  // The store serves a sender's messages in order: once the sync answers, every write is in
+  // (and every put_best has answered, so a failed one has already marked the job).
   auto deliver = [=] {
-    self->state.done.deliver(self->state.outcome);
+    TunerState& st = self->state;
+    if (!st.failure.empty()) {
+      st.outcome.state = JobState::failed;
+      st.outcome.stop_reason = st.failure;
+    }
+    st.done.deliver(st.outcome);
     self->quit();
   };
   self->request(s.config.store, caf::infinite, sync_atom::value)
@@ -105,9 +156,33 @@ void finish(caf::stateful_actor<TunerState>* self) {
 
 void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout);
 
+// Hands batches to idle rollouts while there are evaluations to hand out; finishes when the job
+// must stop and nothing is outstanding.
+void keep_busy(caf::stateful_actor<TunerState>* self) {
+  TunerState& s = self->state;
+  if (!s.stopping) {
+    const std::string reason = stop_reason(s);
+    if (!reason.empty()) {
+      s.stopping = true;
+      s.outcome.stop_reason = reason;
+    }
+  }
+  while (!s.stopping && !s.idle.empty() && unpromised(s) > 0) {
+    caf::actor rollout = s.idle.front();
+    s.idle.erase(s.idle.begin());
+    dispatch(self, rollout);
+  }
+  if (s.outstanding == 0 && (s.stopping || unpromised(s) == 0 || s.config.rollouts.empty())) {
+    if (!s.stopping) s.outcome.stop_reason = stop_reason(s);
+    finish(self);
+  }
+}
+
 void on_batch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout, const BatchResult& batch) {
   TunerState& s = self->state;
   --s.outstanding;
+  s.promised -= s.cap_of[batch.sequence];
+  s.cap_of.erase(batch.sequence);
   ++s.outcome.batches;
   s.outcome.evaluations += batch.result.evaluations;
   EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(batch.sequence), batch.rollout,
@@ -124,11 +199,8 @@ void on_batch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout, 
   } else {
     report(s, TuneProgress::Kind::tick);
   }
-  if (!s.stopping && should_stop(s)) s.stopping = true;
-  if (!s.stopping)
-    dispatch(self, rollout);
-  else if (s.outstanding == 0)
-    finish(self);
+  s.idle.push_back(rollout);
+  keep_busy(self);
 }
 
 void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) {
@@ -138,8 +210,22 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
   request.sequence = s.next_sequence++;
   request.seed = o.seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(request.sequence);
   request.start = s.outcome.best.placement;
+  // A batch runs `batch_evaluations` (deterministic runs) or `batch_seconds`; under an evaluation
+  // budget it never gets more than the budget has left, so the job's total is the budget exactly.
+  // Caps of the form 1 + 32k are what a search batch stops on by itself.
+  request.seconds = o.batch_evaluations > 0 ? 0 : o.batch_seconds;
   request.evaluations = o.batch_evaluations;
-  request.seconds = o.batch_seconds;
+  if (o.budget_evaluations > 0) {
+    long cap = o.batch_evaluations;
+    if (cap <= 0) {
+      const long rollouts = std::max<std::size_t>(1, s.config.rollouts.size());
+      cap = 1 + 32 * std::max(1L, o.budget_evaluations / (rollouts * 8 * 32));
+    }
+    request.evaluations = std::min(cap, unpromised(s));
+  }
+  s.cap_of[request.sequence] = request.evaluations;
+  s.promised += request.evaluations;
+  request.fail = request.sequence == o.faults.batch;
   // Each rollout runs one annealing chain across its batches, cooling with the budget used (the
   // schedule of `place --method search`, T from 0.02 to 2e-4); every eighth batch of a rollout
   // restarts its chain from the global best, so good regions are shared without collapsing all
@@ -148,75 +234,77 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
   const double now = budget_fraction(s);
   double step = 0.02;  // share of the budget one batch uses
   if (o.budget_seconds > 0) step = o.batch_seconds / o.budget_seconds;
-  if (o.budget_evaluations > 0 && o.batch_evaluations > 0)
-    step = static_cast<double>(o.batch_evaluations) / o.budget_evaluations;
+  if (o.budget_evaluations > 0 && request.evaluations > 0)
+    step = static_cast<double>(request.evaluations) / o.budget_evaluations;
   request.t_start = 0.02 * std::pow(0.01, now);
   request.t_end = 0.02 * std::pow(0.01, std::min(1.0, now + step));
   request.continue_chain = round % 8 != 0;
   request.perturb = round % 16 == 8 ? 0.05 : 0.0;  // every other restart: a random kick away from the best
   ++s.outstanding;
+  const long sequence = request.sequence;
   self->request(rollout, caf::infinite, batch_atom::value, std::move(request))
       .then([=](const BatchResult& batch) { on_batch(self, rollout, batch); },
             [=](const caf::error& e) {
-              --self->state.outstanding;
-              caf::aout(self) << "gantry: a rollout failed: " << self->system().render(e) << "\n";
-              if (self->state.outstanding == 0) finish(self);
+              TunerState& st = self->state;
+              --st.outstanding;
+              st.promised -= st.cap_of[sequence];
+              st.cap_of.erase(sequence);
+              fail(self, "a rollout failed: " + self->system().render(e));
+              keep_busy(self);
             });
 }
 
-}  // namespace
-
-namespace {
 caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig config) {
   self->state.config = std::move(config);
   return {
       [=](start_atom) {
         TunerState& s = self->state;
         s.done = self->make_response_promise();
-        s.begin = std::chrono::steady_clock::now();
+        s.begin = std::chrono::steady_clock::now();  // the budgets cover the heuristics too
         s.outcome.job_id = s.config.job_id;
         s.outcome.graph = s.config.graph;
         s.outcome.runtime = s.config.runtime;
-        SearchBudget heuristics;
+        SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
         heuristics.seed = s.config.options->seed;
+        heuristics.seconds = s.config.options->budget_seconds;
+        heuristics.evaluations = s.config.options->budget_evaluations;
         s.outcome.best = best_heuristic(*s.config.placement_problem, heuristics);
-        s.outcome.evaluations = s.outcome.best.evaluations;
+        s.outcome.evaluations = s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
+        s.outcome.heuristic_seconds = elapsed(s);
         s.outcome.best_heuristic = s.outcome.best.method;
         s.outcome.heuristic_makespan = s.outcome.best.makespan;
         report(s, TuneProgress::Kind::improvement);
         // Resume: a best already stored for this graph and runtime is the starting point if better.
         auto resume = [=](const StoredBest& stored) {
-              TunerState& st = self->state;
-              if (!stored.error.empty())
-                caf::aout(self) << "gantry: cannot read the stored best, starting without it: " << stored.error << "\n";
-              const Status fits = stored.found ? stored.record.placement.check(st.config.problem->graph,
-                                                                               st.config.problem->cluster, "stored best")
-                                               : Status(Ok{});
-              if (!fits) caf::aout(self) << "gantry: ignoring the stored best: " << fits.error().message << "\n";
-              if (stored.found && fits) {
-                const double makespan = evaluate_placement(*st.config.placement_problem, stored.record.placement);
-                st.outcome.resumed = true;
-                st.outcome.resumed_makespan = makespan;
-                if (makespan < st.outcome.best.makespan) {
-                  st.outcome.best.placement = stored.record.placement;
-                  st.outcome.best.makespan = makespan;
-                  st.outcome.best.method = "stored:" + stored.record.method;
-                  report(st, TuneProgress::Kind::improvement);
-                }
-              }
-              store_best(self);
-              if (should_stop(st) || st.config.rollouts.empty()) {
-                finish(self);
-                return;
-              }
-              for (const caf::actor& rollout : st.config.rollouts) dispatch(self, rollout);
-            };
+          TunerState& st = self->state;
+          if (!stored.error.empty())
+            caf::aout(self) << "gantry: cannot read the stored best, starting without it: " << stored.error << "\n";
+          const Status fits = stored.found ? stored.record.placement.check(st.config.problem->graph,
+                                                                           st.config.problem->cluster, "stored best")
+                                           : Status(Ok{});
+          if (!fits) caf::aout(self) << "gantry: ignoring the stored best: " << fits.error().message << "\n";
+          if (stored.found && fits) {
+            const double makespan = evaluate_placement(*st.config.placement_problem, stored.record.placement);
+            st.outcome.resumed = true;
+            st.outcome.resumed_makespan = makespan;
+            if (makespan < st.outcome.best.makespan) {
+              st.outcome.best.placement = stored.record.placement;
+              st.outcome.best.makespan = makespan;
+              st.outcome.best.method = "stored:" + stored.record.method;
+              report(st, TuneProgress::Kind::improvement);
+            }
+          }
+          store_best(self);
+          st.idle = st.config.rollouts;
+          keep_busy(self);
+        };
         self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
             .then(resume, [=](const caf::error& e) { resume(StoredBest{false, {}, self->system().render(e)}); });
         return s.done;
       },
   };
 }
+
 }  // namespace
 
 caf::actor spawn_tuner(caf::actor_system& system, TunerConfig config) {

@@ -61,6 +61,14 @@ std::vector<double> time_queries(const Store& store, long schedules, long querie
 StoreBenchResult run_store_bench(const StoreBenchOptions& options) {
   std::string dir = options.dir;
   const bool temporary = dir.empty();
+  if (!temporary) {  // the benchmark writes fake plans: never into a store that holds real ones
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) &&
+        (!std::filesystem::is_directory(dir, ec) || !std::filesystem::is_empty(dir, ec)))
+      throw std::runtime_error("bench store --dir " + dir +
+                               ": it already exists and is not an empty directory (the benchmark writes fake "
+                               "plans); give a new or empty directory");
+  }
   if (temporary) {
     char tmpl[] = "/tmp/gantry-bench-store-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");

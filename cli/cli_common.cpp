@@ -1,12 +1,26 @@
 #include "cli/cli_common.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/graph_io.hpp"
 #include "sim/timeline_export.hpp"
 #include "workloads/workload.hpp"
 
 namespace gantry::cli {
+
+CLI::Validator finite_in(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < low || value > high)
+          return "'" + text + "' is not a number from " + format_fixed(low, 0) + " to " + format_fixed(high, 0);
+        return {};
+      },
+      "NUMBER in [" + format_fixed(low, 0) + ", " + format_fixed(high, 0) + "]");
+}
 
 void ProblemArgs::add_to(CLI::App& app) {
   auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
@@ -28,9 +42,14 @@ void SimArgs::add_to(CLI::App& app) {
       ->check(CLI::IsMember({"contention", "unlimited"}))
       ->capture_default_str();
   app.add_flag("--no-dedup", no_dedup, "ship a tensor once per consumer instead of once per device");
-  app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")->check(CLI::NonNegativeNumber);
-  app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none)")->check(CLI::NonNegativeNumber);
+  app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")
+      ->check(CLI::Range(0, kMaxStreams));
+  app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none, at most 3)")->check(finite_in(0, 3));
   app.add_option("--noise-seed", noise_seed, "seed of the noise");
+  app.add_option("--noise-samples", noise_samples,
+                 "with --noise: draws per evaluation; search and tuning minimise their mean, the expected "
+                 "makespan, with the same draws for every candidate (default 8)")
+      ->check(CLI::Range(1, 10000));
   app.add_flag("--memory", memory, "track peak memory per device");
 }
 
@@ -43,6 +62,7 @@ SimOptions SimArgs::options() const {
   o.streams = streams;
   o.noise_sigma = noise;
   o.seed = noise_seed;
+  o.noise_samples = noise > 0 ? (noise_samples > 0 ? noise_samples : 8) : 1;
   o.track_memory = memory;
   return o;
 }

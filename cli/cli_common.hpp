@@ -19,6 +19,15 @@ struct CliError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by a verb that has printed its result but must end with another exit status; main
+// prints "gantry: <message>" (when not empty) and exits with `code`.
+struct CliExit {
+  int code = 1;
+  std::string message;
+};
+// Exit status of a cancelled job (Ctrl-C, SIGTERM or SIGHUP during `gantry tune`).
+constexpr int kExitCancelled = 130;
+
 struct ProblemArgs {
   std::string graph_file, workload, cluster = "4xP100-pcie";
   std::uint64_t seed = 1;
@@ -31,6 +40,7 @@ struct SimArgs {
   int streams = 0;
   double noise = 0;
   std::uint64_t noise_seed = 1;
+  int noise_samples = 0;  // 0: 8 draws per evaluation when there is noise
   void add_to(CLI::App& app);
   SimOptions options() const;
 };
@@ -51,6 +61,8 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
+// A CLI11 check for a finite number in [low, high] (CLI11's own checks let "nan" through).
+CLI::Validator finite_in(double low, double high);
 // Writes --trace / --svg files of a recorded timeline; a failed write is a CliError.
 void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,
                           const TimelineLabels& labels);

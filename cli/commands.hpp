@@ -12,7 +12,11 @@ void add_bench_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_query_command(CLI::App& app);
 void add_db_command(CLI::App& app);
+void add_jobs_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+
+// Runs the command line: the exit code, errors printed as "gantry: ..." on stderr.
+int gantry_main(int argc, const char* const* argv);
 
 }  // namespace gantry::cli

@@ -14,8 +14,8 @@ Result<double> parse_duration(const std::string& text) {
   else if (unit == "ms") scale = 1e-3;
   else if (unit == "m" || unit == "min") scale = 60;
   else if (unit == "h") scale = 3600;
-  if (end == text.c_str() || scale == 0 || !std::isfinite(value) || value < 0)
-    return make_error("invalid duration '" + text + "' (expected e.g. 30s, 500ms, 2m)");
+  if (end == text.c_str() || scale == 0 || !std::isfinite(value) || value <= 0)
+    return make_error("invalid duration '" + text + "' (expected a positive time, e.g. 30s, 500ms, 2m)");
   return value * scale;
 }
 

@@ -67,6 +67,10 @@ void run_place(const PlaceArgs& args) {
     if (interactive) std::fprintf(stderr, "running %s...\n", name.c_str());
     auto outcome = run_placement_method(name, placement_problem, budget);
     if (!outcome) throw CliError(outcome.error().message);
+    // A heuristic that alone takes longer than the budget cannot be cut short: say so.
+    if (name == "search" && budget.seconds > 0 && outcome.value().seconds > budget.seconds * 1.05 + 0.05)
+      std::fprintf(stderr, "gantry: search took %.2f s, %.2f s over its %.2f s budget (a starting heuristic ran past it)\n",
+                   outcome.value().seconds, outcome.value().seconds - budget.seconds, budget.seconds);
     rows.push_back(MethodRow{outcome.value(), {}});
   }
   // Re-simulate every result with metrics (and timelines for the best).
@@ -98,8 +102,9 @@ void add_place_command(CLI::App& app) {
                   "method(s): single, round-robin, random, cp, heft, search, a comma list, or all")
       ->capture_default_str();
   auto* budget = cmd->add_option("--budget", args->budget, "time budget of `search` (e.g. 2s, 500ms, 1m)")->capture_default_str();
-  cmd->add_option("--evals", args->evals, "simulation budget of `search` (instead of time)");
-  cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str();
+  cmd->add_option("--evals", args->evals, "simulation budget of `search`, the heuristics it starts from included (instead of time)")
+      ->check(CLI::Range(1L, 1000000000000L));
+  cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str()->check(CLI::Range(1, 100000000));
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

@@ -1,4 +1,5 @@
 // gantry query: answers from the store, read-only (works while a tuning job writes it).
+#include <cctype>
 #include <ctime>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -6,7 +7,9 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "core/hex.hpp"
 #include "core/placement.hpp"
+#include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
 
@@ -27,19 +30,63 @@ std::unique_ptr<Store> open_store(const QueryArgs& args) {
   return std::move(store).value();
 }
 
-// The (graph, runtime) key: from --fingerprint GRAPH:RUNTIME, or computed from the graph, cluster
-// and simulator flags exactly as `gantry tune` computed it.
-std::pair<Fingerprint, Fingerprint> key_of(const QueryArgs& args) {
+bool is_hex(const std::string& text) { return text.size() <= 32 && all_hex_digits(text); }
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// --fingerprint GRAPH:RUNTIME, each 32 hex digits or a prefix (as `query list` prints them, 8
+// digits each): a prefix must match exactly one stored best.
+std::pair<Fingerprint, Fingerprint> fingerprint_key(Store& store, const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string graph = colon == std::string::npos ? "" : lower(text.substr(0, colon));
+  const std::string runtime = colon == std::string::npos ? "" : lower(text.substr(colon + 1));
+  if (!is_hex(graph) || !is_hex(runtime))
+    throw CliError("--fingerprint '" + text +
+                   "': expected GRAPH:RUNTIME, two hex fingerprints (32 digits each, or the prefixes `gantry query list` prints)");
   std::pair<Fingerprint, Fingerprint> key;
-  if (!args.fingerprint.empty()) {
-    const auto colon = args.fingerprint.find(':');
-    if (colon == std::string::npos || !Fingerprint::from_hex(args.fingerprint.substr(0, colon), key.first) ||
-        !Fingerprint::from_hex(args.fingerprint.substr(colon + 1), key.second))
-      throw CliError("--fingerprint '" + args.fingerprint + "': expected GRAPH:RUNTIME, two 32-digit hex fingerprints");
+  if (graph.size() == 32 && runtime.size() == 32) {
+    Fingerprint::from_hex(graph, key.first);
+    Fingerprint::from_hex(runtime, key.second);
     return key;
   }
+  auto list = store.list_best(graph);
+  if (!list) throw CliError(list.error().message);
+  std::vector<const ScheduleRecord*> matches;
+  for (const auto& r : list.value())
+    if (r.cluster.hex().compare(0, runtime.size(), runtime) == 0) matches.push_back(&r);
+  if (matches.empty())
+    throw CliError("--fingerprint '" + text + "': no stored best in " + store.path() +
+                   " matches (`gantry query list` shows what is stored)");
+  if (matches.size() > 1) {
+    std::string names;
+    for (const auto* r : matches) names += "\n  " + r->graph.hex() + ":" + r->cluster.hex() + " (" + r->graph_label + ")";
+    throw CliError("--fingerprint '" + text + "' matches " + std::to_string(matches.size()) +
+                   " stored bests; give more digits:" + names);
+  }
+  return {matches[0]->graph, matches[0]->cluster};
+}
+
+// The (graph, runtime) key: from --fingerprint GRAPH:RUNTIME, or computed from the graph, cluster
+// and simulator flags exactly as `gantry tune` computed it. `older` receives the keys the same
+// problem had under older model versions (newest first), to tell a stale best from none.
+std::pair<Fingerprint, Fingerprint> key_of(Store& store, const QueryArgs& args,
+                                           std::vector<std::pair<int, Fingerprint>>* older = nullptr) {
+  if (!args.fingerprint.empty()) return fingerprint_key(store, args.fingerprint);
   Problem problem = load_problem(args.problem);
-  return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, args.sim.options())};
+  const SimOptions options = args.sim.options();
+  if (older)
+    for (int v = kModelVersion - 1; v >= 1; --v) older->push_back({v, runtime_fingerprint(problem.cluster, options, v)});
+  return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options)};
+}
+
+bool is_stale(const ScheduleRecord& r) { return r.model_version < kModelVersion; }
+
+std::string stale_note(const ScheduleRecord& r) {
+  return "stale: computed by simulator model version " + std::to_string(r.model_version) + ", this gantry has " +
+         std::to_string(kModelVersion) + " (`gantry db resimulate` recomputes it)";
 }
 
 std::string when(double unix_seconds) {
@@ -53,21 +100,31 @@ nlohmann::json record_json(const ScheduleRecord& r) {
   return {{"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()}, {"graph", r.graph_label},
           {"cluster", r.cluster_name}, {"sim", r.sim}, {"method", r.method}, {"makespan", r.makespan},
           {"lower_bound", r.lower_bound}, {"unit", r.unit}, {"job", r.job_id}, {"found_at", r.found_at},
-          {"evaluations", r.evaluations}, {"placement", r.placement.device}};
+          {"evaluations", r.evaluations}, {"model_version", r.model_version}, {"stale", is_stale(r)},
+          {"placement", r.placement.device}};
 }
 
-ScheduleRecord require_best(Store& store, const std::pair<Fingerprint, Fingerprint>& key) {
+ScheduleRecord require_best(Store& store, const std::pair<Fingerprint, Fingerprint>& key,
+                            const std::vector<std::pair<int, Fingerprint>>& older = {}) {
   auto best = store.best(key.first, key.second);
   if (!best) throw CliError(best.error().message);
-  if (!best.value())
-    throw CliError("no stored placement for graph " + key.first.hex() + " on runtime " + key.second.hex() +
-                   " in " + store.path() + " (run `gantry tune` first; `gantry query list` shows what is stored)");
-  return *best.value();
+  if (best.value()) return *best.value();
+  for (const auto& [version, runtime] : older) {
+    auto stale = store.best(key.first, runtime);
+    if (!stale) throw CliError(stale.error().message);
+    if (stale.value())
+      throw CliError("the only stored placement for graph " + key.first.hex() + " on this runtime in " + store.path() +
+                     " (runtime " + runtime.hex() + ", makespan " + format_time(stale.value()->makespan, stale.value()->unit) +
+                     ") is " + stale_note(*stale.value()));
+  }
+  throw CliError("no stored placement for graph " + key.first.hex() + " on runtime " + key.second.hex() + " in " +
+                 store.path() + " (run `gantry tune` first; `gantry query list` shows what is stored)");
 }
 
 void add_key_options(CLI::App& cmd, QueryArgs& args) {
   cmd.add_option("--data", args.data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
-  cmd.add_option("--fingerprint", args.fingerprint, "GRAPH:RUNTIME fingerprints instead of --graph/--cluster");
+  cmd.add_option("--fingerprint", args.fingerprint,
+                 "GRAPH:RUNTIME fingerprints instead of --graph/--cluster (full, or the prefixes `query list` prints)");
   args.problem.add_to(cmd);
   args.sim.add_to(cmd);
   args.out.add_to(cmd, false);
@@ -75,7 +132,9 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
 
 void run_best(const QueryArgs& args) {
   auto store = open_store(args);
-  const ScheduleRecord r = require_best(*store, key_of(args));
+  std::vector<std::pair<int, Fingerprint>> older;
+  const auto key = key_of(*store, args, &older);
+  const ScheduleRecord r = require_best(*store, key, older);
   if (args.out.json()) {
     std::cout << record_json(r).dump(2) << "\n";
     return;
@@ -85,15 +144,28 @@ void run_best(const QueryArgs& args) {
            {"graph", r.graph_label + " (" + r.graph.hex() + ")"}, {"cluster", r.cluster_name + ", runtime " + r.sim},
            {"makespan", format_time(r.makespan, r.unit)}, {"lower bound", format_time(r.lower_bound, r.unit)},
            {"method", r.method}, {"found", when(r.found_at) + " by " + r.job_id},
-           {"evaluations", std::to_string(r.evaluations)}})
+           {"evaluations", std::to_string(r.evaluations)},
+           {"model version", std::to_string(r.model_version) + (is_stale(r) ? " (" + stale_note(r) + ")" : "")}})
     t.add({k, v});
   t.print(std::cout);
 }
 
 void run_list(const QueryArgs& args) {
   auto store = open_store(args);
-  auto list = store->list_best(args.fingerprint);
+  // --fingerprint filters: a graph prefix, or GRAPH:RUNTIME prefixes as this listing prints them.
+  std::string graph_prefix = args.fingerprint, runtime_prefix;
+  if (const auto colon = graph_prefix.find(':'); colon != std::string::npos) {
+    runtime_prefix = lower(graph_prefix.substr(colon + 1));
+    graph_prefix = graph_prefix.substr(0, colon);
+    if (!runtime_prefix.empty() && !is_hex(runtime_prefix))
+      throw CliError("--fingerprint '" + args.fingerprint + "': the runtime part is not a hex prefix");
+  }
+  auto list = store->list_best(graph_prefix);
   if (!list) throw CliError(list.error().message);
+  std::vector<ScheduleRecord> records;
+  for (auto& r : list.value())
+    if (r.cluster.hex().compare(0, runtime_prefix.size(), runtime_prefix) == 0) records.push_back(std::move(r));
+  list.value() = std::move(records);
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : list.value()) {
@@ -104,21 +176,28 @@ void run_list(const QueryArgs& args) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  TextTable t({"graph", "cluster", "runtime", "makespan", "x bound", "method", "found", "key"});
+  TextTable t({"graph", "cluster", "runtime", "makespan", "x bound", "method", "found", "key", "status"});
+  long stale = 0;
   for (const auto& r : list.value()) {
     char ratio[16];
     std::snprintf(ratio, sizeof ratio, "%.3f", r.lower_bound > 0 ? r.makespan / r.lower_bound : 0.0);
     t.add({r.graph_label, r.cluster_name, r.sim, format_time(r.makespan, r.unit), ratio, r.method, when(r.found_at),
-           r.graph.hex().substr(0, 8) + ":" + r.cluster.hex().substr(0, 8)});
+           r.graph.hex().substr(0, 8) + ":" + r.cluster.hex().substr(0, 8),
+           is_stale(r) ? "stale (model v" + std::to_string(r.model_version) + ")" : "current"});
+    stale += is_stale(r);
   }
   t.print(std::cout);
-  std::cout << list.value().size() << " stored plan(s) in " << store->path() << "\n";
+  std::cout << list.value().size() << " stored plan(s) in " << store->path();
+  if (stale > 0)
+    std::cout << ", " << stale << " stale (computed by an older simulator model; `gantry db resimulate` recomputes them)";
+  std::cout << "\n";
 }
 
 void run_history(const QueryArgs& args) {
   auto store = open_store(args);
-  const auto key = key_of(args);
-  const ScheduleRecord best = require_best(*store, key);
+  std::vector<std::pair<int, Fingerprint>> older;
+  const auto key = key_of(*store, args, &older);
+  const ScheduleRecord best = require_best(*store, key, older);
   auto history = store->history(key.first, key.second);
   if (!history) throw CliError(history.error().message);
   if (args.out.json()) {
@@ -137,7 +216,9 @@ void run_history(const QueryArgs& args) {
 
 void run_export(const QueryArgs& args) {
   auto store = open_store(args);
-  const ScheduleRecord r = require_best(*store, key_of(args));
+  std::vector<std::pair<int, Fingerprint>> older;
+  const auto key = key_of(*store, args, &older);
+  const ScheduleRecord r = require_best(*store, key, older);
   std::cout << placement_to_json(r.placement, r.graph.hex(), r.cluster_name) << "\n";
 }
 

@@ -21,11 +21,28 @@ namespace gantry::cli {
 namespace {
 
 std::atomic<bool> g_cancel{false};
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
-extern "C" void on_interrupt(int) {
+extern "C" void on_stop_signal(int signal) {
   g_cancel.store(true);
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+  std::signal(signal, SIG_DFL);  // the same signal again kills at once
 }
+
+// Ctrl-C, SIGTERM and SIGHUP end the job as CANCELLED with its best kept; the previous handlers
+// come back when the job ends.
+struct StopSignals {
+  struct sigaction old[3];
+  StopSignals() {
+    g_cancel.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &action, &old[i]);
+  }
+  ~StopSignals() {
+    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old[i], nullptr);
+  }
+};
 
 struct TuneArgs {
   ProblemArgs problem;
@@ -42,7 +59,20 @@ std::string progress_bar(double fraction) {
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
 }
 
+// A job that did not complete ends the process with its own status, after its best was printed.
+void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
+  std::cout.flush();
+  std::fflush(stdout);
+  if (t.state == JobState::cancelled)
+    throw CliExit{kExitCancelled, "job " + t.job_id + " cancelled; its best so far is stored in " + options.data_dir};
+  if (t.state == JobState::failed) throw CliExit{1, "job " + t.job_id + " FAILED: " + t.stop_reason};
+}
+
 void run_tune(TuneArgs& args) {
+  if (args.rollouts < 0 || args.rollouts > max_rollouts())
+    throw CliError("--rollouts " + std::to_string(args.rollouts) + ": must be between 1 and " +
+                   std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most)");
+  if (args.evals < 0) throw CliError("--evals " + std::to_string(args.evals) + ": must be >= 0");
   Problem problem = load_problem(args.problem);
   TuneOptions options;
   options.data_dir = args.data.empty() ? default_data_dir() : args.data;
@@ -88,10 +118,11 @@ void run_tune(TuneArgs& args) {
                problem.cluster.name().c_str(),
                options.budget_seconds > 0 ? ("budget " + args.budget).c_str() : ("budget " + std::to_string(args.evals) + " evals").c_str(),
                options.data_dir.c_str());
-  g_cancel.store(false);
-  std::signal(SIGINT, on_interrupt);
-  auto outcome = run_tune_job(tune_problem, options);
-  std::signal(SIGINT, SIG_DFL);
+  Result<TuneOutcome> outcome = make_error("not run");
+  {
+    StopSignals signals;
+    outcome = run_tune_job(tune_problem, options);
+  }
   if (bar_shown) std::fprintf(stderr, "\r\033[K");
   if (!outcome) throw CliError(outcome.error().message);
   const TuneOutcome& t = outcome.value();
@@ -116,20 +147,33 @@ void run_tune(TuneArgs& args) {
     j["data"] = options.data_dir;
     j["graph_fingerprint"] = t.graph.hex();
     j["runtime_fingerprint"] = t.runtime.hex();
+    j["stop_reason"] = t.stop_reason;
+    j["heuristic_evaluations"] = t.heuristic_evaluations;
+    j["heuristic_seconds"] = t.heuristic_seconds;
     std::cout << j.dump(2) << "\n";
+    end_of_job(t, options);
     return;
   }
   std::cout << "\n";
   print_methods_table(std::cout, problem, {row}, bound);
   const double gain = t.heuristic_makespan > 0 ? 100 * (1 - t.best.makespan / t.heuristic_makespan) : 0;
-  std::printf("\njob %s %s after %.1fs, %ld evaluations in %ld batches\n", t.job_id.c_str(), to_string(t.state),
-              t.seconds, t.evaluations, t.batches);
+  std::printf("\njob %s %s after %.1fs (%s), %ld evaluations (%ld by the heuristics) in %ld batches\n",
+              t.job_id.c_str(), to_string(t.state), t.seconds, t.stop_reason.c_str(), t.evaluations,
+              t.heuristic_evaluations, t.batches);
+  if (options.budget_seconds > 0 && t.seconds > options.budget_seconds + std::max(0.5, 0.05 * options.budget_seconds))
+    std::printf("the time budget of %s was exceeded by %.1fs (the heuristics alone took %.1fs)\n", args.budget.c_str(),
+                t.seconds - options.budget_seconds, t.heuristic_seconds);
   std::printf("best heuristic %s: %s; tuned: %s (%.1f%% lower)%s\n", t.best_heuristic.c_str(),
               format_time(t.heuristic_makespan, unit).c_str(), format_time(t.best.makespan, unit).c_str(), gain,
               t.resumed ? " - resumed from the stored best" : "");
-  std::printf("stored in %s as graph %s, runtime %s\n(gantry query best --data %s --fingerprint %s:%s)\n",
-              options.data_dir.c_str(), t.graph.hex().c_str(), t.runtime.hex().c_str(), options.data_dir.c_str(),
-              t.graph.hex().c_str(), t.runtime.hex().c_str());
+  if (t.state == JobState::failed)
+    std::printf("the best above may not be stored in %s (graph %s, runtime %s)\n", options.data_dir.c_str(),
+                t.graph.hex().c_str(), t.runtime.hex().c_str());
+  else
+    std::printf("stored in %s as graph %s, runtime %s\n(gantry query best --data %s --fingerprint %s:%s)\n",
+                options.data_dir.c_str(), t.graph.hex().c_str(), t.runtime.hex().c_str(), options.data_dir.c_str(),
+                t.graph.hex().c_str(), t.runtime.hex().c_str());
+  end_of_job(t, options);
 }
 
 }  // namespace
@@ -137,12 +181,15 @@ void run_tune(TuneArgs& args) {
 void add_tune_command(CLI::App& app) {
   auto args = std::make_shared<TuneArgs>();
   CLI::App* cmd = app.add_subcommand("tune", "tune a placement with parallel rollout actors and keep the best in the store");
+  cmd->footer("Ctrl-C, SIGTERM and SIGHUP stop the job: it ends CANCELLED, keeps its best and exits with status 130.\n"
+              "A job whose rollout or store failed ends FAILED (exit status 1) and prints the best it found.");
   args->problem.add_to(*cmd);
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
-  cmd->add_option("--evals", args->evals, "evaluation budget (simulator runs)");
+  cmd->add_option("--evals", args->evals, "evaluation budget (simulator runs, the heuristics' included; honoured exactly)");
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
-  cmd->add_option("--rollouts", args->rollouts, "rollout actors (default: one per core)");
+  cmd->add_option("--rollouts", args->rollouts,
+                  "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

@@ -64,6 +64,9 @@ class Cluster {
   double path_bandwidth(int from, int to) const;
   int num_ports() const { return 4 * size() + 2 * num_hosts(); }
   std::string summary() const;
+  // The cluster's content as YAML that from_yaml reads back to the same fingerprint (devices and
+  // links; device names are not kept). core/cluster_yaml.cpp.
+  std::string to_yaml() const;
 
   // `spec` is a preset name (see preset_names()), `identical:N`, or a path to a YAML file.
   static Result<Cluster> load(const std::string& spec);

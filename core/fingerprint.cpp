@@ -1,11 +1,11 @@
 #include "core/fingerprint.hpp"
 
-#include <cstdio>
 #include <algorithm>
 #include <cstring>
 
 #include "core/cluster.hpp"
 #include "core/graph.hpp"
+#include "core/hex.hpp"
 
 namespace gantry {
 
@@ -51,22 +51,20 @@ Fingerprint Hasher::finish() const {
 }
 
 std::string Fingerprint::hex() const {
-  char buffer[33];
-  std::snprintf(buffer, sizeof buffer, "%016llx%016llx", static_cast<unsigned long long>(hi),
-                static_cast<unsigned long long>(lo));
-  return buffer;
+  char bytes[16];
+  for (int i = 0; i < 8; ++i) {
+    bytes[i] = static_cast<char>(hi >> (56 - 8 * i));
+    bytes[8 + i] = static_cast<char>(lo >> (56 - 8 * i));
+  }
+  return hex_encode(std::string_view(bytes, sizeof bytes));
 }
 
 bool Fingerprint::from_hex(const std::string& text, Fingerprint& out) {
   if (text.size() != 32) return false;
   std::uint64_t words[2] = {0, 0};
   for (std::size_t i = 0; i < 32; ++i) {
-    const char c = text[i];
-    int digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else return false;
+    const int digit = hex_digit(text[i]);
+    if (digit < 0) return false;
     words[i / 16] = words[i / 16] << 4 | static_cast<std::uint64_t>(digit);
   }
   out = Fingerprint{words[0], words[1]};

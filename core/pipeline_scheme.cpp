@@ -60,6 +60,11 @@ Status check_pipeline_size(std::int64_t microbatches, std::int64_t stages, const
 
 const char* to_string(PipeOp op) { return kOpNames[static_cast<int>(op)]; }
 
+std::string task_name(const PipeTask& task) {
+  return std::string(to_string(task.op)) + "(" + std::to_string(task.microbatch) + "," + std::to_string(task.stage) +
+         ")";
+}
+
 Status PipelineScheme::check() const {
   const int stages = num_stages(), devices = num_devices();
   if (stages == 0) return make_error("pipeline scheme: no stages");
@@ -75,9 +80,7 @@ Status PipelineScheme::check() const {
   };
   for (int d = 0; d < devices; ++d)
     for (const PipeTask& t : schedule[d]) {
-      auto what = [&] {  // only for an error
-        return std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," + std::to_string(t.stage) + ")";
-      };
+      auto what = [&] { return task_name(t); };  // only for an error
       if (t.microbatch < 0 || t.microbatch >= num_microbatches || t.stage < 0 || t.stage >= stages)
         return make_error("pipeline scheme: device " + std::to_string(d) + " lists " + what() + ", out of range");
       if (placement[t.stage] != d)

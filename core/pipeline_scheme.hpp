@@ -23,6 +23,9 @@ struct PipeTask {
   bool operator==(const PipeTask& o) const { return op == o.op && microbatch == o.microbatch && stage == o.stage; }
 };
 
+// "F(3,1)": the op, microbatch and virtual stage of a task, as messages and traces name it.
+std::string task_name(const PipeTask& task);
+
 struct PipelineScheme {
   int num_microbatches = 0;
   std::vector<std::pair<int, int>> partition;  // stage -> [first layer, end layer); may be empty

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cluster.hpp"
+#include "core/fingerprint.hpp"
 #include "core/graph.hpp"
 #include "core/json_util.hpp"
 
@@ -28,40 +29,49 @@ std::string placement_to_json(const Placement& placement, const std::string& gra
   nlohmann::json j;
   j["format"] = "gantry-placement";
   j["version"] = 1;
-  if (!graph_fingerprint.empty()) j["graph"] = graph_fingerprint;
+  if (!graph_fingerprint.empty()) j["graph_fingerprint"] = graph_fingerprint;
   if (!cluster_name.empty()) j["cluster"] = cluster_name;
   j["placement"] = placement.device;
   if (placement.has_priority()) j["priority"] = placement.priority;
   return j.dump(indent);
 }
 
-Result<Placement> placement_from_json(const std::string& text, const std::string& source) try {
+Result<PlacementFile> placement_from_json(const std::string& text, const std::string& source) {
   auto parsed = parse_json(text, source);
   if (!parsed) return parsed.error();
   const nlohmann::json& j = parsed.value();
-  // Accept both a placement file and the `-f json` output of `gantry place` (same key).
+  // Accept both a placement file and the `-f json` output of `gantry place` (same keys).
   if (!j.is_object() || !j.contains("placement") || !j["placement"].is_array())
     return make_error(source + ": expected a JSON object with a 'placement' array (op index -> device index)");
-  Placement p;
+  PlacementFile file;
+  Placement& p = file.placement;
   for (std::size_t i = 0; i < j["placement"].size(); ++i) {
     const auto& v = j["placement"][i];
-    if (!v.is_number_integer())
-      return make_error(source + ": placement[" + std::to_string(i) + "] is not an integer device index");
-    p.device.push_back(v.get<std::int32_t>());
+    if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= kMaxDevices)
+      return make_error(source + ": $.placement[" + std::to_string(i) + "]: " + v.dump() +
+                        " is not a device index (a whole number from 0 to " + std::to_string(kMaxDevices - 1) + ")");
+    p.device.push_back(static_cast<std::int32_t>(v.get<long long>()));
   }
   if (j.contains("priority")) {
+    if (!j["priority"].is_array()) return make_error(source + ": $.priority is not an array");
     for (std::size_t i = 0; i < j["priority"].size(); ++i) {
       const auto& v = j["priority"][i];
-      if (!v.is_number()) return make_error(source + ": priority[" + std::to_string(i) + "] is not a number");
+      if (!v.is_number()) return make_error(source + ": $.priority[" + std::to_string(i) + "] is not a number");
       p.priority.push_back(v.get<double>());
     }
   }
-  return p;
-} catch (const nlohmann::json::exception& e) {
-  return make_error(source + ": " + e.what());
+  for (const char* key : {"graph_fingerprint", "graph"}) {  // `query export` wrote "graph" before
+    if (!j.contains(key) || !j[key].is_string()) continue;
+    Fingerprint fp;
+    if (Fingerprint::from_hex(j[key].get<std::string>(), fp)) {
+      file.graph_fingerprint = fp.hex();
+      break;
+    }
+  }
+  return file;
 }
 
-Result<Placement> read_placement_file(const std::string& path) {
+Result<PlacementFile> read_placement_file(const std::string& path) {
   auto text = read_text_file(path);
   if (!text) return text.error();
   return placement_from_json(text.value(), path);

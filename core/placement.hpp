@@ -22,9 +22,16 @@ struct Placement {
   Status check(const Graph& graph, const Cluster& cluster, const std::string& source) const;
 };
 
+// A placement as read from a file, with the fingerprint of the graph it was made for (empty when
+// the file does not say), so that a placement for another graph is refused instead of simulated.
+struct PlacementFile {
+  Placement placement;
+  std::string graph_fingerprint;
+};
+
 std::string placement_to_json(const Placement& placement, const std::string& graph_fingerprint,
                               const std::string& cluster_name, int indent = 2);
-Result<Placement> placement_from_json(const std::string& text, const std::string& source);
-Result<Placement> read_placement_file(const std::string& path);
+Result<PlacementFile> placement_from_json(const std::string& text, const std::string& source);
+Result<PlacementFile> read_placement_file(const std::string& path);
 
 }  // namespace gantry

@@ -14,10 +14,6 @@ struct Action {
   std::string what;
 };
 
-std::string task_name(const PipeTask& t) {
-  return std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," + std::to_string(t.stage) + ")";
-}
-
 // Tensor keys: activation of (m, s -> s+1) and gradient of (m, s+1 -> s).
 int activation_key(int m, int s, int stages) { return 2 * (m * stages + s); }
 int gradient_key(int m, int s, int stages) { return 2 * (m * stages + s) + 1; }

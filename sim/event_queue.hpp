@@ -2,14 +2,15 @@
 // A min-heap of events ordered by (time, sequence number): events at the same time come out in the
 // order they were pushed, which makes every simulation deterministic.
 //
-// Four children per node: the heap holds the simulation's frontier (hundreds to thousands of
-// events on wide graphs), and a 4-ary heap needs half the levels of a binary one. The order is a
-// single 128-bit key (the time's bits, then the sequence number) compared without branches, since
-// mispredicted comparisons dominate a binary heap's cost at these sizes. Times are >= 0, whose
-// IEEE-754 bit patterns order like the numbers.
+// Four children per node (sim/dary_heap.hpp): the heap holds the simulation's frontier (hundreds
+// to thousands of events on wide graphs), and a 4-ary heap needs half the levels of a binary one.
+// The order is a single 128-bit key (the time's bits, then the sequence number), compared without
+// branches. Times are >= 0, whose IEEE-754 bit patterns order like the numbers.
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "sim/dary_heap.hpp"
 
 namespace gantry {
 
@@ -28,43 +29,13 @@ class EventQueue {
   const Event& top() const { return heap_.front(); }
 
   void push(double time, std::uint32_t seq, std::int32_t what) {
-    std::size_t i = heap_.size();
-    heap_.push_back(Event{time, seq, what});
-    const Event e = heap_[i];
-    const Key k = key(e);
-    while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!(k < key(heap_[parent]))) break;
-      heap_[i] = heap_[parent];
-      i = parent;
-    }
-    heap_[i] = e;
+    heap_.push_back(Event{time, seq, what});  // the slot the heap grows into
+    heap_push<4>(heap_.data(), heap_.size() - 1, heap_.back(), [](const Event& e) { return key(e); });
   }
 
   void pop() {
-    const Event last = heap_.back();
+    heap_pop<4>(heap_.data(), heap_.size(), [](const Event& e) { return key(e); });
     heap_.pop_back();
-    const std::size_t size = heap_.size();
-    if (size == 0) return;
-    const Key last_key = key(last);
-    std::size_t i = 0;
-    for (;;) {
-      const std::size_t first = 4 * i + 1;
-      if (first >= size) break;
-      std::size_t best = first;
-      Key best_key = key(heap_[first]);
-      const std::size_t end = first + 4 < size ? first + 4 : size;
-      for (std::size_t c = first + 1; c < end; ++c) {
-        const Key ck = key(heap_[c]);
-        const bool smaller = ck < best_key;
-        best = smaller ? c : best;
-        best_key = smaller ? ck : best_key;
-      }
-      if (!(best_key < last_key)) break;
-      heap_[i] = heap_[best];
-      i = best;
-    }
-    heap_[i] = last;
   }
 
  private:

@@ -9,14 +9,6 @@
 
 namespace gantry {
 
-namespace {
-
-std::string task_name(const PipeTask& t) {
-  return std::string(to_string(t.op)) + "(" + std::to_string(t.microbatch) + "," + std::to_string(t.stage) + ")";
-}
-
-}  // namespace
-
 Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const StageCosts& costs) {
   auto ok = scheme.check();
   if (!ok) return ok.error();

@@ -1,11 +1,17 @@
 #include "sim/runtime_fingerprint.hpp"
 
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
 namespace gantry {
 
-Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options) {
+Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, int model_version) {
   const Fingerprint machine = fingerprint(cluster);
   Hasher h;
   h.add_string("gantry-runtime-v1");
+  // Version 1 results were stored before the version was part of the key: its hash stays as it
+  // was, so their keys can still be computed (query, db resimulate).
+  if (model_version != 1) h.add_u64(static_cast<std::uint64_t>(model_version));
   h.add_u64(machine.hi);
   h.add_u64(machine.lo);
   h.add_u64(options.doppler);
@@ -15,7 +21,10 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
     h.add_u64(options.dedup_transfers);
     h.add_u64(static_cast<std::uint64_t>(options.streams));
     h.add_double(options.noise_sigma);
-    if (options.noise_sigma > 0) h.add_u64(options.seed);
+    if (options.noise_sigma > 0) {  // the expected makespan over these draws
+      h.add_u64(options.seed);
+      h.add_u64(static_cast<std::uint64_t>(options.noise_samples));
+    }
   }
   return h.finish();
 }
@@ -29,8 +38,84 @@ std::string runtime_name(const SimOptions& o) {
   if (o.links == LinkModel::unlimited) add("unlimited");
   if (!o.dedup_transfers) add("no-dedup");
   if (o.streams > 0) add("streams=" + std::to_string(o.streams));
-  if (o.noise_sigma > 0) add("noise=" + std::to_string(o.noise_sigma));
+  if (o.noise_sigma > 0) add("noise=" + std::to_string(o.noise_sigma) + "x" + std::to_string(o.noise_samples));
   return name.empty() ? "default" : name;
+}
+
+std::string sim_options_json(const SimOptions& o) {
+  nlohmann::json j;
+  j["sim"] = o.doppler ? "doppler" : "default";
+  j["dispatch"] = o.dispatch == Dispatch::priority ? "priority" : o.dispatch == Dispatch::fixed_order ? "fixed-order" : "fifo";
+  j["links"] = o.links == LinkModel::unlimited ? "unlimited" : "contention";
+  j["dedup"] = o.dedup_transfers;
+  j["streams"] = o.streams;
+  j["noise"] = o.noise_sigma;
+  j["noise_seed"] = o.seed;
+  return j.dump();
+}
+
+Result<SimOptions> sim_options_from_json(const std::string& text) {
+  const std::string where = "simulator options '" + text + "'";
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return make_error(where + ": not a JSON object");
+  SimOptions o;
+  try {
+    const std::string sim = j.value("sim", "default");
+    const std::string dispatch = j.value("dispatch", "fifo");
+    const std::string links = j.value("links", "contention");
+    if (sim != "default" && sim != "doppler") return make_error(where + ": sim: unknown simulator '" + sim + "'");
+    o.doppler = sim == "doppler";
+    if (dispatch == "fifo")
+      o.dispatch = Dispatch::fifo;
+    else if (dispatch == "priority")
+      o.dispatch = Dispatch::priority;
+    else if (dispatch == "fixed-order")
+      o.dispatch = Dispatch::fixed_order;
+    else
+      return make_error(where + ": dispatch: unknown dispatch '" + dispatch + "'");
+    if (links != "contention" && links != "unlimited") return make_error(where + ": links: unknown link model '" + links + "'");
+    o.links = links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+    o.dedup_transfers = j.value("dedup", true);
+    o.streams = j.value("streams", 0);
+    o.noise_sigma = j.value("noise", 0.0);
+    o.seed = j.value("noise_seed", std::uint64_t{1});
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(where + ": " + e.what());
+  }
+  if (o.streams < 0) return make_error(where + ": streams: must be >= 0");
+  if (!(o.noise_sigma >= 0)) return make_error(where + ": noise: must be >= 0");
+  return o;
+}
+
+Result<SimOptions> sim_options_from_name(const std::string& name) {
+  SimOptions o;
+  if (name == "doppler") {
+    o.doppler = true;
+    return o;
+  }
+  if (name == "default" || name.empty()) return o;
+  std::size_t begin = 0;
+  while (begin <= name.size()) {
+    std::size_t end = name.find('+', begin);
+    if (end == std::string::npos) end = name.size();
+    const std::string part = name.substr(begin, end - begin);
+    if (part == "priority")
+      o.dispatch = Dispatch::priority;
+    else if (part == "fixed-order")
+      o.dispatch = Dispatch::fixed_order;
+    else if (part == "unlimited")
+      o.links = LinkModel::unlimited;
+    else if (part == "no-dedup")
+      o.dedup_transfers = false;
+    else if (part.rfind("streams=", 0) == 0)
+      o.streams = std::atoi(part.c_str() + 8);
+    else if (part.rfind("noise=", 0) == 0)
+      return make_error("runtime '" + name + "': its noise seed was not stored");
+    else
+      return make_error("runtime '" + name + "': unknown part '" + part + "'");
+    begin = end + 1;
+  }
+  return o;
 }
 
 }  // namespace gantry

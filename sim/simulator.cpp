@@ -5,8 +5,10 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/cluster.hpp"
+#include "sim/dary_heap.hpp"
 #include "sim/doppler_state.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/noise.hpp"
@@ -226,11 +228,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       s.touched.push_back(dev);
     }
   };
-  // Ready-queue ops, FIFO ring or max-heap on (priority, -ready_seq), inside the device segment.
-  auto before = [&](OpId a, OpId b) {
-    if (priority[a] != priority[b]) return priority[a] > priority[b];
-    return s.op[a].ready_seq < s.op[b].ready_seq;
-  };
+  // Ready-queue ops, FIFO ring or heap on (-priority, ready_seq), inside the device segment.
+  auto ready_key = [&](OpId op) { return std::pair<double, std::uint32_t>{-priority[op], s.op[op].ready_seq}; };
   auto enqueue = [&](OpId op) {
     const int dev = s.op[op].device;
     s.op[op].ready_seq = seq++;
@@ -248,14 +247,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       ++s.q_size[dev];
       return;
     }
-    int i = s.q_size[dev]++;
-    while (i > 0) {
-      int parent = (i - 1) / 2;
-      if (!before(op, q[parent])) break;
-      q[i] = q[parent];
-      i = parent;
-    }
-    q[i] = op;
+    heap_push<2>(q, static_cast<std::size_t>(s.q_size[dev]++), op, ready_key);
   };
   auto dequeue = [&](int dev) -> OpId {
     OpId* q = s.queue.data() + s.seg_begin[dev];
@@ -266,20 +258,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       --s.q_size[dev];
       return op;
     }
-    OpId top = q[0];
-    const int size = --s.q_size[dev];
-    OpId last = q[size];
-    int i = 0;
-    for (;;) {
-      int child = 2 * i + 1;
-      if (child >= size) break;
-      if (child + 1 < size && before(q[child + 1], q[child])) ++child;
-      if (!before(q[child], last)) break;
-      q[i] = q[child];
-      i = child;
-    }
-    q[i] = last;
-    return top;
+    return heap_pop<2>(q, static_cast<std::size_t>(s.q_size[dev]--), ready_key);
   };
   auto start = [&](OpId op, int dev) {
     const double duration = s.op[op].duration;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/hex.hpp"
+
 namespace gantry::codec {
 
 using nlohmann::json;
@@ -31,18 +33,6 @@ std::uint32_t read_u32(const char* bytes) {
   return value;
 }
 
-std::string hex_bytes(std::string_view bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    auto b = static_cast<unsigned char>(c);
-    out.push_back(digits[b >> 4]);
-    out.push_back(digits[b & 15]);
-  }
-  return out;
-}
-
 std::string fingerprint_key(const Fingerprint& fp) {
   std::string key;
   key.reserve(kFingerprintKeySize);
@@ -53,7 +43,7 @@ std::string fingerprint_key(const Fingerprint& fp) {
 
 Result<Fingerprint> parse_fingerprint_key(std::string_view key) {
   if (key.size() != kFingerprintKeySize)
-    return make_error("key " + hex_bytes(key) + " has " + std::to_string(key.size()) +
+    return make_error("key " + hex_encode(key) + " has " + std::to_string(key.size()) +
                       " bytes, expected a 16-byte fingerprint");
   return Fingerprint{read_u64(key.data()), read_u64(key.data() + 8)};
 }
@@ -70,7 +60,7 @@ std::string schedule_key(const Fingerprint& graph, const Fingerprint& cluster) {
 
 Result<std::pair<Fingerprint, Fingerprint>> parse_schedule_key(std::string_view key) {
   if (key.size() != kScheduleKeySize)
-    return make_error("key " + hex_bytes(key) + " has " + std::to_string(key.size()) +
+    return make_error("key " + hex_encode(key) + " has " + std::to_string(key.size()) +
                       " bytes, expected graph fingerprint | cluster fingerprint (32 bytes)");
   return std::make_pair(Fingerprint{read_u64(key.data()), read_u64(key.data() + 8)},
                         Fingerprint{read_u64(key.data() + 16), read_u64(key.data() + 24)});
@@ -85,7 +75,7 @@ std::string history_key(const HistoryKey& k) {
 
 Result<HistoryKey> parse_history_key(std::string_view key) {
   if (key.size() != kHistoryKeySize)
-    return make_error("key " + hex_bytes(key) + " has " + std::to_string(key.size()) +
+    return make_error("key " + hex_encode(key) + " has " + std::to_string(key.size()) +
                       " bytes, expected graph | cluster | time | sequence (44 bytes)");
   HistoryKey k;
   k.graph = {read_u64(key.data()), read_u64(key.data() + 8)};
@@ -110,23 +100,14 @@ std::string episode_key(const std::string& job_id, std::uint64_t sequence) {
 Result<std::pair<std::string, std::uint64_t>> parse_episode_key(std::string_view key) {
   auto nul = key.find('\0');
   if (nul == std::string_view::npos || key.size() - nul - 1 != 8)
-    return make_error("key " + hex_bytes(key) + " is not job id | NUL | 8-byte sequence");
+    return make_error("key " + hex_encode(key) + " is not job id | NUL | 8-byte sequence");
   return std::make_pair(std::string(key.substr(0, nul)), read_u64(key.data() + nul + 1));
 }
 
 Result<Fingerprint> parse_fingerprint_hex(const std::string& hex) {
   if (hex.size() != 32) return make_error("fingerprint '" + hex + "' does not have 32 hex digits");
   Fingerprint fp;
-  for (std::size_t i = 0; i < 32; ++i) {
-    char c = hex[i];
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-    if (digit < 0) return make_error("fingerprint '" + hex + "' has a non-hex character");
-    std::uint64_t& word = i < 16 ? fp.hi : fp.lo;
-    word = (word << 4) | static_cast<std::uint64_t>(digit);
-  }
+  if (!Fingerprint::from_hex(hex, fp)) return make_error("fingerprint '" + hex + "' has a non-hex character");
   return fp;
 }
 
@@ -283,6 +264,8 @@ std::string encode(const ScheduleRecord& r) {
   j["job_id"] = r.job_id;
   j["found_at"] = r.found_at;
   j["evaluations"] = static_cast<std::int64_t>(r.evaluations);
+  j["model_version"] = r.model_version;
+  if (!r.sim_options.empty()) j["sim_options"] = r.sim_options;
   return to_bytes(j);
 }
 
@@ -304,7 +287,10 @@ Result<ScheduleRecord> decode_schedule(std::string_view bytes) {
   f.text("job_id", r.job_id);
   f.number("found_at", r.found_at);
   f.integer("evaluations", r.evaluations);
+  f.integer("model_version", r.model_version);  // absent: written before model versions (1)
+  f.text("sim_options", r.sim_options);
   if (!f.ok()) return f.error();
+  if (r.model_version < 1) return make_error("schedules value: field 'model_version' must be >= 1");
   return r;
 }
 
@@ -376,6 +362,8 @@ std::string encode(const JobRecord& r) {
   j["evaluations"] = static_cast<std::int64_t>(r.evaluations);
   j["best_makespan"] = r.best_makespan;
   j["message"] = r.message;
+  if (r.owner_pid > 0) j["owner_pid"] = static_cast<std::int64_t>(r.owner_pid);
+  if (!r.owner_host.empty()) j["owner_host"] = r.owner_host;
   return to_bytes(j);
 }
 
@@ -396,6 +384,8 @@ Result<JobRecord> decode_job(std::string_view bytes) {
   f.integer("evaluations", r.evaluations);
   f.number("best_makespan", r.best_makespan);
   f.text("message", r.message);
+  f.integer("owner_pid", r.owner_pid);
+  f.text("owner_host", r.owner_host);
   if (!f.ok()) return f.error();
   auto parsed = parse_job_state(state);
   if (!parsed) return make_error("jobs value: field 'state' has unknown job state '" + state + "'");

@@ -67,7 +67,5 @@ Result<int> decode_schema_version(std::string_view bytes);
 // "v" this gantry can read.
 Status check_value(std::string_view bytes, const std::string& family);
 
-// Lower-case hex of arbitrary bytes, for messages about bad keys.
-std::string hex_bytes(std::string_view bytes);
 
 }  // namespace gantry::codec

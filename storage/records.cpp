@@ -14,6 +14,8 @@ const char* to_string(JobState state) {
       return "FAILED";
     case JobState::cancelled:
       return "CANCELLED";
+    case JobState::interrupted:
+      return "INTERRUPTED";
   }
   return "UNKNOWN";
 }
@@ -21,7 +23,8 @@ const char* to_string(JobState state) {
 std::optional<JobState> parse_job_state(const std::string& text) {
   std::string upper;
   for (char c : text) upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-  for (JobState state : {JobState::running, JobState::complete, JobState::failed, JobState::cancelled})
+  for (JobState state : {JobState::running, JobState::complete, JobState::failed, JobState::cancelled,
+                         JobState::interrupted})
     if (upper == to_string(state)) return state;
   return std::nullopt;
 }

@@ -25,6 +25,11 @@ struct ScheduleRecord {
   std::string job_id;
   double found_at = 0;        // unix seconds
   long evaluations = 0;       // evaluations the job had spent when it found this
+  // The simulator code that computed `makespan` (sim/model_version.hpp; 1 for records written
+  // before the field existed) and its options as JSON (sim_options_json; empty in version 1
+  // records, whose `sim` name says the same except the noise seed): enough to re-simulate.
+  int model_version = 1;
+  std::string sim_options;
 };
 
 // One improvement of a (graph, cluster) best, in time order (column family `history`).
@@ -47,8 +52,10 @@ struct EpisodeRecord {
   double time = 0;            // unix seconds
 };
 
-enum class JobState { running, complete, failed, cancelled };
-const char* to_string(JobState state);  // "RUNNING", "COMPLETE", "FAILED", "CANCELLED"
+// interrupted: the record says RUNNING but its owner process is gone (killed); never written by
+// the job itself, set when a store is opened or its jobs are listed.
+enum class JobState { running, complete, failed, cancelled, interrupted };
+const char* to_string(JobState state);  // "RUNNING", "COMPLETE", "FAILED", "CANCELLED", "INTERRUPTED"
 // The inverse of to_string (case-insensitive); nullopt for anything else.
 std::optional<JobState> parse_job_state(const std::string& text);
 
@@ -61,6 +68,8 @@ struct JobRecord {
   long evaluations = 0;
   double best_makespan = 0;
   std::string message;  // why it failed, or a summary
+  long owner_pid = 0;    // the process running the job, on host `owner_host`
+  std::string owner_host;
 };
 
 }  // namespace gantry

@@ -1,13 +1,16 @@
 #include "storage/store.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -18,6 +21,8 @@
 #include <mutex>
 #include <set>
 
+#include "core/hex.hpp"
+#include "core/unix_time.hpp"
 #include "storage/codec.hpp"
 
 namespace gantry {
@@ -34,10 +39,6 @@ constexpr std::array<const char*, kFamilyCount> kFamilyNames = {
 
 constexpr const char* kOwnerFile = "OWNER";
 constexpr std::size_t kMaxProblems = 1000;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 std::uint64_t to_micros(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return 0;
@@ -174,6 +175,109 @@ rocksdb::Options make_options() {
   return o;
 }
 
+// A directory or file gantry may not read gives "permission denied", not "no database".
+std::optional<Error> unreadable(const std::string& path) {
+  for (const std::string& p : {path, path + "/CURRENT"}) {
+    if (::access(p.c_str(), F_OK) != 0) {
+      if (errno == EACCES) return make_error("cannot read database " + path + ": permission denied on " + p);
+      continue;
+    }
+    const int mode = p == path ? R_OK | X_OK : R_OK;
+    if (::access(p.c_str(), mode) != 0)
+      return make_error("cannot read database " + path + ": " +
+                        (errno == EACCES ? std::string("permission denied") : std::strerror(errno)) + " on " + p);
+  }
+  return std::nullopt;
+}
+
+Error damaged_error(const std::string& path, const std::vector<std::string>& problems) {
+  std::string text = "database " + path + " is damaged: " + problems.front();
+  if (problems.size() > 1) text += " (and " + std::to_string(problems.size() - 1) + " more)";
+  return make_error(text + "; `gantry db verify` lists the damage, a backup restores it");
+}
+
+// Table files the MANIFEST lists that are missing or have another size.
+std::vector<std::string> table_file_problems(rocksdb::DB* db) {
+  std::vector<std::string> problems;
+  std::vector<rocksdb::LiveFileMetaData> files;
+  db->GetLiveFilesMetaData(&files);
+  for (const auto& f : files) {
+    const std::string file = f.db_path + (f.name.empty() || f.name[0] != '/' ? "/" : "") + f.name;
+    const std::string shown = fs::path(file).filename().string() + " (column family " + f.column_family_name + ")";
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+      problems.push_back("table file " + shown + " listed in the MANIFEST is missing: " + std::strerror(errno));
+      continue;
+    }
+    if (static_cast<std::uint64_t>(st.st_size) != f.size)
+      problems.push_back("table file " + shown + " has " + std::to_string(st.st_size) + " bytes, the MANIFEST says " +
+                         std::to_string(f.size));
+  }
+  return problems;
+}
+
+// The table files the MANIFEST lists, checked on disk. A secondary instance drops files it cannot
+// find from its own view (the writer may have deleted them), so the list comes from a separate
+// read-only open of the MANIFEST. A file the writer deletes after a compaction between that
+// read and the check would look missing: a second look must agree.
+std::vector<std::string> manifest_file_problems(const std::string& path) {
+  std::vector<std::string> problems;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    rocksdb::Options options;
+    options.create_if_missing = false;
+    options.paranoid_checks = true;
+    options.max_open_files = 64;  // tables are opened lazily: the check itself reads no table
+    std::vector<std::string> names;
+    rocksdb::Status s = rocksdb::DB::ListColumnFamilies(options, path, &names);
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    if (s.ok()) s = rocksdb::DB::OpenForReadOnly(options, path, descriptors, &handles, &db);
+    problems.clear();
+    if (!s.ok()) {
+      problems.push_back("the files the MANIFEST lists cannot be opened: " + s.ToString());
+    } else {
+      problems = table_file_problems(db);
+      for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+      db->Close().PermitUncheckedError();
+      delete db;
+    }
+    if (problems.empty()) break;
+  }
+  return problems;
+}
+
+
+// A RUNNING job whose owner process is gone (same host, no such pid) was killed: INTERRUPTED.
+bool owner_gone(const JobRecord& job) {
+  if (job.state != JobState::running || job.owner_pid <= 0 || job.owner_host != host_name()) return false;
+  if (job.owner_pid == static_cast<long>(getpid())) return false;
+  return ::kill(static_cast<pid_t>(job.owner_pid), 0) != 0 && errno == ESRCH;
+}
+
+void mark_interrupted(JobRecord& job) {
+  job.state = JobState::interrupted;
+  job.message = "interrupted: its process " + std::to_string(job.owner_pid) + " on " + job.owner_host +
+                " ended without finishing the job" + (job.message.empty() ? "" : " (" + job.message + ")");
+}
+
+void remove_orphan_secondaries(const fs::path& temp) {
+  std::error_code ec;
+  const std::string prefix = "gantry-secondary-";
+  for (fs::directory_iterator it(temp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* rest = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &rest, 10);
+    if (pid <= 0 || *rest != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      fs::remove_all(it->path(), ignored);
+    }
+  }
+}
+
 Error read_only_error(const std::string& path, const char* what) {
   return make_error(std::string(what) + ": database " + path + " is open read-only");
 }
@@ -192,6 +296,8 @@ struct Store::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> all_handles;        // everything opened, default included
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> cf{};  // ours (null: absent in a secondary)
   std::mutex best_mutex;                                        // read-compare-write of put_if_better
+  std::atomic<int> fail_sync{0}, fail_put{0};                   // injected faults (tests)
+  std::atomic<std::uint64_t> syncs{0};
 
   ~Impl() { close(); }
 
@@ -307,10 +413,12 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   rocksdb::Status s = rocksdb::DB::Open(options, path, descriptors, &handles, &impl->db);
   if (!s.ok()) {
     if (is_lock_error(s)) return in_use_error(path, 0);
+    if (s.IsCorruption()) return damaged_error(path, {s.ToString()});
     return rocks_error("cannot open database " + path, s);
   }
   impl->adopt(handles);
 
+  if (auto damage = table_file_problems(impl->db); !damage.empty()) return damaged_error(path, damage);
   auto version = impl->schema_version();
   if (!version) return version.error();
   if (version.value() > kSchemaVersion) return newer_schema_error(path, version.value());
@@ -330,11 +438,22 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   }
   if (!write_owner(path)) return make_error("cannot write " + path + "/" + kOwnerFile);
   impl->owner_written = true;
-  return std::unique_ptr<Store>(new Store(std::move(impl)));
+  std::unique_ptr<Store> store(new Store(std::move(impl)));
+  // Jobs killed while RUNNING are recorded as INTERRUPTED once and for all (this process holds the
+  // lock, so no job is writing; a later process with a reused pid cannot make them look alive).
+  auto jobs = store->jobs();
+  if (!jobs) return jobs.error();
+  for (const JobRecord& job : jobs.value())
+    if (job.state == JobState::interrupted) {
+      auto st = store->put_job(job);
+      if (!st) return st.error();
+    }
+  return store;
 }
 
-Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
+Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path, bool allow_damaged) {
   if (path.empty()) return make_error("database path is empty");
+  if (auto e = unreadable(path)) return *e;
   std::error_code ec;
   if (!fs::exists(fs::path(path) / "CURRENT", ec))
     return make_error("no gantry database at " + path + " (no CURRENT file there)");
@@ -350,8 +469,12 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
   rocksdb::Status s = rocksdb::DB::ListColumnFamilies(options, path, &existing);
   if (!s.ok()) return rocks_error("cannot list the column families of database " + path, s);
 
-  std::string pattern = (fs::temp_directory_path(ec) / "gantry-secondary-XXXXXX").string();
-  if (ec) pattern = "/tmp/gantry-secondary-XXXXXX";
+  // The secondary's private directory is removed on close; one left by a process that was killed
+  // (its pid is in the name) is removed here.
+  fs::path temp = fs::temp_directory_path(ec);
+  if (ec) temp = "/tmp";
+  remove_orphan_secondaries(temp);
+  std::string pattern = (temp / ("gantry-secondary-" + std::to_string(getpid()) + "-XXXXXX")).string();
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (!mkdtemp(buffer.data()))
@@ -365,11 +488,27 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path) {
   if (!s.ok()) return rocks_error("cannot open database " + path + " read-only", s);
   impl->adopt(handles);
 
-  auto version = impl->schema_version();
+  std::unique_ptr<Store> store(new Store(std::move(impl)));
+  if (!allow_damaged) {
+    auto damage = manifest_file_problems(path);
+    if (!damage.empty()) return damaged_error(path, damage);
+  }
+  auto version = store->impl_->schema_version();
   if (!version) return version.error();
   if (version.value() > kSchemaVersion) return newer_schema_error(path, version.value());
-  return std::unique_ptr<Store>(new Store(std::move(impl)));
+  return store;
 }
+
+std::vector<std::string> Store::file_problems() const {
+  return impl_->read_only ? manifest_file_problems(impl_->path) : table_file_problems(impl_->db);
+}
+
+void Store::inject_faults(const Faults& faults) {
+  impl_->fail_sync = faults.sync_wal;
+  impl_->fail_put = faults.put_if_better;
+}
+
+std::uint64_t Store::wal_syncs() const { return impl_->syncs.load(); }
 
 const std::string& Store::path() const { return impl_->path; }
 bool Store::read_only() const { return impl_->read_only; }
@@ -386,6 +525,10 @@ Status Store::catch_up() {
 Result<bool> Store::put_if_better(const ScheduleRecord& record) {
   Impl& m = *impl_;
   if (m.read_only) return read_only_error(m.path, "storing a best schedule");
+  if (m.fail_put > 0) {
+    --m.fail_put;
+    return make_error("storing a best schedule in " + m.path + ": injected fault");
+  }
   if (!std::isfinite(record.makespan))
     return make_error("storing a best schedule: makespan " + std::to_string(record.makespan) + " is not finite");
 
@@ -404,7 +547,7 @@ Result<bool> Store::put_if_better(const ScheduleRecord& record) {
   // The history key orders entries by commit: its time never goes below the last entry's (found_at
   // of concurrent callers may arrive out of order), and equal microseconds get the next sequence.
   ScheduleRecord best = record;
-  if (!(best.found_at > 0)) best.found_at = now_seconds();
+  if (!(best.found_at > 0)) best.found_at = unix_now();
   codec::HistoryKey hk{record.graph, record.cluster, to_micros(best.found_at), 0};
   {
     std::string last_possible = key + std::string(12, '\xff');
@@ -449,22 +592,21 @@ Result<std::optional<ScheduleRecord>> Store::best(const Fingerprint& graph, cons
 }
 
 Result<std::vector<ScheduleRecord>> Store::list_best(const std::string& graph_prefix) const {
-  std::string hex;
+  std::string hex;  // the prefix in lower case, as hex_encode writes the keys
   for (char c : graph_prefix) {
-    char lower = static_cast<char>(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
-    if (!((lower >= '0' && lower <= '9') || (lower >= 'a' && lower <= 'f')))
-      return make_error("graph prefix '" + graph_prefix + "' is not hexadecimal");
-    hex.push_back(lower);
+    const int digit = hex_digit(c);
+    if (digit < 0) return make_error("graph prefix '" + graph_prefix + "' is not hexadecimal");
+    hex.push_back("0123456789abcdef"[digit]);
   }
   std::vector<ScheduleRecord> out;
   if (hex.size() > 32) return out;
   std::string seek;  // the whole bytes of the prefix
   for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    seek.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    seek.push_back(static_cast<char>(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1])));
   Status st = impl_->scan(kSchedules, seek, [&](std::string_view key, std::string_view value) -> Status {
-    if (key.size() < 16 || codec::hex_bytes(key.substr(0, 16)).compare(0, hex.size(), hex) != 0) return Ok{};
+    if (key.size() < 16 || hex_encode(key.substr(0, 16)).compare(0, hex.size(), hex) != 0) return Ok{};
     auto record = codec::decode_schedule(value);
-    if (!record) return make_error("schedules key " + codec::hex_bytes(key) + ": " + record.error().message);
+    if (!record) return make_error("schedules key " + hex_encode(key) + ": " + record.error().message);
     out.push_back(std::move(record).value());
     return Ok{};
   });
@@ -478,7 +620,7 @@ Result<std::vector<HistoryRecord>> Store::history(const Fingerprint& graph, cons
                           [&](std::string_view key, std::string_view value) -> Status {
                             auto record = codec::decode_history(value);
                             if (!record)
-                              return make_error("history key " + codec::hex_bytes(key) + ": " + record.error().message);
+                              return make_error("history key " + hex_encode(key) + ": " + record.error().message);
                             out.push_back(std::move(record).value());
                             return Ok{};
                           });
@@ -501,7 +643,7 @@ Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) co
   Status st = impl_->scan(
       kEpisodes, codec::episode_prefix(job_id), [&](std::string_view key, std::string_view value) -> Status {
         auto record = codec::decode_episode(value);
-        if (!record) return make_error("episodes key " + codec::hex_bytes(key) + ": " + record.error().message);
+        if (!record) return make_error("episodes key " + hex_encode(key) + ": " + record.error().message);
         out.push_back(std::move(record).value());
         return Ok{};
       });
@@ -511,8 +653,13 @@ Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) co
 
 Status Store::sync_wal() {
   if (impl_->read_only) return Ok{};
+  if (impl_->fail_sync > 0) {
+    --impl_->fail_sync;
+    return make_error("syncing the write-ahead log of " + impl_->path + ": injected fault");
+  }
   rocksdb::Status s = impl_->db->SyncWAL();
   if (!s.ok()) return rocks_error("syncing the write-ahead log of " + impl_->path, s);
+  ++impl_->syncs;
   return Ok{};
 }
 
@@ -529,6 +676,7 @@ Result<std::optional<JobRecord>> Store::job(const std::string& id) const {
   if (!bytes.value()) return std::optional<JobRecord>();
   auto record = codec::decode_job(*bytes.value());
   if (!record) return make_error("job " + id + ": " + record.error().message);
+  if (owner_gone(record.value())) mark_interrupted(record.value());
   return std::optional<JobRecord>(std::move(record).value());
 }
 
@@ -537,6 +685,7 @@ Result<std::vector<JobRecord>> Store::jobs() const {
   Status st = impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {
     auto record = codec::decode_job(value);
     if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
+    if (owner_gone(record.value())) mark_interrupted(record.value());
     out.push_back(std::move(record).value());
     return Ok{};
   });
@@ -582,14 +731,63 @@ Status Store::backup(const std::string& dir) const {
       return make_error("backup: " + dir + " already exists; give a new directory");
     fs::remove(dir, ec);  // a checkpoint creates its directory itself
   }
-  if (impl_->read_only)
-    return make_error("backup: database " + impl_->path +
-                      " is open read-only; a checkpoint needs the writer (or copy the directory while nobody writes)");
+  if (impl_->read_only) return copy_records(dir);
   rocksdb::Checkpoint* raw = nullptr;
   rocksdb::Status s = rocksdb::Checkpoint::Create(impl_->db, &raw);
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
   if (s.ok()) s = checkpoint->CreateCheckpoint(dir);
   if (!s.ok()) return rocks_error("backup of " + impl_->path + " to " + dir, s);
+  return Ok{};
+}
+
+// A backup without the writer's lock: a new database at `dir` with every record of every family,
+// read from this secondary instance after catching up with the writer.
+Status Store::copy_records(const std::string& dir) const {
+  const Impl& m = *impl_;
+  auto fail = [&](const std::string& what, const rocksdb::Status& s) -> Status {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    return rocks_error("backup of " + m.path + " to " + dir + ": " + what, s);
+  };
+  rocksdb::Status s = m.db->TryCatchUpWithPrimary();
+  if (!s.ok()) return fail("catching up with the writer", s);
+  if (auto damage = file_problems(); !damage.empty()) return damaged_error(m.path, damage);
+  rocksdb::Options options = make_options();
+  options.error_if_exists = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors{
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)}};
+  for (const char* name : kFamilyNames) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions(options));
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  s = rocksdb::DB::Open(options, dir, descriptors, &handles, &raw);
+  if (!s.ok()) return fail("creating the copy", s);
+  std::unique_ptr<rocksdb::DB> target(raw);
+  auto close = [&] {
+    for (auto* h : handles) target->DestroyColumnFamilyHandle(h).PermitUncheckedError();
+    handles.clear();
+    rocksdb::Status c = target->Close();
+    target.reset();
+    return c;
+  };
+  for (int f = 0; f < kFamilyCount && s.ok(); ++f) {
+    if (!m.cf[f]) continue;
+    std::unique_ptr<rocksdb::Iterator> it(m.db->NewIterator(rocksdb::ReadOptions(), m.cf[f]));
+    rocksdb::WriteBatch batch;
+    for (it->SeekToFirst(); it->Valid() && s.ok(); it->Next()) {
+      s = batch.Put(handles[f + 1], it->key(), it->value());
+      if (s.ok() && batch.Count() >= 1024) {
+        s = target->Write(rocksdb::WriteOptions(), &batch);
+        batch.Clear();
+      }
+    }
+    if (s.ok() && !it->status().ok()) s = it->status();
+    if (s.ok() && batch.Count() > 0) s = target->Write(rocksdb::WriteOptions(), &batch);
+  }
+  if (s.ok()) s = target->Flush(rocksdb::FlushOptions(), handles);
+  if (s.ok()) s = target->SyncWAL();
+  rocksdb::Status closed = close();
+  if (!s.ok()) return fail("copying the records", s);
+  if (!closed.ok()) return fail("closing the copy", closed);
   return Ok{};
 }
 
@@ -603,6 +801,7 @@ Result<VerifyReport> Store::verify() const {
     else
       ++dropped;
   };
+  for (auto& p : file_problems()) problem(std::move(p));
   rocksdb::Status s = m.db->VerifyChecksum();
   if (!s.ok()) problem("checksums: " + s.ToString());
 
@@ -610,7 +809,7 @@ Result<VerifyReport> Store::verify() const {
     const std::string family = kFamilyNames[f];
     Status st = m.scan(static_cast<Family>(f), "", [&](std::string_view key, std::string_view value) -> Status {
       ++report.records;
-      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : codec::hex_bytes(key);
+      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : hex_encode(key);
       auto fail = [&](const std::string& message) { problem(family + " key " + key_text + ": " + message); };
       switch (f) {
         case kMeta:

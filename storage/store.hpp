@@ -38,8 +38,10 @@ class Store {
   // process holds the database or when it was written by a newer schema.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
   // Opens an existing database read-only as a RocksDB secondary instance (works while another
-  // process writes it); `catch_up()` refreshes it.
-  static Result<std::unique_ptr<Store>> open_read_only(const std::string& path);
+  // process writes it); `catch_up()` refreshes it. A damaged database (a table file the MANIFEST
+  // lists is missing or has another size) is refused unless `allow_damaged` (db verify, which
+  // reports the damage): a secondary instance would silently answer from the files left.
+  static Result<std::unique_ptr<Store>> open_read_only(const std::string& path, bool allow_damaged = false);
   ~Store();
 
   const std::string& path() const;
@@ -67,18 +69,34 @@ class Store {
   // The graph / cluster a fingerprint stands for, as JSON text (so a best can be re-simulated).
   Status put_graph(const Fingerprint& fp, const std::string& json_text);
   Result<std::optional<std::string>> graph(const Fingerprint& fp) const;
+  // Clusters are stored as YAML content (Cluster::to_yaml); stores written before that hold the
+  // --cluster string (a preset name, identical:N or a file path).
   Status put_cluster(const Fingerprint& fp, const std::string& yaml_or_name);
   Result<std::optional<std::string>> cluster(const Fingerprint& fp) const;
 
-  // A consistent copy in `dir` (RocksDB checkpoint: hard links where possible).
+  // A consistent copy in `dir`: a RocksDB checkpoint (hard links) from the writer; from a
+  // read-only instance (no lock needed, works while another process writes) a new database with
+  // every record of every family, as of the moment of the copy.
   Status backup(const std::string& dir) const;
-  // Checksums of every file and a decode of every value.
+  // Every table file the MANIFEST lists present with its size, checksums of every block of every
+  // file, and a decode of every value.
   Result<VerifyReport> verify() const;
+  // Missing or resized table files, one line each (empty = none). Cheap (no file is read).
+  std::vector<std::string> file_problems() const;
+
+  // Fault injection (tests): the next `sync_wal` / `put_if_better` calls fail with an error.
+  struct Faults {
+    int sync_wal = 0;
+    int put_if_better = 0;
+  };
+  void inject_faults(const Faults& faults);
+  std::uint64_t wal_syncs() const;  // successful sync_wal() calls so far
   Result<StoreStats> stats() const;
 
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  Status copy_records(const std::string& dir) const;
   std::unique_ptr<Impl> impl_;
 };
 

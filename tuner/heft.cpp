@@ -15,15 +15,45 @@ struct Slot {
   double start, end;
 };
 
-// Earliest start >= ready on a device with sorted busy slots, fitting `duration` into a gap.
-double earliest_gap(const std::vector<Slot>& slots, double ready, double duration) {
-  double candidate = ready;
-  for (const Slot& s : slots) {
-    if (candidate + duration <= s.start) return candidate;
-    candidate = std::max(candidate, s.end);
+// A device's booked slots (sorted, disjoint) and the idle gaps between them, so that finding the
+// earliest fit scans only gaps: a scan over every slot made HEFT quadratic in the op count.
+class DeviceTimeline {
+ public:
+  // Earliest start >= ready where `duration` fits between booked slots (insertion).
+  double earliest(double ready, double duration) const {
+    if (duration <= 0) {  // fits on any slot boundary: ready itself, or the end of the slot holding it
+      auto it = std::upper_bound(slots_.begin(), slots_.end(), ready, [](double t, const Slot& s) { return t < s.end; });
+      return it != slots_.end() && it->start < ready ? it->end : ready;
+    }
+    auto it = std::upper_bound(gaps_.begin(), gaps_.end(), ready, [](double t, const Slot& g) { return t < g.end; });
+    for (; it != gaps_.end(); ++it) {
+      const double begin = std::max(it->start, ready);
+      if (begin + duration <= it->end) return begin;
+    }
+    return std::max(ready, tail_);
   }
-  return candidate;
-}
+
+  void book(double begin, double end) {
+    slots_.insert(std::upper_bound(slots_.begin(), slots_.end(), begin, [](double t, const Slot& s) { return t < s.start; }),
+                  Slot{begin, end});
+    if (begin >= tail_) {
+      if (begin > tail_) gaps_.push_back(Slot{tail_, begin});
+      tail_ = std::max(tail_, end);
+      return;
+    }
+    if (end <= begin) return;  // an empty slot inside the timeline leaves the gaps as they are
+    auto it = std::upper_bound(gaps_.begin(), gaps_.end(), begin, [](double t, const Slot& g) { return t < g.end; });
+    if (it == gaps_.end() || it->start > begin || end > it->end) return;  // not inside a gap: cannot happen
+    const Slot gap = *it;
+    it = gaps_.erase(it);
+    if (end < gap.end) it = gaps_.insert(it, Slot{end, gap.end});
+    if (gap.start < begin) gaps_.insert(it, Slot{gap.start, begin});
+  }
+
+ private:
+  std::vector<Slot> slots_, gaps_;
+  double tail_ = 0;
+};
 
 }  // namespace
 
@@ -41,23 +71,20 @@ PlacementOutcome place_heft(const PlacementProblem& problem) {
   });
 
   PlannedSchedule plan(g.size());
-  std::vector<std::vector<Slot>> slots(devices);
+  std::vector<DeviceTimeline> timeline(devices);
   for (OpId op : order) {
     int best = 0;
     double best_start = 0, best_finish = 0;
     for (int d = 0; d < devices; ++d) {
       const double duration = costs.op_time(op, d);
-      const double begin = earliest_gap(slots[d], data_ready_time(g, costs, plan, op, d), duration);
+      const double begin = timeline[d].earliest(data_ready_time(g, costs, plan, op, d), duration);
       if (d == 0 || begin + duration < best_finish) {
         best = d;
         best_start = begin;
         best_finish = begin + duration;
       }
     }
-    auto& list = slots[best];
-    list.insert(std::upper_bound(list.begin(), list.end(), best_start,
-                                 [](double t, const Slot& s) { return t < s.start; }),
-                Slot{best_start, best_finish});
+    timeline[best].book(best_start, best_finish);
     plan.assign(op, best, best_start, best_finish);
   }
   PlacementOutcome outcome{"heft", plan.placement, 0, plan.length, 1, 0};

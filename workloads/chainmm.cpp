@@ -7,7 +7,9 @@
 //   3. partial products of C.(DE)                  b^2 kb matmuls        (16)
 //   4. pairwise sums of those partials             b^2 ceil(kb/2)        (8)
 //   5. Y in kb x b blocks: pair sums + A.B         kb b adds             (8)
-// which reproduces the level sizes of DOPPLER's chain_mm graph (76 ops).
+// which reproduces the level sizes of DOPPLER's chain_mm graph (76 ops). Edges: kb^2 b into the D.E
+// sums, b^2 kb into each of the A.B sums, C.(DE) products and pair sums, kb b (ceil(kb/2) + 1)
+// into Y (104 by default).
 // Total flops: 6 size^3 + (3 kb - 2) size^2.
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,9 @@
 //   formations     Z[i,j]   = sum_k P[i,j,k]      blocks^2
 //   elementwise    X'[i,j]  = relu(Z[i,j])        blocks^2
 // so the defaults (4 layers, 3 blocks) give 12 levels and 180 ops like DOPPLER's FFNN graph, with
-// 2048 x 4096 . 4096 x 4096 block matmuls (2^36 flops, DOPPLER's largest FFNN cost).
+// 2048 x 4096 . 4096 x 4096 block matmuls (2^36 flops, DOPPLER's largest FFNN cost). Ops:
+// layers (b^3 + 2 b^2); edges: layers (b^3 + b^2) into the formations and relus, plus
+// (layers - 1) b^3 from each relu tile into the next layer's matmuls (225 by default).
 #include "workloads/generators.hpp"
 
 namespace gantry {

@@ -1,4 +1,4 @@
-// Per-layer costs of a ModelConfig (pipeline.md §3.2-3.3, docs/models.md).
+// Per-layer costs of a ModelConfig (formulas and approximations: docs/models.md).
 //
 // FLOPs: Megatron's num_floating_point_operations formulas, per token, times the tokens of a
 // microbatch (seq x microbatch). Every layer's forward is split into a GEMM part (has weights) and
@@ -103,7 +103,7 @@ TokenCost mamba1_cost(const ModelConfig& c, double e) {
   TokenCost t;
   // in_proj h->2d, x_proj d->R+2N, dt_proj R->d, out_proj d->h.
   t.gemm_flops = 2 * h * 2 * d + 2 * d * (r + 2 * n) + 2 * r * d + 2 * d * h;
-  // depthwise conv, selective scan (about 9 FLOPs per state element; pipeline.md §3.2).
+  // depthwise conv, selective scan (about 9 FLOPs per state element; docs/models.md).
   t.free_flops = 2 * d * k + 9 * d * n;
   // Saved: norm input, in_proj input, in_proj out (x, z), conv out, x_proj out (dt, B, C),
   // dt_proj out (delta), scan out y, y*silu(z) (out_proj input).

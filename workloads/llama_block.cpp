@@ -6,7 +6,9 @@
 //   row blocks <= r) -> o_proj[r,c] (partial sums) -> resid1[r] (x + sum_c) -> rmsnorm2[r] ->
 //   gate/up[r,c] -> silu_mul[r,c] -> down[r,c] (partial sums) -> resid2[r]
 // 4 b + 11 b^2 ops (192 for b = 4); with fused_attention=0 attention is scores, softmax and pv
-// (4 b + 13 b^2).
+// (4 b + 13 b^2). Edges, the input being a graph input: b^3 + 15 b^2 + 2 b (312 for b = 4), of
+// which the attention of row block r reads q and r + 1 key and value blocks; b^3 + 17 b^2 + 2 b
+// with split attention.
 #include "workloads/generators.hpp"
 
 namespace gantry {

@@ -1,5 +1,5 @@
 // The catalog: published configs of heterogeneous (and two homogeneous) LLMs, as ModelConfigs.
-// Sources (pipeline.md §3.1): the Hugging Face config.json of each hf_id; for Nemotron-H also
+// Sources: the Hugging Face config.json of each hf_id; for Nemotron-H also
 // Megatron-Bridge's NemotronHModelProvider{8B,47B,56B}.
 #include "workloads/model_catalog.hpp"
 

@@ -56,7 +56,7 @@ struct ModelConfig {
   std::vector<BodyLayer> body;  // decoder records in order (without embedding and logits)
 };
 
-// Decoder layouts of the four families (pipeline.md §3.1).
+// Decoder layouts of the four families, as their Hugging Face configs describe them.
 // Llama / Mixtral: per layer an attention record and an FFN record (mlp, or moe when `moe`).
 std::vector<BodyLayer> llama_layout(int layers, bool moe);
 // Jamba: per layer a mixer (attention where i % attn_period == attn_offset, else mamba1) and an

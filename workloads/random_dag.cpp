@@ -4,6 +4,10 @@
 //   fan_in mode (edge_prob = 0): 1 + Poisson(fan_in - 1) distinct predecessors (mean fan_in);
 //   edge_prob mode: each op of the previous layer independently with probability edge_prob
 //   (at least one).
+// Layer sizes: 1 + a multinomial share of the other ops; the first layer holds exactly the sources.
+// Edge counts are random except where the parameters fix them: fan_in=1 gives one predecessor per
+// op outside the first layer; layers=ops a chain of ops - 1 edges (skip=0); edge_prob=1 with
+// skip=0 joins every op to every op of the previous layer.
 // Costs: flops log-uniform over a 16x range, rescaled to mean `flops`; output sizes log-uniform,
 // rescaled so that (mean edge bytes / 10 GB/s) / (mean flops / 10 TFLOP/s) = ccr exactly. The
 // random draws do not depend on ccr, so edge bytes scale proportionally with it.

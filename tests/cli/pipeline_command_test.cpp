@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry::cli;
@@ -13,23 +14,11 @@ using nlohmann::json;
 
 namespace {
 
+
 // Runs `gantry pipeline ARGS...` in-process and returns what it printed on stdout.
 std::string run_pipeline(std::vector<std::string> args) {
-  CLI::App app{"gantry"};
-  app.require_subcommand(1);
-  add_pipeline_command(app);
-  std::vector<const char*> argv = {"gantry", "pipeline"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream captured;
-  auto* old = std::cout.rdbuf(captured.rdbuf());
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (...) {
-    std::cout.rdbuf(old);
-    throw;
-  }
-  std::cout.rdbuf(old);
-  return captured.str();
+  args.insert(args.begin(), "pipeline");
+  return gantry::testing::run_verbs(args);
 }
 
 json run_json(std::vector<std::string> args) {

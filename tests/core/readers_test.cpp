@@ -2,6 +2,7 @@
 
 #include "core/fingerprint.hpp"
 #include "core/graph_io.hpp"
+#include "core/hex.hpp"
 
 using namespace gantry;
 
@@ -155,4 +156,21 @@ TEST_CASE("fingerprints ignore names and see costs", "[core]") {
   CHECK_FALSE(Fingerprint::from_hex(fp.hex().substr(0, 31) + "z", back));
   CHECK_FALSE(Fingerprint::from_hex(" " + fp.hex().substr(1), back));
   CHECK_FALSE(Fingerprint::from_hex(fp.hex().substr(1), back));
+}
+
+TEST_CASE("hex text: digits of either case, lower-case output, high word and nibble first", "[core]") {
+  const Fingerprint known{0x0123456789abcdefull, 0xfedcba9876543210ull};
+  CHECK(known.hex() == "0123456789abcdeffedcba9876543210");
+  Fingerprint back;
+  REQUIRE(Fingerprint::from_hex("0123456789ABCDEFfedcba9876543210", back));
+  CHECK(back == known);
+  CHECK(hex_digit('0') == 0);
+  CHECK(hex_digit('9') == 9);
+  CHECK(hex_digit('a') == 10);
+  CHECK(hex_digit('F') == 15);
+  for (char c : {'g', 'G', '/', ':', '@', '`', ' ', '\0'}) CHECK(hex_digit(c) == -1);
+  CHECK(hex_encode(std::string("\x00\x7f\x80\xff", 4)) == "007f80ff");
+  CHECK(all_hex_digits("00aBc9"));
+  CHECK_FALSE(all_hex_digits(""));
+  CHECK_FALSE(all_hex_digits("12x4"));
 }

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include "core/graph_io.hpp"
 #include "sim/simulator.hpp"
 #include "tuner/graph_levels.hpp"
@@ -54,9 +57,15 @@ TEST_CASE("HEFT reproduces the Topcuoglu et al. example (makespan 80)", "[tuner]
   for (int t = 0; t < 10; ++t) CHECK(heft.placement.device[t] == expected_processor[t] - 1);
   // Run by the simulator with HEFT's order as priorities, the schedule is the same.
   CHECK(heft.makespan == 80);
-  // With one transfer at a time per directed link, the same plan takes longer.
+  // With one transfer at a time per directed link (FIFO, claimed when the producer ends; a tensor
+  // goes to a device once), the same plan, by hand (times in the paper's units):
+  //   n1 P3 [0,9]: P3->P1 carries n1->n2 [9,27]; P3->P2 carries n1->n4 [9,18], which n6 shares.
+  //   n3 P3 [9,28], n4 P2 [18,26] (then P2->P1 carries n4->n8 [26,53]), n6 P2 [26,42],
+  //   n2 P1 [27,40] (P1->P2 carries n2->n9 [40,56]), n5 P3 [28,38] (P3->P2: n5->n9 [38,51]),
+  //   n7 P3 [38,49]: n7->n10 waits for P3->P2 until 51: [51,68]; n6->n8 waits for P2->P1 until 53:
+  //   [53,68]. n9 P2 [56,68]; n8 P1 [68,73]; n8->n10 on P1->P2 [73,84]; n10 P2 [84,91].
   problem.sim.links = LinkModel::contention;
-  CHECK(place_heft(problem).makespan > 80);
+  CHECK(place_heft(problem).makespan == 91);
 }
 
 TEST_CASE("every method's makespan is at least the lower bound", "[tuner]") {
@@ -115,4 +124,79 @@ TEST_CASE("the method registry takes new methods and refuses a second use of a n
   auto again = register_placement_method({"heft", "another heft"}, last_device);
   REQUIRE_FALSE(again.ok());
   CHECK_THAT(again.error().message, Catch::Contains("'heft' is already registered"));
+}
+
+namespace {
+
+// HEFT as published, with the plain linear scan over a device's booked slots for the earliest gap:
+// the reference the gap-indexed implementation must agree with exactly.
+std::pair<std::vector<int>, double> reference_heft(const Graph& g, const CostTable& costs, int devices) {
+  const std::vector<double> rank = upward_ranks(g, costs);
+  std::vector<int> topo_index(g.size());
+  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_index[g.topo_order()[i]] = static_cast<int>(i);
+  std::vector<OpId> order(g.size());
+  for (OpId i = 0; i < g.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return rank[a] != rank[b] ? rank[a] > rank[b] : topo_index[a] < topo_index[b];
+  });
+  std::vector<int> device(g.size(), -1);
+  std::vector<double> finish(g.size(), 0);
+  std::vector<std::vector<std::pair<double, double>>> slots(devices);
+  double length = 0;
+  for (OpId op : order) {
+    int best = 0;
+    double best_start = 0, best_finish = 0;
+    for (int d = 0; d < devices; ++d) {
+      double ready = 0;
+      for (std::size_t k = 0; k < g.preds(op).size(); ++k) {
+        const OpId p = g.preds(op)[k];
+        ready = std::max(ready, finish[p] + costs.transfer_time(g.in_edges(op)[k], device[p], d));
+      }
+      const double duration = costs.op_time(op, d);
+      double candidate = ready;
+      for (const auto& [start, end] : slots[d]) {
+        if (candidate + duration <= start) break;
+        candidate = std::max(candidate, end);
+      }
+      if (d == 0 || candidate + duration < best_finish) {
+        best = d;
+        best_start = candidate;
+        best_finish = candidate + duration;
+      }
+    }
+    slots[best].push_back({best_start, best_finish});
+    std::sort(slots[best].begin(), slots[best].end());
+    device[op] = best;
+    finish[op] = best_finish;
+    length = std::max(length, best_finish);
+  }
+  return {device, length};
+}
+
+}  // namespace
+
+TEST_CASE("HEFT agrees with the published algorithm's plain slot scan on random graphs", "[tuner]") {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 30; ++trial) {
+    GraphBuilder b("random");
+    const int n = 30 + static_cast<int>(rng() % 90);
+    for (int i = 0; i < n; ++i) {
+      OpSpec op;
+      op.name = "o" + std::to_string(i);
+      op.cost = static_cast<double>(rng() % 12);  // zero-cost ops included
+      op.transfer_cost = static_cast<double>(rng() % 6);
+      b.add_op(op);
+    }
+    for (int i = 1; i < n; ++i)
+      for (int k = 0; k < 2; ++k) b.add_edge(static_cast<OpId>(rng() % i), i);
+    Graph g = b.build().value();
+    const int devices = 2 + static_cast<int>(rng() % 4);
+    Cluster c = Cluster::identical(devices).value();
+    CostTable costs(g, c);
+    PlacementProblem problem{g, c, costs, {}};
+    const PlacementOutcome heft = place_heft(problem);
+    const auto [device, length] = reference_heft(g, costs, devices);
+    CHECK(heft.planned == length);
+    CHECK(std::vector<int>(heft.placement.device.begin(), heft.placement.device.end()) == device);
+  }
 }

@@ -97,6 +97,24 @@ TEST_CASE("transfers: exposed time and overlap", "[sim][pipeline]") {
   CHECK(r.iteration_time > (m + p - 1) * 3.0);
 }
 
+TEST_CASE("transfers: a two-stage 1F1B worked by hand", "[sim][pipeline]") {
+  // p = 2, m = 2, F = 1, fused BW = 2, every hop 0.25. Device 0 runs F0 F1 BW0 BW1, device 1
+  // F0 BW0 F1 BW1.
+  //   dev 0: F0 [0,1], act0 -> dev 1 [1,1.25]; F1 [1,2], act1 [2,2.25].
+  //   dev 1: F0 [1.25,2.25], BW0 [2.25,4.25], grad0 -> dev 0 [4.25,4.5]; F1 [4.25,5.25],
+  //          BW1 [5.25,7.25], grad1 -> dev 0 [7.25,7.5].
+  //   dev 0: BW0 [4.5,6.5], BW1 [7.5,9.5].
+  // Iteration 9.5 = (m + p - 1) 3 + 2 (p - 1) 0.25. Transfers 4 x 0.25 = 1; exposed (the receiver
+  // idle): act0 0.25, act1 0 (dev 1 runs F0), grad0 0.25, grad1 0.25 (dev 0 idle after 6.5):
+  // overlap 1 - 0.75 / 1 = 0.25. Busy 2 x 2 x 3 = 12 of 2 x 9.5: bubble 7/19.
+  PipelineResult r = run(make_1f1b(2, 2).value(), uniform(2, 1.0, 1.0, 1.0, 0.25));
+  CHECK(r.iteration_time == Approx(9.5));
+  CHECK(r.transfer_time == Approx(1.0));
+  CHECK(r.exposed_transfer_time == Approx(0.75));
+  CHECK(r.overlap_ratio == Approx(0.25));
+  CHECK(r.bubble_ratio == Approx(7.0 / 19));
+}
+
 TEST_CASE("the deadlock checker finds a planted cycle", "[sim][pipeline]") {
   PipelineScheme scheme = make_1f1b(2, 2).value();
   // Device 0 insists on the backward of microbatch 0 before the forward of microbatch 1, while

@@ -47,7 +47,15 @@ TEST_CASE("measured layer times replace the FLOP-based ones for Llama layers", "
                                           p.at("mlp_down_proj") + p.at("add")));
       CHECK(times.value()[i][2] == Approx(p.at("mlp_up_proj") + p.at("mlp_down_proj")));
     }
-    if (l.type == LayerType::attention) CHECK(times.value()[i][1] > times.value()[i][0]);  // the core's backward is 2x
+    if (l.type == LayerType::attention) {
+      // F = linear parts + core, B = linear parts + 2 x core (the core's backward is twice its
+      // forward), W = the two projections: B - F is the core, F - linear is the core.
+      const double linear = p.at("input_layernorm") + p.at("attn_pre_proj") + p.at("attn_rope") +
+                            p.at("attn_post_proj") + p.at("add");
+      CHECK(times.value()[i][0] > linear);
+      CHECK(times.value()[i][1] - times.value()[i][0] == Approx(times.value()[i][0] - linear));
+      CHECK(times.value()[i][2] == Approx(p.at("attn_pre_proj") + p.at("attn_post_proj")));
+    }
   }
   // A model with other sizes does not match the profile.
   auto llama3 = model_layers("llama-3-8b");

@@ -49,40 +49,112 @@ bool same_graph(const Graph& a, const Graph& b) {
   return true;
 }
 
+// Op and edge counts from the formulas in each generator's header comment, written from the
+// parameters (b = blocks, kb = kblocks, L = layers); none of these numbers comes from a build.
+struct Counts {
+  double ops, edges;
+};
+
+// chainmm.cpp: level sizes 2 b^2 kb + (kb b + b^2) + b^2 kb + b^2 ceil(kb/2) + kb b; edges: every
+// de_sum reads kb partials (kb b sums), every ab_sum kb (b^2 sums), every cde_mm one de_sum, every
+// partial of C.(DE) feeds one pair sum, every y_add reads ceil(kb/2) pair sums and one ab_sum.
+Counts chainmm_counts(double b, double kb) {
+  const double halves = std::ceil(kb / 2);
+  return {2 * b * b * kb + (kb * b + b * b) + b * b * kb + b * b * halves + kb * b,
+          kb * b * kb + b * b * kb + b * b * kb + b * b * kb + kb * b * (halves + 1)};
+}
+
+// ffnn.cpp: per layer b^3 matmuls, b^2 formations, b^2 relus; edges: b per formation, one per relu,
+// and after the first layer one input tile per matmul.
+Counts ffnn_counts(double layers, double b) {
+  return {layers * (b * b * b + 2 * b * b), layers * (b * b * b + b * b) + (layers - 1) * b * b * b};
+}
+
+// llama_block.cpp: 4 b row ops (rmsnorm, resid1, rmsnorm2, resid2) and 11 b^2 block ops (q, k, v,
+// rope_q, rope_k, attention, o_proj, gate, up, silu_mul, down), 13 b^2 with split attention.
+// Edges with the input a graph input: q/k/v 3 b^2, ropes 2 b^2, fused attention of row block r
+// reads q and r + 1 key and value blocks (b^2 + 2 b^2 (b + 1) / 2 = b^3 + 2 b^2 in all), o_proj b^2,
+// resid1 b^2, rmsnorm2 b, gate/up 2 b^2, silu_mul 2 b^2, down b^2, resid2 b^2 + b; split attention
+// adds a softmax edge and a second q/k-or-v edge per block: + 2 b^2. Fed by ops (inside
+// llama-layer), rmsnorm and resid1 read the input rows: + 2 b.
+Counts llama_block_counts(double b, bool fused, bool fed) {
+  const double attention = fused ? b * b * b + 2 * b * b : b * b * b + 4 * b * b;
+  return {4 * b + (fused ? 11 : 13) * b * b,
+          3 * b * b + 2 * b * b + attention + b * b + b * b + b + 2 * b * b + 2 * b * b + b * b + b * b + b +
+              (fed ? 2 * b : 0)};
+}
+
+// llama_layer.cpp: b embeds, L blocks, b final norms, b^2 logits, b^2 xent parts, b xents, 1 loss;
+// edges: L fed blocks, b into the final norms, b^2 into the logits, b^2 into the parts, b^2 into
+// the xents, b into the loss.
+Counts llama_layer_counts(double b, double layers, bool fused = true) {
+  const Counts block = llama_block_counts(b, fused, /*fed=*/true);
+  return {b + layers * block.ops + b + 2 * b * b + b + 1, layers * block.edges + b + 3 * b * b + b};
+}
+
+void check_counts(const std::string& spec, Counts expected) {
+  INFO(spec);
+  const Graph g = build(spec);
+  CHECK(g.size() == static_cast<int>(expected.ops));
+  CHECK(g.num_edges() == static_cast<int>(expected.edges));
+}
+
 }  // namespace
 
-TEST_CASE("every workload builds with defaults in its stated size range", "[workloads]") {
-  struct Range { const char* name; int min, max; };
-  const Range ranges[] = {{"chainmm", 40, 120},      {"ffnn", 150, 220},     {"llama-block", 180, 220},
-                          {"llama-layer", 230, 370}, {"random", 200, 200},   {"stg-random", 100, 100}};
-  REQUIRE(workload_list().size() == std::size(ranges));
-  for (const Range& range : ranges) {
-    INFO(range.name);
-    REQUIRE(find_workload(range.name) != nullptr);
-    const Graph g = build(range.name);
-    CHECK(g.size() >= range.min);
-    CHECK(g.size() <= range.max);
+TEST_CASE("every workload builds with defaults, acyclic, with roofline costs", "[workloads]") {
+  REQUIRE(workload_list().size() == 6);
+  for (const auto& info : workload_list()) {
+    INFO(info.name);
+    const Graph g = build(info.name);
     CHECK(static_cast<int>(g.topo_order().size()) == g.size());  // acyclic
-    CHECK(g.num_edges() > 0);
-    if (std::string(range.name) == "stg-random") {  // STG-like: explicit integer costs, no data
-      for (OpId op = 0; op < g.size(); ++op) CHECK((g.cost(op) >= 1 && g.cost(op) <= 10));
+    if (info.name == "stg-random") {  // STG-like task graphs: explicit integer costs 1..10, no data
+      CHECK(g.size() == 100);
+      for (OpId op = 0; op < g.size(); ++op) CHECK((g.cost(op) >= 1 && g.cost(op) <= 10 && g.cost(op) == std::floor(g.cost(op))));
       continue;
     }
-    CHECK(total_flops(g) > 0);
     for (OpId op = 0; op < g.size(); ++op) {
       CHECK(g.cost(op) < 0);  // times come from the roofline, never an explicit cost
       CHECK(g.output_bytes(op) > 0);
+      CHECK(g.flops(op) >= 0);
     }
   }
 }
 
-TEST_CASE("default op counts match the DOPPLER-like structure", "[workloads]") {
-  CHECK(build("chainmm").size() == 76);
-  CHECK(build("ffnn").size() == 180);
-  CHECK(build("llama-block").size() == 192);
-  CHECK(build("llama-layer").size() == 237);
-  CHECK(build("llama-block:fused_attention=0").size() == 4 * 4 + 13 * 16);
-  CHECK(build("llama-layer:layers=2").size() == 237 + 192);
+TEST_CASE("op and edge counts follow each generator's formula", "[workloads]") {
+  // Defaults: chainmm b=2 kb=4, ffnn L=4 b=3, llama b=4 with one layer.
+  check_counts("chainmm", chainmm_counts(2, 4));
+  check_counts("ffnn", ffnn_counts(4, 3));
+  check_counts("llama-block", llama_block_counts(4, true, false));
+  check_counts("llama-layer", llama_layer_counts(4, 1));
+  // Other shapes: odd contraction splits, one block, uneven sizes, several layers.
+  check_counts("chainmm:blocks=3,kblocks=3,size=1000", chainmm_counts(3, 3));
+  check_counts("chainmm:blocks=2,kblocks=6,size=1001", chainmm_counts(2, 6));
+  check_counts("chainmm:blocks=1,kblocks=1,size=64", chainmm_counts(1, 1));
+  check_counts("ffnn:layers=1,blocks=2,batch=64,hidden=64", ffnn_counts(1, 2));
+  check_counts("ffnn:layers=5,blocks=4,batch=600,hidden=900", ffnn_counts(5, 4));
+  check_counts("llama-block:fused_attention=0", llama_block_counts(4, false, false));
+  check_counts("llama-block:blocks=3,seq=100,heads=6,hidden=96,ffn=50", llama_block_counts(3, true, false));
+  check_counts("llama-block:blocks=1", llama_block_counts(1, true, false));
+  check_counts("llama-layer:layers=2", llama_layer_counts(4, 2));
+  check_counts("llama-layer:layers=3,blocks=2,fused_attention=0", llama_layer_counts(2, 3, false));
+  // The formulas give the sizes of DOPPLER's graphs that the header comments promise.
+  CHECK(chainmm_counts(2, 4).ops == 76);
+  CHECK(ffnn_counts(4, 3).ops == 180);
+  CHECK(llama_block_counts(4, true, false).ops == 192);
+  CHECK(llama_layer_counts(4, 1).ops == 237);
+}
+
+TEST_CASE("workload descriptions state their default op counts", "[workloads]") {
+  const std::pair<const char*, double> stated[] = {{"chainmm", chainmm_counts(2, 4).ops},
+                                                   {"ffnn", ffnn_counts(4, 3).ops},
+                                                   {"llama-block", llama_block_counts(4, true, false).ops},
+                                                   {"llama-layer", llama_layer_counts(4, 1).ops}};
+  for (const auto& [name, ops] : stated) {
+    INFO(name);
+    const WorkloadInfo* info = find_workload(name);
+    REQUIRE(info != nullptr);
+    CHECK(info->description.find(std::to_string(static_cast<int>(ops)) + " ops") != std::string::npos);
+  }
 }
 
 TEST_CASE("edges ship the producer's output tensor", "[workloads]") {
@@ -131,7 +203,7 @@ TEST_CASE("chainmm flops equal the analytic total", "[workloads]") {
 TEST_CASE("ffnn flops follow its shapes", "[workloads]") {
   const double batch = 600, hidden = 900, layers = 2;
   const Graph g = build("ffnn:layers=2,blocks=3,batch=600,hidden=900");
-  CHECK(g.size() == 2 * (27 + 18));
+  CHECK(g.size() == static_cast<int>(ffnn_counts(layers, 3).ops));
   // matmuls + block sums (2 adds per element) + relu.
   const double expected = layers * (2 * batch * hidden * hidden + 2 * batch * hidden + batch * hidden);
   CHECK(total_flops(g) == Approx(expected).epsilon(1e-12));
@@ -157,14 +229,47 @@ TEST_CASE("random DAGs are deterministic per seed", "[workloads]") {
 }
 
 TEST_CASE("random DAG structure follows its parameters", "[workloads]") {
+  CHECK(build("random").size() == 200);
   const Graph g = build("random:ops=1000,layers=10,fan_in=3,skip=0");
   CHECK(g.size() == 1000);
-  int sources = 0;
-  for (OpId op = 0; op < g.size(); ++op) sources += g.preds(op).empty();
-  CHECK(sources < 200);  // only the first layer
+  // Every op after the first layer has a predecessor, so the sources are exactly layer 0 ("op[0,i]").
+  int sources = 0, first_layer = 0;
+  for (OpId op = 0; op < g.size(); ++op) {
+    sources += g.preds(op).empty();
+    first_layer += g.name(op).rfind("op[0,", 0) == 0;
+  }
+  CHECK(sources == first_layer);
+  // Layer sizes are 1 + Binomial(990, 1/10): about 100 per layer (sd 9.4).
+  CHECK(sources > 50);
+  CHECK(sources < 150);
+  // 1 + Poisson(2) distinct picks from a layer of about 100 ops: 3 on average.
   CHECK(g.num_edges() == Approx(3.0 * (1000 - sources)).epsilon(0.1));
   const Graph wide = build("random:ops=5000,layers=50,edge_prob=0.05");
   CHECK(wide.num_edges() == Approx(0.05 * 100 * 4900).epsilon(0.15));
+}
+
+TEST_CASE("random DAG edge counts in the cases the parameters fix them", "[workloads]") {
+  auto sources_of = [](const Graph& g) {
+    int n = 0;
+    for (OpId op = 0; op < g.size(); ++op) n += g.preds(op).empty();
+    return n;
+  };
+  for (std::uint64_t seed : {1, 2, 3}) {
+    INFO("seed " << seed);
+    // fan_in=1: 1 + Poisson(0) = exactly one predecessor per op outside the first layer, skips or not.
+    const Graph one = build("random:ops=300,fan_in=1,skip=0.5", seed);
+    CHECK(one.num_edges() == one.size() - sources_of(one));
+    // One op per layer: a chain of ops - 1 edges in both modes.
+    CHECK(build("random:ops=40,layers=40,skip=0", seed).num_edges() == 39);
+    CHECK(build("random:ops=40,layers=40,edge_prob=0.3,skip=0", seed).num_edges() == 39);
+    // One layer: no edges.
+    CHECK(build("random:ops=40,layers=1", seed).num_edges() == 0);
+    // edge_prob=1 without skips joins every op to every op of the previous layer: with two layers
+    // of s and n - s ops, s (n - s) edges.
+    const Graph full = build("random:ops=30,layers=2,edge_prob=1,skip=0", seed);
+    const int s = sources_of(full);
+    CHECK(full.num_edges() == s * (30 - s));
+  }
 }
 
 TEST_CASE("the ccr knob scales edge bytes proportionally", "[workloads]") {
@@ -215,7 +320,7 @@ TEST_CASE("bad specs are errors that name the problem", "[workloads]") {
 }
 
 TEST_CASE("specs accept spacing, case and underscores", "[workloads]") {
-  CHECK(build(" LLAMA_block : blocks = 2 , ").size() == 4 * 2 + 11 * 4);
+  CHECK(build(" LLAMA_block : blocks = 2 , ").size() == static_cast<int>(llama_block_counts(2, true, false).ops));
   auto spec = parse_workload_spec("random:ops=10,ccr=0.25");
   REQUIRE(spec.ok());
   CHECK(spec.value().name == "random");
@@ -226,7 +331,7 @@ TEST_CASE("specs accept spacing, case and underscores", "[workloads]") {
 TEST_CASE("generators called directly use their defaults", "[workloads]") {
   auto g = make_chainmm(WorkloadParams{});
   REQUIRE(g.ok());
-  CHECK(g.value().size() == 76);
+  CHECK(g.value().size() == static_cast<int>(chainmm_counts(2, 4).ops));
   WorkloadParams bad;
   bad.values["blocks"] = 0;
   auto error = make_ffnn(bad);

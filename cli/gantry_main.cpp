@@ -1,0 +1,77 @@
+// The whole command line: every verb on one app, parser errors and failures as "gantry: ..." on
+// stderr with an exit code. main() only calls it; tests call it in-process.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+
+namespace gantry::cli {
+
+int gantry_main(int argc, const char* const* argv) {
+  CLI::App app{"gantry: finds fast execution plans for ML dataflow graphs and pipelines.\n"
+               "Places ops on devices (heuristics, search), simulates asynchronous work-conserving runtimes,\n"
+               "and writes timelines. Run `gantry VERB --help` for each verb."};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", std::string("gantry ") + GANTRY_VERSION);
+  // Parser errors carry the program's name like every other error.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    return "gantry: " + CLI::FailureMessage::simple(failed, e);
+  });
+  app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job.");
+  add_place_command(app);
+  add_simulate_command(app);
+  add_tune_command(app);
+  add_query_command(app);
+  add_db_command(app);
+  add_jobs_command(app);
+  add_pipeline_command(app);
+  add_models_command(app);
+  add_workloads_command(app);
+  add_clusters_command(app);
+  add_bench_command(app);
+  if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
+    const std::string verb = argv[1];
+    bool known = false;
+    std::string verbs;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sub->get_name() == verb;
+      verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "gantry: unknown verb '" << verb << "' (verbs: " << verbs << ")\n";
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const CliExit& e) {
+    std::cout.flush();
+    if (!e.message.empty()) std::cerr << "gantry: " << e.message << "\n";
+    return e.code;
+  } catch (const std::exception& e) {  // CliError and any failure below it: a message, never an abort
+    std::cout.flush();
+    std::cerr << "gantry: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return 0;
+  const int error = errno;
+  struct stat out {};
+  if (error == EPIPE || (fstat(STDOUT_FILENO, &out) == 0 && S_ISFIFO(out.st_mode)))
+    return 128 + SIGPIPE;  // the reader left early: the status the shell would report, without dying of it
+  std::cerr << "gantry: cannot write the output: " << std::strerror(error) << "\n";
+  return 1;
+}
+
+}  // namespace gantry::cli

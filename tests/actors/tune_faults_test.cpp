@@ -1,0 +1,222 @@
+// Budgets, stop reasons and faults of tuning jobs: exact evaluation budgets, --patience, a rollout
+// or the store failing (the job ends FAILED with its best), threads that cannot be created, a
+// killed job's successor resuming, and the store actor's WAL timer surviving a failed sync.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <numeric>
+
+#include "actors/messages.hpp"
+#include "actors/store_actor.hpp"
+#include "actors/tune_job.hpp"
+#include "core/graph_io.hpp"
+#include "sim/runtime_fingerprint.hpp"
+#include "sim/simulator.hpp"
+#include "storage/store.hpp"
+#include "tests/actors/tune_fixture.hpp"
+#include "tests/support/rocks_files.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace gantry;
+using gantry::testing::TempDir;
+
+namespace {
+
+using Fixture = gantry::testing::TuneFixture;
+
+TuneOptions deterministic(const std::string& dir, long evals = 3000) { return gantry::testing::deterministic_options(dir, evals); }
+
+long episode_evaluations(const std::string& dir, const std::string& job) {
+  auto store = Store::open_read_only(dir).value();
+  auto episodes = store->episodes(job).value();
+  return std::accumulate(episodes.begin(), episodes.end(), 0L,
+                         [](long sum, const EpisodeRecord& e) { return sum + e.candidates; });
+}
+
+JobRecord stored_job(const std::string& dir, const std::string& id) {
+  auto store = Store::open_read_only(dir).value();
+  return *store->job(id).value();
+}
+
+}  // namespace
+
+TEST_CASE("an evaluation budget is honoured exactly, heuristics included", "[actors]") {
+  Fixture f;
+  SECTION("deterministic batches; the last ones get only what is left") {
+    for (long budget : {3000L, 1000L, 777L}) {
+      TempDir dir;
+      auto t = run_tune_job(f.problem(), deterministic(dir.path, budget)).value();
+      INFO(budget);
+      CHECK(t.evaluations == budget);
+      CHECK(t.heuristic_evaluations + episode_evaluations(dir.path, t.job_id) == budget);
+      CHECK(t.stop_reason == "evaluation budget used");
+    }
+  }
+  SECTION("threaded rollouts with time-sized batches") {
+    TempDir dir;
+    TuneOptions o;
+    o.data_dir = dir.path;
+    o.rollouts = 3;
+    o.budget_seconds = 0;
+    o.budget_evaluations = 1000;
+    o.batch_seconds = 0.05;
+    auto t = run_tune_job(f.problem(), o).value();
+    CHECK(t.evaluations == 1000);
+    CHECK(t.heuristic_evaluations + episode_evaluations(dir.path, t.job_id) == 1000);
+  }
+  SECTION("a budget the heuristics use up runs no batch") {
+    TempDir dir;
+    auto t = run_tune_job(f.problem(), deterministic(dir.path, 5)).value();
+    CHECK(t.batches == 0);
+    CHECK(t.evaluations == t.heuristic_evaluations);
+    CHECK(t.stop_reason == "evaluation budget used by the heuristics");
+  }
+}
+
+TEST_CASE("a job stopped by --patience says so", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  TuneOptions o = deterministic(dir.path, 1000000);
+  o.patience_seconds = 1e-9;  // any batch is longer than that
+  auto t = run_tune_job(f.problem(), o).value();
+  CHECK(t.state == JobState::complete);
+  CHECK(t.evaluations < 1000000);
+  CHECK_THAT(t.stop_reason, Catch::Contains("--patience"));
+  CHECK_THAT(stored_job(dir.path, t.job_id).message, Catch::Contains("--patience") && !Catch::Contains("budget"));
+}
+
+TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  TuneOptions o = deterministic(dir.path);
+  o.faults.store_puts = 1000;
+  auto t = run_tune_job(f.problem(), o).value();
+  CHECK(t.state == JobState::failed);
+  CHECK_THAT(t.stop_reason, Catch::Contains("storing the best failed") && Catch::Contains("injected fault"));
+  CHECK(t.best.placement.size() == f.graph.size());
+  CHECK(t.best.makespan == f.simulate(t.best.placement));
+  CHECK(t.best.makespan <= t.heuristic_makespan);
+  CHECK(t.evaluations < 3000);  // it stopped at the first failure
+  const JobRecord job = stored_job(dir.path, t.job_id);
+  CHECK(job.state == JobState::failed);
+  CHECK_THAT(job.message, Catch::Contains("storing the best failed"));
+}
+
+TEST_CASE("a rollout failure ends the job FAILED with its best kept", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  TuneOptions o = deterministic(dir.path);
+  o.faults.batch = 3;
+  auto t = run_tune_job(f.problem(), o).value();
+  CHECK(t.state == JobState::failed);
+  CHECK_THAT(t.stop_reason, Catch::Contains("a rollout failed") && Catch::Contains("injected fault in batch 3"));
+  CHECK(t.best.makespan == f.simulate(t.best.placement));
+  CHECK(t.best.makespan <= t.heuristic_makespan);
+  CHECK(stored_job(dir.path, t.job_id).state == JobState::failed);
+  auto store = Store::open_read_only(dir.path).value();  // what it found before is stored
+  auto best = store->best(fingerprint(f.graph), runtime_fingerprint(f.cluster, f.sim)).value();
+  REQUIRE(best.has_value());
+  CHECK(best->makespan >= t.best.makespan);
+}
+
+TEST_CASE("a corrupted table file ends the job FAILED, not COMPLETE", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  REQUIRE(run_tune_job(f.problem(), deterministic(dir.path, 500)).ok());
+  testing::flush_all(dir.path);
+  const auto files = testing::table_files(dir.path, "schedules");
+  REQUIRE(files.size() == 1);
+  {
+    std::fstream file(files.front(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(20);
+    file.write("\xde\xad\xbe\xef\xde\xad\xbe\xef", 8);
+  }
+  auto t = run_tune_job(f.problem(), deterministic(dir.path, 500));
+  REQUIRE(t.ok());
+  CHECK(t.value().state == JobState::failed);
+  CHECK_THAT(t.value().stop_reason, Catch::Contains("Corruption"));
+  CHECK(t.value().best.makespan == f.simulate(t.value().best.placement));
+}
+
+TEST_CASE("rollouts are capped, and a thread that cannot start is an error, not a hang", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  TuneOptions o;
+  o.data_dir = dir.path;
+  o.budget_seconds = 0.2;
+  o.rollouts = max_rollouts() + 1;
+  auto too_many = run_tune_job(f.problem(), o);
+  REQUIRE_FALSE(too_many.ok());
+  CHECK_THAT(too_many.error().message, Catch::Contains("--rollouts") && Catch::Contains(std::to_string(max_rollouts())));
+  CHECK(max_rollouts() <= 256);
+  o.rollouts = 4;
+  o.faults.spawn = 2;
+  auto failed = run_tune_job(f.problem(), o);  // threaded: a hang would never return
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.error().message, Catch::Contains("cannot start rollout 2 of 4"));
+}
+
+TEST_CASE("after a job was killed, it shows INTERRUPTED and the next one resumes from its best", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  // What a killed job leaves: its last stored best and a RUNNING record whose process is gone.
+  Placement placement;
+  for (int op = 0; op < f.graph.size(); ++op) placement.device.push_back(op % 4);
+  const double makespan = f.simulate(placement);
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  {
+    auto store = Store::open(dir.path).value();
+    ScheduleRecord r;
+    r.graph = fingerprint(f.graph);
+    r.cluster = runtime_fingerprint(f.cluster, f.sim);
+    r.method = "search";
+    r.makespan = makespan;
+    r.placement = placement;
+    r.model_version = kModelVersion;
+    REQUIRE(store->put_if_better(r).value());
+    JobRecord killed;
+    killed.id = "killed";
+    killed.owner_pid = child;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    killed.owner_host = host;
+    REQUIRE(store->put_job(killed).ok());
+  }
+  CHECK(stored_job(dir.path, "killed").state == JobState::interrupted);
+  auto t = run_tune_job(f.problem(), deterministic(dir.path, 500)).value();
+  CHECK(t.resumed);
+  CHECK(t.resumed_makespan == makespan);
+  CHECK(t.best.makespan <= makespan);
+  CHECK(stored_job(dir.path, "killed").state == JobState::interrupted);
+  CHECK(stored_job(dir.path, t.job_id).state == JobState::complete);
+}
+
+TEST_CASE("the store actor's WAL sync keeps running after a failed sync", "[actors]") {
+  TempDir dir;
+  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  store->inject_faults({1, 0});
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  cfg.set("logger.inline-output", true);
+  caf::actor_system system{cfg};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
+  caf::actor actor = system.spawn(store_actor, store);
+  caf::anon_send(actor, put_episode_atom::value, EpisodeRecord{"job", 1, 0, 10, 1, 1, 0});
+  sched.run();
+  CHECK(sched.advance_time(std::chrono::seconds(1)) == 1);  // the timer fires: the sync fails
+  sched.run();
+  CHECK(store->wal_syncs() == 0);
+  CHECK(sched.advance_time(std::chrono::seconds(1)) == 1);  // re-armed: this one succeeds
+  sched.run();
+  CHECK(store->wal_syncs() == 1);
+  CHECK(sched.advance_time(std::chrono::seconds(1)) == 0);  // clean again: no timer left
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  system.clock().cancel_all();
+  sched.run();
+}

@@ -1,0 +1,101 @@
+// The command line as a user meets it: the whole `gantry` app in-process (gantry_main), with its
+// exit code, stdout and stderr.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "tests/cli/cli_runner.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using gantry::testing::TempDir;
+
+namespace {
+
+using Run = gantry::testing::CliRun;
+using gantry::testing::run_cli;
+
+const std::string kData = GANTRY_TEST_DATA;
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("the version flag, unknown verbs and parser errors speak as gantry", "[cli]") {
+  Run version = run_cli({"--version"});
+  CHECK(version.code == 0);
+  CHECK_THAT(version.out, Catch::StartsWith("gantry 0."));
+  Run verb = run_cli({"frobnicate"});
+  CHECK(verb.code == 2);
+  CHECK_THAT(verb.err, Catch::Contains("gantry: unknown verb 'frobnicate'") && Catch::Contains("place"));
+  Run flag = run_cli({"place", "--bogus"});
+  CHECK(flag.code != 0);
+  CHECK_THAT(flag.err, Catch::StartsWith("gantry: ") && Catch::Contains("--bogus"));
+}
+
+TEST_CASE("numeric options outside their range are refused", "[cli]") {
+  const std::string stg = kData + "/stg/50/rand0001.stg";
+  const std::vector<std::vector<std::string>> bad = {
+      {"--noise", "nan"}, {"--noise", "inf"}, {"--noise", "-1"}, {"--evals", "-1"}, {"--evals", "0"},
+      {"--budget", "0s"}, {"--samples", "0"},  {"--streams", "99999"}, {"--noise-samples", "0"},
+  };
+  for (const auto& extra : bad) {
+    std::vector<std::string> args = {"place", "--graph", stg, "--cluster", "identical:2", "--method", "random"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Run run = run_cli(args);
+    INFO(extra[0] << " " << extra[1]);
+    CHECK(run.code != 0);
+    CHECK_THAT(run.err, Catch::StartsWith("gantry: ") && Catch::Contains(extra[0] == "--budget" ? "positive" : extra[0]));
+  }
+}
+
+TEST_CASE("simulate refuses a placement made for another graph or with an impossible index", "[cli]") {
+  TempDir dir;
+  const std::string stg1 = kData + "/stg/50/rand0001.stg", stg2 = kData + "/stg/50/rand0002.stg";
+  Run placed = run_cli({"place", "--graph", stg1, "--cluster", "identical:2", "--method", "cp", "-f", "json"});
+  REQUIRE(placed.code == 0);
+  write(dir.sub("p.json"), placed.out);
+  Run same = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.sub("p.json")});
+  CHECK(same.code == 0);
+  Run other = run_cli({"simulate", "--graph", stg2, "--cluster", "identical:2", "--placement", dir.sub("p.json")});
+  CHECK(other.code == 1);
+  CHECK_THAT(other.err, Catch::Contains("the placement was made for graph"));
+  nlohmann::json huge = nlohmann::json::parse(placed.out);
+  huge["placement"][3] = 1099511627776LL;  // 2^40 would wrap to device 0 in 32 bits
+  write(dir.sub("huge.json"), huge.dump());
+  Run wrapped = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.sub("huge.json")});
+  CHECK(wrapped.code == 1);
+  CHECK_THAT(wrapped.err, Catch::Contains("$.placement[3]: 1099511627776 is not a device index"));
+}
+
+TEST_CASE("simulate --noise reports the mean and spread over --repeats draws", "[cli]") {
+  // One op of cost 10: its makespan is 10 times a log-normal factor with mean 1 and, for sigma 0.2,
+  // standard deviation sqrt(exp(0.04) - 1) = 0.2020. Over 4000 draws the sample mean is within
+  // 0.1 (3 standard errors) of 10 and the sample sd within 0.1 of 2.02.
+  TempDir dir;
+  write(dir.sub("one.json"), R"({"ops":[{"name":"x","cost":10}]})");
+  write(dir.sub("p.json"), R"({"placement":[0]})");
+  Run run = run_cli({"simulate", "--graph", dir.sub("one.json"), "--cluster", "identical:1", "--placement",
+                    dir.sub("p.json"), "--noise", "0.2", "--repeats", "4000", "-f", "json"});
+  REQUIRE(run.code == 0);
+  auto j = nlohmann::json::parse(run.out);
+  CHECK(j["noise"]["draws"] == 4000);
+  CHECK(j["noise"]["mean"].get<double>() == Approx(10).margin(0.1));
+  CHECK(j["noise"]["stddev"].get<double>() == Approx(10 * std::sqrt(std::exp(0.04) - 1)).margin(0.1));
+  CHECK(j["noise"]["min"].get<double>() < j["noise"]["max"].get<double>());
+  Run no_noise = run_cli({"simulate", "--graph", dir.sub("one.json"), "--cluster", "identical:1", "--placement",
+                         dir.sub("p.json"), "--repeats", "5"});
+  CHECK(no_noise.code == 1);
+  CHECK_THAT(no_noise.err, Catch::Contains("--repeats needs --noise"));
+}
+
+TEST_CASE("place --evals is the whole evaluation budget of search", "[cli]") {
+  for (const char* evals : {"5", "40", "300"}) {
+    Run run = run_cli({"place", "--graph", kData + "/stg/50/rand0001.stg", "--cluster", "identical:4", "--method", "search",
+                      "--evals", evals, "-f", "json"});
+    REQUIRE(run.code == 0);
+    CHECK(nlohmann::json::parse(run.out)["evaluations"].get<long>() == std::stol(evals));
+  }
+}

@@ -1,0 +1,253 @@
+// tune, query, db and jobs through the CLI's entry points, on a temporary data directory.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli_common.hpp"
+#include "actors/tune_job.hpp"
+#include "cli/commands.hpp"
+#include "core/graph_io.hpp"
+#include "sim/model_version.hpp"
+#include "sim/runtime_fingerprint.hpp"
+#include "storage/store.hpp"
+#include "tests/cli/cli_runner.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace gantry;
+using namespace gantry::cli;
+using gantry::testing::TempDir;
+
+namespace {
+
+std::string gantry_cli(const std::vector<std::string>& args, int* exit_code = nullptr) {
+  return gantry::testing::run_verbs(args, exit_code);
+}
+
+const std::string kFfnn = std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt";
+
+
+}  // namespace
+
+TEST_CASE("query finds what tune stored, by the same key; jobs and verify see the job", "[cli]") {
+  TempDir data;
+  const std::vector<std::string> problem = {"--graph", kFfnn, "--cluster", "identical:4", "--sim", "doppler"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail = {}) {
+    head.insert(head.end(), problem.begin(), problem.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  auto tuned = nlohmann::json::parse(
+      gantry_cli(with({"tune", "--data", data.path, "--evals", "300", "--rollouts", "2", "-f", "json"})));
+  CHECK(tuned["state"] == "COMPLETE");
+  CHECK(tuned["evaluations"] == 300);
+  CHECK(tuned["stop_reason"] == "evaluation budget used");
+
+  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path, "-f", "json"})));
+  CHECK(best["makespan"] == tuned["makespan"]);
+  CHECK(best["graph_fingerprint"] == tuned["graph_fingerprint"]);
+  CHECK(best["runtime_fingerprint"] == tuned["runtime_fingerprint"]);
+  CHECK(best["job"] == tuned["job"]);
+  CHECK(best["model_version"] == kModelVersion);
+  CHECK(best["stale"] == false);
+
+  // The short key `query list` prints finds the same record.
+  const std::string list = gantry_cli({"query", "list", "--data", data.path});
+  const std::string short_key = tuned["graph_fingerprint"].get<std::string>().substr(0, 8) + ":" +
+                                tuned["runtime_fingerprint"].get<std::string>().substr(0, 8);
+  CHECK_THAT(list, Catch::Contains(short_key) && Catch::Contains("current"));
+  auto by_key = nlohmann::json::parse(
+      gantry_cli({"query", "best", "--data", data.path, "--fingerprint", short_key, "-f", "json"}));
+  CHECK(by_key["makespan"] == tuned["makespan"]);
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--fingerprint", "0000:0000"}),
+                    Catch::Contains("no stored best") && Catch::Contains("0000:0000"));
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--fingerprint", "xyz"}),
+                    Catch::Contains("GRAPH:RUNTIME"));
+
+  // A different runtime is a different key: nothing stored there.
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--graph", kFfnn, "--cluster", "identical:4"}),
+                    Catch::Contains("no stored placement"));
+
+  auto jobs = nlohmann::json::parse(gantry_cli({"jobs", "--data", data.path, "-f", "json"}));
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["id"] == tuned["job"]);
+  CHECK(jobs[0]["state"] == "COMPLETE");
+  CHECK(jobs[0]["evaluations"] == 300);
+  CHECK(jobs[0]["owner_pid"] == static_cast<long>(getpid()));
+  CHECK_THAT(gantry_cli({"db", "verify", "--data", data.path}), Catch::Contains("no problems found"));
+
+  // The stored cluster is its content, which reads back to the key's cluster.
+  auto store = Store::open_read_only(data.path).value();
+  Fingerprint runtime;
+  REQUIRE(Fingerprint::from_hex(tuned["runtime_fingerprint"].get<std::string>(), runtime));
+  auto yaml = store->cluster(runtime).value();
+  REQUIRE(yaml.has_value());
+  SimOptions doppler;
+  doppler.doppler = true;
+  CHECK(runtime_fingerprint(Cluster::from_yaml(*yaml, "stored").value(), doppler) == runtime);
+}
+
+TEST_CASE("a stale best is shown as stale and db resimulate recomputes it", "[cli]") {
+  TempDir data;
+  // Three ops: a (3) feeds b (4) and c (5); on identical:2 (free links) with a, b on device 0 and
+  // c on device 1, b and c run side by side after a: makespan 3 + max(4, 5) = 8.
+  const std::string graph_file = data.sub("abc.json");
+  {
+    std::ofstream out(graph_file);
+    out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
+              {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
+  }
+  const Graph graph = read_graph_file(graph_file).value();
+  const Cluster cluster = Cluster::identical(2).value();
+  const std::string db = data.sub("db");
+  const Fingerprint old_runtime = runtime_fingerprint(cluster, SimOptions{}, 1);
+  {  // what gantry wrote before model versions: no version field, the --cluster string as cluster
+    auto store = Store::open(db).value();
+    REQUIRE(store->put_graph(fingerprint(graph), graph_to_json(graph)).ok());
+    REQUIRE(store->put_cluster(old_runtime, "identical:2").ok());
+    ScheduleRecord r;
+    r.graph = fingerprint(graph);
+    r.cluster = old_runtime;
+    r.graph_label = graph_file;
+    r.cluster_name = "identical:2";
+    r.method = "search";
+    r.sim = "default";
+    r.makespan = 99;  // what the old model said
+    r.placement.device = {0, 0, 1};
+    r.model_version = 1;
+    REQUIRE(store->put_if_better(r).value());
+  }
+  const std::vector<std::string> key = {"--data", db, "--graph", graph_file, "--cluster", "identical:2"};
+  auto query = [&](const std::string& verb, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"query", verb};
+    args.insert(args.end(), key.begin(), key.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return gantry_cli(args);
+  };
+  CHECK_THROWS_WITH(query("best"), Catch::Contains("stale") && Catch::Contains("model version 1") &&
+                                       Catch::Contains("db resimulate") && !Catch::Contains("no stored placement"));
+  CHECK_THAT(gantry_cli({"query", "list", "--data", db}), Catch::Contains("stale (model v1)"));
+
+  const std::string report = gantry_cli({"db", "resimulate", "--data", db});
+  CHECK_THAT(report, Catch::Contains("1 stale best(s)") && Catch::Contains("1 re-simulated") &&
+                         Catch::Contains("1 stored"));
+  auto best = nlohmann::json::parse(query("best", {"-f", "json"}));
+  CHECK(best["makespan"] == 8.0);
+  CHECK(best["model_version"] == kModelVersion);
+  CHECK(best["method"] == "resimulated:search");
+  auto history = nlohmann::json::parse(query("history", {"-f", "json"}));
+  REQUIRE(history.size() == 1);
+  CHECK(history[0]["makespan"] == 8.0);
+  // Nothing stale is left to store again.
+  CHECK_THAT(gantry_cli({"db", "resimulate", "--data", db}), Catch::Contains("0 stored"));
+}
+
+TEST_CASE("SIGTERM and SIGHUP during tune cancel the job: exit 130, best kept", "[cli]") {
+  for (int signal : {SIGTERM, SIGHUP}) {
+    INFO(signal);
+    TempDir data;
+    struct sigaction before {};
+    sigaction(signal, nullptr, &before);
+    std::thread killer([signal, before] {
+      // Wait until tune has installed its handler, then signal this process.
+      for (int i = 0; i < 2000; ++i) {
+        struct sigaction current {};
+        sigaction(signal, nullptr, &current);
+        if (current.sa_handler != before.sa_handler) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          kill(getpid(), signal);
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    int code = -1;
+    const std::string out = gantry_cli({"tune", "--data", data.path, "--graph", kFfnn, "--cluster", "identical:4",
+                                        "--sim", "doppler", "--budget", "60s", "--rollouts", "2", "-f", "json"},
+                                       &code);
+    killer.join();
+    CHECK(code == kExitCancelled);
+    auto j = nlohmann::json::parse(out);
+    CHECK(j["state"] == "CANCELLED");
+    auto store = Store::open_read_only(data.path).value();
+    CHECK(store->job(j["job"].get<std::string>()).value()->state == JobState::cancelled);
+    Fingerprint g, r;
+    REQUIRE(Fingerprint::from_hex(j["graph_fingerprint"].get<std::string>(), g));
+    REQUIRE(Fingerprint::from_hex(j["runtime_fingerprint"].get<std::string>(), r));
+    CHECK(store->best(g, r).value()->makespan == j["makespan"].get<double>());
+    struct sigaction after {};
+    sigaction(signal, nullptr, &after);
+    CHECK(after.sa_handler == before.sa_handler);  // restored
+  }
+}
+
+TEST_CASE("query list into a reader that leaves early neither dies of SIGPIPE nor leaves its directory", "[cli]") {
+  TempDir data;
+  {  // enough rows to overflow a pipe buffer
+    auto store = Store::open(data.path).value();
+    for (std::uint64_t i = 0; i < 120; ++i) {
+      ScheduleRecord r;
+      r.graph = Fingerprint{i + 1, 7};
+      r.cluster = Fingerprint{9, 9};
+      r.graph_label = std::string(1500, 'g');
+      r.makespan = 1;
+      r.placement.device = {0};
+      REQUIRE(store->put_if_better(r).value());
+    }
+  }
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    signal(SIGPIPE, SIG_DFL);
+    execl(GANTRY_BINARY, GANTRY_BINARY, "query", "list", "--data", data.path.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  char first[64];
+  REQUIRE(read(fds[0], first, sizeof first) > 0);
+  close(fds[0]);  // like `head -1`
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK_FALSE(WIFSIGNALED(status));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGPIPE);
+  const std::string mine = "gantry-secondary-" + std::to_string(child) + "-";
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    CHECK(entry.path().filename().string().rfind(mine, 0) != 0);
+}
+
+TEST_CASE("store CLI faults: bench store refuses a store, tune caps rollouts, backup needs no lock", "[cli]") {
+  TempDir data;
+  {
+    auto store = Store::open(data.sub("db")).value();
+    ScheduleRecord r;
+    r.graph = Fingerprint{1, 2};
+    r.cluster = Fingerprint{3, 4};
+    r.makespan = 5;
+    r.placement.device = {0};
+    REQUIRE(store->put_if_better(r).value());
+    // The writer stays open: the backup goes through a read-only instance.
+    CHECK_THAT(gantry_cli({"db", "backup", data.sub("copy"), "--data", data.sub("db")}), Catch::Contains("written to"));
+  }
+  CHECK(Store::open_read_only(data.sub("copy")).value()->list_best().value().size() == 1);
+  CHECK_THROWS_WITH(gantry_cli({"bench", "store", "--dir", data.sub("db"), "--schedules", "10"}),
+                    Catch::Contains("not an empty directory"));
+  CHECK(Store::open_read_only(data.sub("db")).value()->list_best().value().size() == 1);  // untouched
+  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.sub("t"), "--graph", kFfnn, "--cluster", "identical:2",
+                                "--rollouts", "100000"}),
+                    Catch::Contains("--rollouts 100000") && Catch::Contains(std::to_string(max_rollouts())));
+  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.sub("t"), "--graph", kFfnn, "--cluster", "identical:2",
+                                "--evals", "-1"}),
+                    Catch::Contains("--evals -1"));
+}

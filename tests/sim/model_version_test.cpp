@@ -1,0 +1,68 @@
+// The canary of kModelVersion: makespans of fixed problems, pinned under the current version. A
+// change that moves any of them changes what stored results mean, so it must bump kModelVersion
+// (sim/model_version.hpp) and pin the new values here in the same commit; stored bests of the old
+// version then show as stale and `gantry db resimulate` recomputes them.
+#include <catch2/catch.hpp>
+
+#include "core/graph_io.hpp"
+#include "sim/model_version.hpp"
+#include "sim/simulator.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gantry;
+
+namespace {
+
+struct Pinned {
+  const char* graph;    // a workload spec, or a file under tests/data
+  const char* cluster;
+  SimOptions options;
+  double makespan;      // under kModelVersion, placement op i -> device i % devices
+  double peak_memory0;  // device 0, when the options track memory (else 0)
+};
+
+SimOptions with(Dispatch dispatch, LinkModel links, bool doppler, int streams, bool memory, double noise = 0) {
+  SimOptions o;
+  o.dispatch = dispatch;
+  o.links = links;
+  o.doppler = doppler;
+  o.streams = streams;
+  o.track_memory = memory;
+  o.noise_sigma = noise;
+  o.seed = 5;
+  return o;
+}
+
+Graph load(const std::string& spec) {
+  if (spec.find('/') != std::string::npos) return read_graph_file(std::string(GANTRY_TEST_DATA) + "/" + spec).value();
+  return make_workload(spec, 3).value();
+}
+
+}  // namespace
+
+TEST_CASE("pinned makespans of this model version", "[sim]") {
+  REQUIRE(kModelVersion == 2);  // a bump comes with the new pinned values below
+  const Dispatch fifo = Dispatch::fifo, prio = Dispatch::priority;
+  const LinkModel shared = LinkModel::contention, free = LinkModel::unlimited;
+  const Pinned pinned[] = {
+      {"llama-layer", "4xP100-pcie", with(fifo, shared, false, 0, true), 0.029632598512634788, 37748736},
+      {"llama-block", "8xV100-nvlink", with(fifo, shared, false, 0, false), 0.0031253750895339676, 0},
+      {"random:ops=400,ccr=4", "2x8xH100-ib", with(fifo, shared, false, 0, true), 0.091033628521756615, 796106333.5296433},
+      {"random:ops=400,ccr=4", "2x8xH100-ib", with(prio, free, false, 2, false), 0.019905257337584626, 0},
+      {"chainmm", "8xH100-nvswitch", with(fifo, shared, false, 3, false, 0.3), 0.00344864948180816, 0},
+      {"doppler/ffnn_192nodes.txt", "identical:8", with(fifo, shared, true, 0, false), 558356299776, 0},
+  };
+  for (const Pinned& p : pinned) {
+    const Graph g = load(p.graph);
+    const Cluster c = Cluster::load(p.cluster).value();
+    const CostTable costs(g, c);
+    Placement placement;
+    for (OpId op = 0; op < g.size(); ++op) placement.device.push_back(op % c.size());
+    if (p.options.dispatch == Dispatch::priority)
+      for (OpId op = 0; op < g.size(); ++op) placement.priority.push_back(static_cast<double>((op * 7919) % 101));
+    const SimResult r = Simulator(g, costs, c, p.options).run(placement);
+    INFO(p.graph << " on " << p.cluster);
+    CHECK(r.makespan == p.makespan);
+    CHECK((p.options.track_memory ? r.peak_memory[0] : 0.0) == p.peak_memory0);
+  }
+}

@@ -1,6 +1,7 @@
 #include "tuner/graph_levels.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 namespace gantry {
 
@@ -17,6 +18,17 @@ std::vector<double> upward_ranks(const Graph& graph, const CostTable& costs) {
     rank[op] = costs.mean_op_time(op) + tail;
   }
   return rank;
+}
+
+std::vector<OpId> order_by_decreasing(const Graph& graph, const std::vector<double>& key) {
+  std::vector<int> topo_index(graph.size());
+  for (std::size_t i = 0; i < graph.topo_order().size(); ++i) topo_index[graph.topo_order()[i]] = static_cast<int>(i);
+  std::vector<OpId> order(graph.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](OpId a, OpId b) {
+    return key[a] != key[b] ? key[a] > key[b] : topo_index[a] < topo_index[b];
+  });
+  return order;
 }
 
 }  // namespace gantry

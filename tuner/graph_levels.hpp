@@ -10,4 +10,7 @@ namespace gantry {
 
 std::vector<double> upward_ranks(const Graph& graph, const CostTable& costs);
 
+// Ops in decreasing `key`, ties in topological order: the order of a list schedule by that key.
+std::vector<OpId> order_by_decreasing(const Graph& graph, const std::vector<double>& key);
+
 }  // namespace gantry

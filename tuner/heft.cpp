@@ -62,13 +62,7 @@ PlacementOutcome place_heft(const PlacementProblem& problem) {
   const CostTable& costs = problem.costs;
   const int devices = problem.cluster.size();
   const std::vector<double> rank = upward_ranks(g, costs);
-  std::vector<int> topo_index(g.size());
-  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_index[g.topo_order()[i]] = static_cast<int>(i);
-  std::vector<OpId> order(g.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](OpId a, OpId b) {
-    return rank[a] != rank[b] ? rank[a] > rank[b] : topo_index[a] < topo_index[b];
-  });
+  const std::vector<OpId> order = order_by_decreasing(g, rank);
 
   PlannedSchedule plan(g.size());
   std::vector<DeviceTimeline> timeline(devices);

@@ -33,17 +33,6 @@ namespace {
 
 constexpr double kListShare = 0.85;
 
-// Ops ordered by decreasing key, ties by the topological order.
-std::vector<OpId> order_by(const Graph& g, const std::vector<double>& key) {
-  std::vector<int> topo_index(g.size());
-  for (std::size_t i = 0; i < g.topo_order().size(); ++i) topo_index[g.topo_order()[i]] = static_cast<int>(i);
-  std::vector<OpId> order(g.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](OpId a, OpId b) {
-    return key[a] != key[b] ? key[a] > key[b] : topo_index[a] < topo_index[b];
-  });
-  return order;
-}
 
 }  // namespace
 
@@ -70,15 +59,15 @@ struct LocalSearch::Lists {
         hops[*it] = std::max(hops[*it], hops[s] + 1);
         descendants[*it] += 1 + descendants[s];  // paths, not distinct ops: a cheap proxy
       }
-    rules.push_back(order_by(g, level));
+    rules.push_back(order_by_decreasing(g, level));
     for (OpId op = 0; op < n; ++op) key[op] = level[op] + duration[op] * scale;  // ties: longest first
-    rules.push_back(order_by(g, key));
+    rules.push_back(order_by_decreasing(g, key));
     for (OpId op = 0; op < n; ++op) key[op] = level[op] + static_cast<double>(g.succs(op).size()) / (n + 1.0) * 1e-3 * (longest > 0 ? longest : 1);
-    rules.push_back(order_by(g, key));
+    rules.push_back(order_by_decreasing(g, key));
     for (OpId op = 0; op < n; ++op) key[op] = hops[op] * (2 * (level.empty() ? 1 : *std::max_element(level.begin(), level.end())) + 1) + level[op];
-    rules.push_back(order_by(g, key));
+    rules.push_back(order_by_decreasing(g, key));
     for (OpId op = 0; op < n; ++op) key[op] = std::min(descendants[op], 1e15) + level[op] * 1e-9;
-    rules.push_back(order_by(g, key));
+    rules.push_back(order_by_decreasing(g, key));
     rank.assign(n, 0);
     start.assign(n, 0.0);
     ready.assign(n, 0.0);
@@ -253,7 +242,7 @@ void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult
       L.keep_schedule();
     }
   };
-  try_start(order_by(problem_.graph, current.priority));
+  try_start(order_by_decreasing(problem_.graph, current.priority));
   for (const auto& rule : L.rules) try_start(rule);
   if (best_order.empty()) return;
   L.set_order(best_order);

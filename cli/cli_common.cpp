@@ -54,6 +54,9 @@ void SimArgs::add_to(CLI::App& app) {
 }
 
 SimOptions SimArgs::options() const {
+  if (sim == "doppler" && (noise > 0 || memory))
+    throw CliError(std::string("--sim doppler reproduces the public DOPPLER simulator, which has no ") +
+                   (noise > 0 ? "--noise" : "--memory") + ": use the default simulator for it");
   SimOptions o;
   o.doppler = sim == "doppler";
   o.dispatch = dispatch == "priority" ? Dispatch::priority : Dispatch::fifo;

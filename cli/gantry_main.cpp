@@ -54,7 +54,8 @@ int gantry_main(int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, the version, or the error
+    return code == 0 ? 0 : 1;
   } catch (const CliExit& e) {
     std::cout.flush();
     if (!e.message.empty()) std::cerr << "gantry: " << e.message << "\n";

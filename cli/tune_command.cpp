@@ -186,7 +186,7 @@ void add_tune_command(CLI::App& app) {
   args->problem.add_to(*cmd);
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
-  cmd->add_option("--evals", args->evals, "evaluation budget (simulator runs, the heuristics' included; honoured exactly)");
+  cmd->add_option("--evals", args->evals, "evaluation budget (candidates evaluated: simulator runs, or list decodes in search's list phase; the heuristics' included; honoured exactly)");
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");

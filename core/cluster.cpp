@@ -215,6 +215,7 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     if (!hosts.IsSequence()) return make_error(line_of(hosts, source) + ": 'hosts' must be a list");
     for (const YAML::Node& entry : hosts) {
       const std::string where = line_of(entry, source);
+      if (auto unknown = unknown_key(entry, {"host", "nic_gbs"}, where)) return *unknown;
       auto id = whole(entry, "host", 0, kMaxDevices - 1, where, -1);
       if (!id) return id.error();
       if (id.value() < 0 || id.value() >= cluster.num_hosts())
@@ -226,6 +227,7 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
   }
 
   if (const YAML::Node links = root["links"]) {
+    if (!links.IsSequence()) return make_error(line_of(links, source) + ": 'links' must be a list of {between: [a, b], ...}");
     for (const YAML::Node& entry : links) {
       const std::string where = line_of(entry, source);
       const YAML::Node between = entry["between"];

@@ -24,8 +24,7 @@ Result<std::string> read_text_file(const std::string& path) {
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message carries "line L, column C".
+  } catch (const nlohmann::json::exception& e) {  // parse errors carry "line L, column C"; 1e400 is out_of_range
     return make_error(source + ": invalid JSON: " + e.what());
   }
 }

@@ -60,13 +60,16 @@ Result<PlacementFile> placement_from_json(const std::string& text, const std::st
       p.priority.push_back(v.get<double>());
     }
   }
-  for (const char* key : {"graph_fingerprint", "graph"}) {  // `query export` wrote "graph" before
-    if (!j.contains(key) || !j[key].is_string()) continue;
+  // `query export` wrote the fingerprint as "graph" before; there "graph" may also be a label.
+  if (j.contains("graph_fingerprint")) {
     Fingerprint fp;
-    if (Fingerprint::from_hex(j[key].get<std::string>(), fp)) {
-      file.graph_fingerprint = fp.hex();
-      break;
-    }
+    if (!j["graph_fingerprint"].is_string() || !Fingerprint::from_hex(j["graph_fingerprint"].get<std::string>(), fp))
+      return make_error(source + ": $.graph_fingerprint: " + j["graph_fingerprint"].dump() +
+                        " is not a graph fingerprint (32 hex digits)");
+    file.graph_fingerprint = fp.hex();
+  } else if (j.contains("graph") && j["graph"].is_string()) {
+    Fingerprint fp;
+    if (Fingerprint::from_hex(j["graph"].get<std::string>(), fp)) file.graph_fingerprint = fp.hex();
   }
   return file;
 }

@@ -35,10 +35,13 @@ Result<Graph> read_graph_stg(const std::string& text, const std::string& source)
     if (npred < 0 || npred > n + 1)
       return make_error(where + ": task " + std::to_string(id) + " lists " + std::to_string(npred) +
                         " predecessors (expected 0 to " + std::to_string(n + 1) + ")");
-    std::vector<long long> preds(static_cast<std::size_t>(std::max(0LL, npred)));
-    for (auto& p : preds)
+    std::vector<long long> preds;  // read one at a time: npred alone must not size an allocation
+    for (long long k = 0; k < npred; ++k) {
+      long long p = 0;
       if (!(fields >> p)) return make_error(where + ": task " + std::to_string(id) + " lists fewer than " +
                                             std::to_string(npred) + " predecessors");
+      preds.push_back(p);
+    }
     if (std::string extra; fields >> extra)
       return make_error(where + ": task " + std::to_string(id) + " says it has " + std::to_string(npred) +
                         " predecessors but the line lists more ('" + extra + "' and after)");

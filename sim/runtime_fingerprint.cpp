@@ -51,6 +51,7 @@ std::string sim_options_json(const SimOptions& o) {
   j["streams"] = o.streams;
   j["noise"] = o.noise_sigma;
   j["noise_seed"] = o.seed;
+  j["noise_samples"] = o.noise_samples;
   return j.dump();
 }
 
@@ -79,11 +80,13 @@ Result<SimOptions> sim_options_from_json(const std::string& text) {
     o.streams = j.value("streams", 0);
     o.noise_sigma = j.value("noise", 0.0);
     o.seed = j.value("noise_seed", std::uint64_t{1});
+    o.noise_samples = j.value("noise_samples", 1);
   } catch (const nlohmann::json::exception& e) {
     return make_error(where + ": " + e.what());
   }
   if (o.streams < 0) return make_error(where + ": streams: must be >= 0");
   if (!(o.noise_sigma >= 0)) return make_error(where + ": noise: must be >= 0");
+  if (o.noise_samples < 1) return make_error(where + ": noise_samples: must be >= 1");
   return o;
 }
 

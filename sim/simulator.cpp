@@ -119,7 +119,6 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
   s.memory_now.resize(s.d);
   s.consumers_left.resize(s.n);
   s.copy_words = (s.d + 63) / 64;
-  s.copies_on.resize(static_cast<std::size_t>(s.n) * s.copy_words);
   s.busy.resize(s.d);
   s.events.reserve(static_cast<std::size_t>(s.n) + 16);
 }
@@ -214,7 +213,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   if (memory) {
     std::fill(s.memory_now.begin(), s.memory_now.end(), 0.0);
     out->peak_memory.assign(D, 0.0);
-    std::fill(s.copies_on.begin(), s.copies_on.end(), 0);
+    s.copies_on.assign(static_cast<std::size_t>(n) * words, 0);  // sized on the first tracked run only
   }
   if (out) out->start_run(n, record);
   std::uint32_t seq = 0;
@@ -290,9 +289,11 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     if (contention) {
       if (*link > begin) begin = *link;
       if (ports) {  // a transfer waits for every port on its path, then holds each for its share
+        // of the data's time (latency overlaps: it does not occupy a port)
+        const double data_time = edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to);
         for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k) begin = std::max(begin, s.port_free[s.path_port[k]]);
         for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k)
-          s.port_free[s.path_port[k]] = begin + cost * s.path_share[k];
+          s.port_free[s.path_port[k]] = begin + data_time * s.path_share[k];
       }
       *link = begin + cost;
     }

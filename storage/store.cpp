@@ -443,11 +443,15 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   // lock, so no job is writing; a later process with a reused pid cannot make them look alive).
   auto jobs = store->jobs();
   if (!jobs) return jobs.error();
-  for (const JobRecord& job : jobs.value())
+  // Holding the lock proves that no earlier process is still running a job here, whatever its pid
+  // (a container's pid 1 is reused by every run): every job still RUNNING was interrupted.
+  for (JobRecord job : jobs.value()) {
+    if (job.state == JobState::running) mark_interrupted(job);
     if (job.state == JobState::interrupted) {
       auto st = store->put_job(job);
       if (!st) return st.error();
     }
+  }
   return store;
 }
 

@@ -33,22 +33,26 @@ class DeviceTimeline {
     return std::max(ready, tail_);
   }
 
+  // Slots are kept in (start, end) order, so that an empty slot at t sits before a slot starting at
+  // t and the ends stay sorted. An empty slot inside a gap splits it, as in the published scan,
+  // where a later op cannot straddle it.
   void book(double begin, double end) {
-    slots_.insert(std::upper_bound(slots_.begin(), slots_.end(), begin, [](double t, const Slot& s) { return t < s.start; }),
+    slots_.insert(std::upper_bound(slots_.begin(), slots_.end(), Slot{begin, end},
+                                   [](const Slot& a, const Slot& b) { return a.start != b.start ? a.start < b.start : a.end < b.end; }),
                   Slot{begin, end});
     if (begin >= tail_) {
       if (begin > tail_) gaps_.push_back(Slot{tail_, begin});
       tail_ = std::max(tail_, end);
       return;
     }
-    if (end <= begin) return;  // an empty slot inside the timeline leaves the gaps as they are
     auto it = std::upper_bound(gaps_.begin(), gaps_.end(), begin, [](double t, const Slot& g) { return t < g.end; });
-    if (it == gaps_.end() || it->start > begin || end > it->end) return;  // not inside a gap: cannot happen
+    if (it == gaps_.end() || it->start > begin) return;  // an empty slot on a busy boundary: nothing to split
     const Slot gap = *it;
     it = gaps_.erase(it);
     if (end < gap.end) it = gaps_.insert(it, Slot{end, gap.end});
     if (gap.start < begin) gaps_.insert(it, Slot{gap.start, begin});
   }
+
 
  private:
   std::vector<Slot> slots_, gaps_;

@@ -331,14 +331,14 @@ PlacementOutcome place_search(const PlacementProblem& problem, const SearchBudge
   const long spent = start ? 0 : seed.evaluations;
   const double seconds = budget.seconds > 0 || budget.evaluations > 0 ? budget.seconds : 2.0;
   const long left = budget.evaluations > 0 ? budget.evaluations - spent : 0;
-  if ((budget.evaluations > 0 && left <= 0) || (seconds > 0 && elapsed() >= seconds)) {
+  const double search_start = elapsed();  // one reading: the check and the progress agree
+  if ((budget.evaluations > 0 && left <= 0) || (seconds > 0 && search_start >= seconds)) {
     PlacementOutcome outcome = seed;  // the heuristics used the whole budget
     outcome.method = "search";
     outcome.evaluations = spent;
     outcome.seconds = elapsed();
     return outcome;
   }
-  const double search_start = elapsed();
   auto progress = [&](long evaluations) {
     double p = 0;
     if (left > 0) p = static_cast<double>(evaluations) / left;

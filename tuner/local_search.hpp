@@ -29,8 +29,10 @@ class LocalSearch {
   // Anneals from `start`. `progress(evaluations)` returns how far the run is (0..1): the
   // temperature cools from t_start to t_end along it and the run stops at 1 (it is asked every
   // 32 evaluations). `on_improvement` sees every new best (evaluations so far, makespan). With
-  // `max_evaluations` > 0 the run stops after exactly that many simulator runs, the start's
-  // included. `start` must be a valid placement for the problem (std::invalid_argument if not).
+  // `max_evaluations` > 0 the run stops after exactly that many evaluations, the start's included:
+  // simulator runs, or in the list phase list decodes (the simulator run that confirms each new
+  // best of that phase is not counted). `start` must be a valid placement for the problem
+  // (std::invalid_argument if not).
   AnnealResult run(Placement start, const std::function<double(long)>& progress, double t_start = 0.02,
                    double t_end = 2e-4, const std::function<void(long, double)>& on_improvement = {},
                    long max_evaluations = 0);

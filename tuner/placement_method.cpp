@@ -23,7 +23,11 @@ Registry& registry() {
     add({"single", "every op on the fastest device"}, [](const PlacementProblem& p, const SearchBudget&) { return place_single_device(p); });
     add({"round-robin", "ops in topological order dealt to devices in turn"},
         [](const PlacementProblem& p, const SearchBudget&) { return place_round_robin(p); });
-    add({"random", "best of N uniformly random placements (--samples)"}, place_random);
+    add({"random", "best of N uniformly random placements (--samples)"}, [](const PlacementProblem& p, const SearchBudget& b) {
+      SearchBudget samples_only = b;  // --budget is search's: as a method of its own, random draws all samples
+      samples_only.seconds = 0;
+      return place_random(p, samples_only);
+    });
     add({"cp", "DOPPLER critical-path teacher: highest bottom level first, device with the earliest start"},
         [](const PlacementProblem& p, const SearchBudget&) { return place_critical_path(p); });
     add({"heft", "HEFT: upward rank order, earliest finish time with insertion"},
@@ -37,7 +41,11 @@ Registry& registry() {
 
 }  // namespace
 
-const std::vector<MethodInfo>& placement_methods() { return registry().infos; }
+std::vector<MethodInfo> placement_methods() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.infos;
+}
 
 Status register_placement_method(MethodInfo info, PlacementFunction run) {
   Registry& r = registry();
@@ -51,16 +59,22 @@ Status register_placement_method(MethodInfo info, PlacementFunction run) {
 
 Result<PlacementOutcome> run_placement_method(const std::string& method, const PlacementProblem& problem,
                                               const SearchBudget& budget) {
-  const Registry& r = registry();
-  for (std::size_t i = 0; i < r.infos.size(); ++i) {
-    if (r.infos[i].name != method) continue;
+  Registry& r = registry();
+  PlacementFunction run;
+  std::string names;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (std::size_t i = 0; i < r.infos.size(); ++i) {
+      if (r.infos[i].name == method) run = r.runs[i];
+      names += (names.empty() ? "" : ", ") + r.infos[i].name;
+    }
+  }
+  if (run) {  // called outside the lock: a method may take minutes, or look up another
     const auto begin = std::chrono::steady_clock::now();
-    PlacementOutcome outcome = r.runs[i](problem, budget);
+    PlacementOutcome outcome = run(problem, budget);
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return outcome;
   }
-  std::string names;
-  for (const MethodInfo& m : r.infos) names += (names.empty() ? "" : ", ") + m.name;
   return make_error("unknown placement method '" + method + "' (expected one of: " + names + ")");
 }
 

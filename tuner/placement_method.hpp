@@ -50,7 +50,7 @@ using PlacementFunction = std::function<PlacementOutcome(const PlacementProblem&
 // The registry of placement methods, looked up by name (`place --method`, benchmarks). The
 // built-in methods are registered on first use; other modules (the learner) add theirs with
 // register_placement_method. A name registered twice is an error.
-const std::vector<MethodInfo>& placement_methods();
+std::vector<MethodInfo> placement_methods();
 Status register_placement_method(MethodInfo info, PlacementFunction run);
 Result<PlacementOutcome> run_placement_method(const std::string& method, const PlacementProblem& problem,
                                               const SearchBudget& budget = {});

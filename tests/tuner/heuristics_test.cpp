@@ -177,13 +177,14 @@ std::pair<std::vector<int>, double> reference_heft(const Graph& g, const CostTab
 
 TEST_CASE("HEFT agrees with the published algorithm's plain slot scan on random graphs", "[tuner]") {
   std::mt19937_64 rng(17);
-  for (int trial = 0; trial < 30; ++trial) {
+  for (int trial = 0; trial < 200; ++trial) {
     GraphBuilder b("random");
     const int n = 30 + static_cast<int>(rng() % 90);
+    const int zero_share = trial % 2 == 0 ? 12 : 3;  // every other graph: a third of its ops cost nothing
     for (int i = 0; i < n; ++i) {
       OpSpec op;
       op.name = "o" + std::to_string(i);
-      op.cost = static_cast<double>(rng() % 12);  // zero-cost ops included
+      op.cost = rng() % zero_share == 0 ? 0.0 : static_cast<double>(1 + rng() % 11);
       op.transfer_cost = static_cast<double>(rng() % 6);
       b.add_op(op);
     }
@@ -199,4 +200,16 @@ TEST_CASE("HEFT agrees with the published algorithm's plain slot scan on random 
     CHECK(heft.planned == length);
     CHECK(std::vector<int>(heft.placement.device.begin(), heft.placement.device.end()) == device);
   }
+}
+
+TEST_CASE("random as a method of its own draws all its samples whatever the search budget", "[tuner]") {
+  Graph g = topcuoglu_example();
+  Cluster c = three_processors();
+  CostTable costs(g, c);
+  SearchBudget budget;
+  budget.seconds = 1e-9;  // search's budget, spent before the first sample
+  budget.samples = 40;
+  auto outcome = run_placement_method("random", PlacementProblem{g, c, costs, {}}, budget);
+  REQUIRE(outcome.ok());
+  CHECK(outcome.value().evaluations == 40);
 }

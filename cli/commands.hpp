@@ -16,6 +16,8 @@ void add_jobs_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 
+// Every verb above, in the order `gantry --help` lists them.
+void add_all_commands(CLI::App& app);
 // Runs the command line: the exit code, errors printed as "gantry: ..." on stderr.
 int gantry_main(int argc, const char* const* argv);
 

@@ -15,6 +15,20 @@
 
 namespace gantry::cli {
 
+void add_all_commands(CLI::App& app) {
+  add_place_command(app);
+  add_simulate_command(app);
+  add_tune_command(app);
+  add_query_command(app);
+  add_db_command(app);
+  add_jobs_command(app);
+  add_pipeline_command(app);
+  add_models_command(app);
+  add_workloads_command(app);
+  add_clusters_command(app);
+  add_bench_command(app);
+}
+
 int gantry_main(int argc, const char* const* argv) {
   CLI::App app{"gantry: finds fast execution plans for ML dataflow graphs and pipelines.\n"
                "Places ops on devices (heuristics, search), simulates asynchronous work-conserving runtimes,\n"
@@ -27,17 +41,7 @@ int gantry_main(int argc, const char* const* argv) {
     return "gantry: " + CLI::FailureMessage::simple(failed, e);
   });
   app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job.");
-  add_place_command(app);
-  add_simulate_command(app);
-  add_tune_command(app);
-  add_query_command(app);
-  add_db_command(app);
-  add_jobs_command(app);
-  add_pipeline_command(app);
-  add_models_command(app);
-  add_workloads_command(app);
-  add_clusters_command(app);
-  add_bench_command(app);
+  add_all_commands(app);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
     const std::string verb = argv[1];
     bool known = false;

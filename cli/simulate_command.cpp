@@ -33,9 +33,11 @@ NoiseSpread noise_spread(const Problem& problem, SimOptions options, const Place
   options.track_memory = false;
   std::vector<double> makespans;
   const std::uint64_t seed = options.seed;
+  Simulator sim(problem.graph, *problem.costs, problem.cluster, options);
   for (int k = 0; k < repeats; ++k) {
     options.seed = noise_draw_seed(seed, k);
-    makespans.push_back(Simulator(problem.graph, *problem.costs, problem.cluster, options).run(placement).makespan);
+    sim.set_options(options);
+    makespans.push_back(sim.run(placement).makespan);
   }
   NoiseSpread spread;
   spread.draws = repeats;

@@ -1,5 +1,6 @@
 #include "core/placement.hpp"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/cluster.hpp"
@@ -9,19 +10,25 @@
 
 namespace gantry {
 
-Status Placement::check(const Graph& graph, const Cluster& cluster, const std::string& source) const {
+Status Placement::check(const Graph& graph, int devices, const std::string& source) const {
   if (size() != graph.size())
-    return make_error(source + ": the placement has " + std::to_string(size()) + " entries but the graph has " +
+    return make_error(source + ": " + std::to_string(size()) + " entries for a graph of " + std::to_string(graph.size()) + " ops");
+  for (OpId op = 0; op < size(); ++op)
+    if (device[op] < 0 || device[op] >= devices)
+      return make_error(source + ": op " + std::to_string(op) + " (" + graph.name(op) + ") is on device " +
+                        std::to_string(device[op]) + ", but the cluster has devices 0.." + std::to_string(devices - 1));
+  if (!has_priority()) return Ok{};
+  if (static_cast<int>(priority.size()) != graph.size())
+    return make_error(source + ": " + std::to_string(priority.size()) + " priorities for a graph of " +
                       std::to_string(graph.size()) + " ops");
-  if (has_priority() && static_cast<int>(priority.size()) != graph.size())
-    return make_error(source + ": 'priority' has " + std::to_string(priority.size()) + " entries, expected " +
-                      std::to_string(graph.size()));
-  for (int op = 0; op < size(); ++op)
-    if (device[op] < 0 || device[op] >= cluster.size())
-      return make_error(source + ": op " + std::to_string(op) + " is placed on device " +
-                        std::to_string(device[op]) + " but cluster " + cluster.name() + " has " +
-                        std::to_string(cluster.size()) + " devices");
+  for (OpId op = 0; op < size(); ++op)
+    if (!std::isfinite(priority[op]))
+      return make_error(source + ": op " + std::to_string(op) + " (" + graph.name(op) + ") has a priority that is not a finite number");
   return Ok{};
+}
+
+Status Placement::check(const Graph& graph, const Cluster& cluster, const std::string& source) const {
+  return check(graph, cluster.size(), source);
 }
 
 std::string placement_to_json(const Placement& placement, const std::string& graph_fingerprint,

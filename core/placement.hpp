@@ -18,7 +18,9 @@ struct Placement {
 
   int size() const { return static_cast<int>(device.size()); }
   bool has_priority() const { return !priority.empty(); }
-  // Checks sizes and device indices against a graph and cluster.
+  // Checks sizes, device indices and finite priorities against a graph and a device count (or a
+  // cluster); the error names `source` and the first offending op.
+  Status check(const Graph& graph, int devices, const std::string& source) const;
   Status check(const Graph& graph, const Cluster& cluster, const std::string& source) const;
 };
 

@@ -127,22 +127,7 @@ Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 
 Status Simulator::check(const Placement& placement) const {
-  const int n = graph_.size(), devices = static_cast<int>(device_streams_.size());
-  if (placement.size() != n)
-    return make_error("placement: " + std::to_string(placement.size()) + " entries for a graph of " + std::to_string(n) + " ops");
-  for (OpId op = 0; op < n; ++op)
-    if (placement.device[op] < 0 || placement.device[op] >= devices)
-      return make_error("placement: op " + std::to_string(op) + " (" + graph_.name(op) + ") is on device " +
-                        std::to_string(placement.device[op]) + ", but the cluster has devices 0.." + std::to_string(devices - 1));
-  if (placement.has_priority()) {
-    if (static_cast<int>(placement.priority.size()) != n)
-      return make_error("placement: " + std::to_string(placement.priority.size()) + " priorities for a graph of " +
-                        std::to_string(n) + " ops");
-    for (OpId op = 0; op < n; ++op)
-      if (!std::isfinite(placement.priority[op]))
-        return make_error("placement: op " + std::to_string(op) + " (" + graph_.name(op) + ") has a priority that is not a finite number");
-  }
-  return Ok{};
+  return placement.check(graph_, static_cast<int>(device_streams_.size()), "placement");
 }
 
 double Simulator::makespan(const std::int32_t* device, const double* priority) {

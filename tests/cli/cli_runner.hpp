@@ -40,17 +40,7 @@ inline CliRun run_cli(const std::vector<std::string>& args) {
 inline std::string run_verbs(const std::vector<std::string>& args, int* exit_code = nullptr) {
   CLI::App app{"gantry"};
   app.require_subcommand(1);
-  cli::add_place_command(app);
-  cli::add_simulate_command(app);
-  cli::add_tune_command(app);
-  cli::add_query_command(app);
-  cli::add_db_command(app);
-  cli::add_jobs_command(app);
-  cli::add_pipeline_command(app);
-  cli::add_models_command(app);
-  cli::add_workloads_command(app);
-  cli::add_clusters_command(app);
-  cli::add_bench_command(app);
+  cli::add_all_commands(app);
   std::vector<const char*> argv = {"gantry"};
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream captured;

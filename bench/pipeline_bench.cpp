@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "sim/pipeline_simulation.hpp"
-#include "tuner/pipeline/schedules.hpp"
+#include "tuner/pipeline/schedule_registry.hpp"
 
 namespace gantry {
 
@@ -34,7 +34,9 @@ std::vector<PipelineBenchRow> run_pipeline_bench(const std::vector<std::pair<int
   for (auto [p, m] : sizes) {
     const StageCosts costs = bench_costs(p);
     for (const std::string name : {"1f1b", "zb"}) {
-      auto scheme = name == "zb" ? make_zb_h1(p, m, costs) : make_1f1b(p, m);
+      auto choice = schedule_registry().find(name);  // one stage per device: `costs` fit both
+      if (!choice) throw std::runtime_error(choice.error().message);
+      auto scheme = choice.value().kind->build(p, m, choice.value().layout, costs);
       if (!scheme) throw std::runtime_error(scheme.error().message);
       std::vector<double> ms;
       int ops = 0;

@@ -123,7 +123,6 @@ Source model_source(const PipelineArgs& args, const PipelineScheme* scheme) {
   LayerModel model;
   model.params = layer_params(layers.value());
   model.time = layer_times(layers.value(), cluster.value().device(0), model_options);
-  model.max_devices = cluster.value().size();
   model.stage_costs = stage_cost_function(std::move(layers).value(), std::move(cluster).value(), model_options);
   source.stages = model_stage_source(std::move(model), p, method.value(),
                                      args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit));

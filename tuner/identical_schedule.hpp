@@ -30,7 +30,6 @@ class ListDecoder {
   const std::vector<std::int32_t>& machine() const { return machine_; }
   const std::vector<double>& start() const { return start_; }
   const std::vector<double>& ready() const { return ready_; }  // when all predecessors had ended
-  int processors() const { return processors_; }
 
  private:
   const Graph& graph_;

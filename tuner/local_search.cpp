@@ -64,7 +64,8 @@ struct LocalSearch::Lists {
     rules.push_back(order_by_decreasing(g, key));
     for (OpId op = 0; op < n; ++op) key[op] = level[op] + static_cast<double>(g.succs(op).size()) / (n + 1.0) * 1e-3 * (longest > 0 ? longest : 1);
     rules.push_back(order_by_decreasing(g, key));
-    for (OpId op = 0; op < n; ++op) key[op] = hops[op] * (2 * (level.empty() ? 1 : *std::max_element(level.begin(), level.end())) + 1) + level[op];
+    const double deepest = *std::max_element(level.begin(), level.end());  // n > 1 here
+    for (OpId op = 0; op < n; ++op) key[op] = hops[op] * (2 * deepest + 1) + level[op];
     rules.push_back(order_by_decreasing(g, key));
     for (OpId op = 0; op < n; ++op) key[op] = std::min(descendants[op], 1e15) + level[op] * 1e-9;
     rules.push_back(order_by_decreasing(g, key));

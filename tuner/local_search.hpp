@@ -41,7 +41,6 @@ class LocalSearch {
 
   // Whether run() searches priority lists first (see local_search.cpp): true for priority
   // dispatch on identical single-stream devices without communication costs.
-  bool searches_lists() const { return lists_ != nullptr; }
 
   ~LocalSearch();
 

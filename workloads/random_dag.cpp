@@ -11,13 +11,13 @@
 // Costs: flops log-uniform over a 16x range, rescaled to mean `flops`; output sizes log-uniform,
 // rescaled so that (mean edge bytes / 10 GB/s) / (mean flops / 10 TFLOP/s) = ccr exactly. The
 // random draws do not depend on ccr, so edge bytes scale proportionally with it.
-// Determinism: std::mt19937_64 is fully specified by the standard, but the std distributions are
-// not, so the draws below are computed by hand and a seed gives the same graph everywhere.
+// Determinism: the draws come from workloads/seeded_rng.hpp, the same on every platform.
 #include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "workloads/generators.hpp"
+#include "workloads/seeded_rng.hpp"
 
 namespace gantry {
 
@@ -40,31 +40,7 @@ struct RandomShape {
   std::uint64_t seed = 1;
 };
 
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
-  // Uniform in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  // Uniform in [0, n); the modulo bias is below 2^-40 for the sizes used here.
-  std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(engine_() % static_cast<std::uint64_t>(n)); }
-  double log_uniform() { return std::exp((2 * uniform() - 1) * kSpread); }
-  // Knuth's multiplication method; means here are small (fan_in <= 64).
-  std::int64_t poisson(double mean) {
-    const double limit = std::exp(-mean);
-    std::int64_t k = 0;
-    for (double product = uniform(); product > limit; product *= uniform()) ++k;
-    return k;
-  }
-  // Failures before the first success of a Bernoulli(p) sequence, 0 < p < 1.
-  std::int64_t geometric(double p) {
-    // Clamped so that a tiny p cannot overflow the integer; callers stop at the layer width anyway.
-    const double gap = std::floor(std::log1p(-uniform()) / std::log1p(-p));
-    return static_cast<std::int64_t>(std::min(gap, 1e15));
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
+using Rng = SeededRng;
 
 Result<RandomShape> read_shape(const WorkloadParams& p) {
   RandomShape s;
@@ -110,21 +86,16 @@ class DagSampler {
     raw_output_.resize(static_cast<std::size_t>(s_.ops));
     for (std::int64_t layer = 0; layer < s_.layers; ++layer)
       for (std::int64_t op = start_[layer]; op < start_[layer + 1]; ++op) {
-        raw_flops_[op] = rng_.log_uniform();
-        raw_output_[op] = rng_.log_uniform();
+        raw_flops_[op] = rng_.log_uniform(kSpread);
+        raw_output_[op] = rng_.log_uniform(kSpread);
         if (layer > 0) choose_preds(layer, op);
       }
     return emit();
   }
 
  private:
-  // Every layer gets one op, the rest land on uniformly random layers.
-  void lay_out_layers() {
-    std::vector<std::int64_t> sizes(static_cast<std::size_t>(s_.layers), 1);
-    for (std::int64_t i = s_.layers; i < s_.ops; ++i) ++sizes[rng_.below(s_.layers)];
-    start_.assign(1, 0);
-    for (std::int64_t size : sizes) start_.push_back(start_.back() + size);
-  }
+  void lay_out_layers() { start_ = random_layer_starts(rng_, s_.ops, s_.layers); }
+
 
   bool chosen(OpId op) const {
     for (OpId p : preds_) if (p == op) return true;

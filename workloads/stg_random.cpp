@@ -18,6 +18,7 @@
 #include <random>
 
 #include "workloads/generators.hpp"
+#include "workloads/seeded_rng.hpp"
 
 namespace gantry {
 
@@ -25,15 +26,7 @@ namespace {
 
 using namespace workload_detail;
 
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : engine_(seed) {}
-  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
-  std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(engine_() % static_cast<std::uint64_t>(n)); }
-
- private:
-  std::mt19937_64 engine_;
-};
+using Rng = SeededRng;
 
 struct StgShape {
   std::int64_t tasks = 100;
@@ -65,10 +58,7 @@ Result<Graph> build(const StgShape& s) {
   const bool layered = s.method >= 2;
   if (layered) {
     const std::int64_t layers = std::clamp<std::int64_t>(std::llround(static_cast<double>(n) / s.width), 1, n);
-    std::vector<std::int64_t> sizes(static_cast<std::size_t>(layers), 1);
-    for (std::int64_t i = layers; i < n; ++i) ++sizes[rng.below(layers)];
-    layer_start.push_back(0);
-    for (std::int64_t size : sizes) layer_start.push_back(layer_start.back() + size);
+    layer_start = random_layer_starts(rng, n, layers);
   } else {
     for (std::int64_t i = 0; i <= n; ++i) layer_start.push_back(i);
   }

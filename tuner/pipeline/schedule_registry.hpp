@@ -34,7 +34,6 @@ class ScheduleRegistry {
   Status add(ScheduleKind kind);
   // "NAME" or "NAME:ARGUMENT"; an unknown name is an error listing the known ones.
   Result<ScheduleChoice> find(const std::string& spec) const;
-  const std::deque<ScheduleKind>& kinds() const { return kinds_; }
   std::string usage() const;  // "gpipe, 1f1b, interleaved[:V], zb, zbv"
   std::string help() const;   // one "usage: description" line per kind
 

@@ -117,15 +117,6 @@ Result<PartitionMethod> parse_partition_method(const std::string& name) {
   return make_error("unknown partition '" + name + "' (expected uniform, params, compute)");
 }
 
-const char* to_string(PartitionMethod method) {
-  switch (method) {
-    case PartitionMethod::uniform: return "uniform";
-    case PartitionMethod::params: return "params";
-    case PartitionMethod::compute: return "compute";
-  }
-  return "?";
-}
-
 std::unique_ptr<StageSource> model_stage_source(LayerModel model, int devices, PartitionMethod method, double mem_limit) {
   return std::make_unique<ModelSource>(std::move(model), devices, method, mem_limit);
 }

@@ -43,7 +43,6 @@ std::unique_ptr<StageSource> stage_file_source(StageCosts per_device, double mem
 
 enum class PartitionMethod { uniform, params, compute };
 Result<PartitionMethod> parse_partition_method(const std::string& name);
-const char* to_string(PartitionMethod method);
 
 // What a model-based source needs to know about the model's layers.
 struct LayerModel {
@@ -51,7 +50,6 @@ struct LayerModel {
   std::vector<double> time;    // per layer F+B+W seconds (compute-balanced partitions)
   // Costs of stages [first, end) of layers on devices placement[s] (memory limit: the devices').
   std::function<StageCosts(const Partition& partition, const std::vector<int>& placement)> stage_costs;
-  int max_devices = 0;         // devices the costs can be computed for (the cluster's size)
 };
 // `devices` pipeline stages (x chunks), max_mem replaced by `mem_limit` when > 0.
 std::unique_ptr<StageSource> model_stage_source(LayerModel model, int devices, PartitionMethod method,

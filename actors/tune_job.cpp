@@ -46,7 +46,7 @@ int max_rollouts() {
 Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& options) {
   if (options.rollouts < 0 || options.rollouts > max_rollouts())
     return make_error("--rollouts " + std::to_string(options.rollouts) + ": must be between 1 and " +
-                      std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most)");
+                      std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most; 0 = one per core)");
   if (options.budget_evaluations < 0)
     return make_error("--evals " + std::to_string(options.budget_evaluations) + ": must be >= 0");
   auto opened = Store::open(options.data_dir);
@@ -64,8 +64,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
     if (!s) return s.error();
   }
 
-  int rollouts = options.rollouts > 0 ? options.rollouts : static_cast<int>(std::thread::hardware_concurrency());
-  rollouts = std::max(1, std::min(rollouts, max_rollouts()));
+  const int rollouts = options.rollouts > 0 ? options.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const PlacementProblem placement_problem{problem.graph, problem.cluster, problem.costs, problem.sim};
 
   caf::actor_system_config cfg;

@@ -25,8 +25,6 @@ struct TuneProblem {
   SimOptions sim;
   std::string graph_label;  // shown in listings ("llama-layer", a file path)
   std::string graph_json;   // the graph itself, stored so a best can be re-simulated later
-  std::string cluster_spec; // the --cluster value (preset name, identical:N or file path), for messages;
-                            // the store keeps the cluster's content (Cluster::to_yaml)
 };
 
 struct TuneProgress {

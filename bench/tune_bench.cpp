@@ -15,7 +15,7 @@ std::vector<TuneBenchRow> run_tune_bench(const TuneBenchOptions& options) {
   auto cluster = Cluster::load(options.cluster);
   if (!cluster) throw std::runtime_error(cluster.error().message);
   CostTable costs(graph.value(), cluster.value());
-  const TuneProblem problem{graph.value(), cluster.value(), costs, SimOptions{}, options.workload, "", options.cluster};
+  const TuneProblem problem{graph.value(), cluster.value(), costs, SimOptions{}, options.workload, ""};
 
   std::vector<TuneBenchRow> rows;
   for (int rollouts : options.rollouts) {

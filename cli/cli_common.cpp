@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "core/graph_io.hpp"
 #include "sim/timeline_export.hpp"
@@ -147,6 +148,14 @@ std::string format_bytes(double bytes) {
   }
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buffer;
+}
+
+std::string format_unix_time(double unix_seconds) {
+  if (!(unix_seconds > 0)) return "-";
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
   return buffer;
 }
 

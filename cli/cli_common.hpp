@@ -71,6 +71,8 @@ void write_timelines(const OutputArgs& out, const Problem& problem, const SimRes
 // "12.3 ms" style for seconds, plain numbers for abstract units.
 std::string format_time(double value, const std::string& unit);
 std::string format_bytes(double bytes);
+// Local "YYYY-MM-DD HH:MM:SS" of unix seconds; "-" for none (0).
+std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.
 std::string format_fixed(double value, int digits);
 

@@ -79,7 +79,7 @@ void run_resimulate(const DbArgs& args) {
                        {"old_runtime_fingerprint", i.old_runtime.hex()}, {"runtime_fingerprint", i.new_runtime.hex()},
                        {"old_model_version", i.old_version}, {"old_makespan", i.old_makespan},
                        {"makespan", i.new_makespan}, {"stored", i.stored}});
-    std::cout << nlohmann::json{{"stale", r.stale}, {"resimulated", r.resimulated}, {"stored", r.stored},
+    std::cout << nlohmann::json{{"stale", r.stale}, {"current", r.current}, {"resimulated", r.resimulated}, {"stored", r.stored},
                                 {"items", items}, {"problems", r.problems}}.dump(2) << "\n";
   } else {
     if (!r.items.empty()) {
@@ -91,8 +91,8 @@ void run_resimulate(const DbArgs& args) {
       t.print(std::cout);
     }
     for (const auto& p : r.problems) std::cout << "problem: " << p << "\n";
-    std::cout << r.stale << " stale best(s) in " << args.dir() << ", " << r.resimulated << " re-simulated, " << r.stored
-              << " stored as current bests\n";
+    std::cout << r.stale << " stale best(s) in " << args.dir() << ", " << r.current << " already current, "
+              << r.resimulated << " re-simulated, " << r.stored << " stored as current bests\n";
   }
   if (!r.problems.empty())
     throw CliError(std::to_string(r.problems.size()) + " stale best(s) could not be re-simulated");

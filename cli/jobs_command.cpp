@@ -19,14 +19,6 @@ struct JobsArgs {
   OutputArgs out;
 };
 
-std::string when(double unix_seconds) {
-  if (!(unix_seconds > 0)) return "-";
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-  return buffer;
-}
-
 void run_jobs(const JobsArgs& args) {
   const std::string dir = args.data.empty() ? default_data_dir() : args.data;
   auto store = Store::open_read_only(dir);
@@ -48,7 +40,7 @@ void run_jobs(const JobsArgs& args) {
   }
   TextTable t({"job", "state", "graph", "cluster", "started", "seconds", "evaluations", "best", "owner", "message"});
   for (const auto& r : jobs.value())
-    t.add({r.id, to_string(r.state), r.graph_label, r.cluster_name, when(r.started),
+    t.add({r.id, to_string(r.state), r.graph_label, r.cluster_name, format_unix_time(r.started),
            r.finished > 0 ? format_fixed(r.finished - r.started, 1) : "-", std::to_string(r.evaluations),
            r.best_makespan > 0 ? format_fixed(r.best_makespan, 6) : "-",
            r.owner_pid > 0 ? std::to_string(r.owner_pid) + "@" + r.owner_host : "-", r.message});

@@ -89,13 +89,6 @@ std::string stale_note(const ScheduleRecord& r) {
          std::to_string(kModelVersion) + " (`gantry db resimulate` recomputes it)";
 }
 
-std::string when(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-  return buffer;
-}
-
 nlohmann::json record_json(const ScheduleRecord& r) {
   return {{"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()}, {"graph", r.graph_label},
           {"cluster", r.cluster_name}, {"sim", r.sim}, {"method", r.method}, {"makespan", r.makespan},
@@ -143,7 +136,7 @@ void run_best(const QueryArgs& args) {
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"graph", r.graph_label + " (" + r.graph.hex() + ")"}, {"cluster", r.cluster_name + ", runtime " + r.sim},
            {"makespan", format_time(r.makespan, r.unit)}, {"lower bound", format_time(r.lower_bound, r.unit)},
-           {"method", r.method}, {"found", when(r.found_at) + " by " + r.job_id},
+           {"method", r.method}, {"found", format_unix_time(r.found_at) + " by " + r.job_id},
            {"evaluations", std::to_string(r.evaluations)},
            {"model version", std::to_string(r.model_version) + (is_stale(r) ? " (" + stale_note(r) + ")" : "")}})
     t.add({k, v});
@@ -181,7 +174,7 @@ void run_list(const QueryArgs& args) {
   for (const auto& r : list.value()) {
     char ratio[16];
     std::snprintf(ratio, sizeof ratio, "%.3f", r.lower_bound > 0 ? r.makespan / r.lower_bound : 0.0);
-    t.add({r.graph_label, r.cluster_name, r.sim, format_time(r.makespan, r.unit), ratio, r.method, when(r.found_at),
+    t.add({r.graph_label, r.cluster_name, r.sim, format_time(r.makespan, r.unit), ratio, r.method, format_unix_time(r.found_at),
            r.graph.hex().substr(0, 8) + ":" + r.cluster.hex().substr(0, 8),
            is_stale(r) ? "stale (model v" + std::to_string(r.model_version) + ")" : "current"});
     stale += is_stale(r);
@@ -210,7 +203,7 @@ void run_history(const QueryArgs& args) {
   }
   TextTable t({"when", "makespan", "method", "evaluations", "job"});
   for (const auto& h : history.value())
-    t.add({when(h.time), format_time(h.makespan, best.unit), h.method, std::to_string(h.evaluations), h.job_id});
+    t.add({format_unix_time(h.time), format_time(h.makespan, best.unit), h.method, std::to_string(h.evaluations), h.job_id});
   t.print(std::cout);
 }
 

@@ -17,10 +17,12 @@ struct ResimulatedBest {
   int old_version = 0;
   double old_makespan = 0, new_makespan = 0;
   bool stored = false;  // false: the current key already holds a best at least as good
+  bool current = false; // the current key already held a best of this model version: not re-simulated
 };
 
 struct ResimulateReport {
   long stale = 0;        // bests of older model versions found
+  long current = 0;      // of them, already superseded by a best of this version under the new key
   long resimulated = 0;  // of them, simulated again
   long stored = 0;       // of those, stored as the current best of their key
   std::vector<ResimulatedBest> items;

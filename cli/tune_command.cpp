@@ -69,10 +69,6 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
 }
 
 void run_tune(TuneArgs& args) {
-  if (args.rollouts < 0 || args.rollouts > max_rollouts())
-    throw CliError("--rollouts " + std::to_string(args.rollouts) + ": must be between 1 and " +
-                   std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most)");
-  if (args.evals < 0) throw CliError("--evals " + std::to_string(args.evals) + ": must be >= 0");
   Problem problem = load_problem(args.problem);
   TuneOptions options;
   options.data_dir = args.data.empty() ? default_data_dir() : args.data;
@@ -113,7 +109,7 @@ void run_tune(TuneArgs& args) {
   };
 
   TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(),
-                           problem.graph_label, graph_to_json(problem.graph, -1), args.problem.cluster};
+                           problem.graph_label, graph_to_json(problem.graph, -1)};
   std::fprintf(stderr, "tuning %s on %s: %s, store %s (Ctrl-C stops and keeps the best)\n", problem.graph_label.c_str(),
                problem.cluster.name().c_str(),
                options.budget_seconds > 0 ? ("budget " + args.budget).c_str() : ("budget " + std::to_string(args.evals) + " evals").c_str(),

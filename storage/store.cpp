@@ -258,8 +258,10 @@ bool owner_gone(const JobRecord& job) {
 
 void mark_interrupted(JobRecord& job) {
   job.state = JobState::interrupted;
-  job.message = "interrupted: its process " + std::to_string(job.owner_pid) + " on " + job.owner_host +
-                " ended without finishing the job" + (job.message.empty() ? "" : " (" + job.message + ")");
+  const std::string owner = job.owner_pid > 0 ? "its process " + std::to_string(job.owner_pid) + " on " + job.owner_host
+                                              : "its process";  // records older than the owner fields
+  job.message = "interrupted: " + owner + " ended without finishing the job" +
+                (job.message.empty() ? "" : " (" + job.message + ")");
 }
 
 void remove_orphan_secondaries(const fs::path& temp) {
@@ -441,16 +443,23 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   std::unique_ptr<Store> store(new Store(std::move(impl)));
   // Jobs killed while RUNNING are recorded as INTERRUPTED once and for all (this process holds the
   // lock, so no job is writing; a later process with a reused pid cannot make them look alive).
-  auto jobs = store->jobs();
-  if (!jobs) return jobs.error();
   // Holding the lock proves that no earlier process is still running a job here, whatever its pid
-  // (a container's pid 1 is reused by every run): every job still RUNNING was interrupted.
-  for (JobRecord job : jobs.value()) {
-    if (job.state == JobState::running) mark_interrupted(job);
-    if (job.state == JobState::interrupted) {
-      auto st = store->put_job(job);
-      if (!st) return st.error();
+  // (a container's pid 1 is reused by every run): every job stored as RUNNING was interrupted, and
+  // only those are written.
+  std::vector<JobRecord> interrupted;
+  Status scanned = store->impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {
+    auto record = codec::decode_job(value);
+    if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
+    if (record.value().state == JobState::running) {
+      mark_interrupted(record.value());
+      interrupted.push_back(std::move(record).value());
     }
+    return Ok{};
+  });
+  if (!scanned) return scanned.error();
+  for (const JobRecord& job : interrupted) {
+    auto st = store->put_job(job);
+    if (!st) return st.error();
   }
   return store;
 }

@@ -19,7 +19,7 @@ struct TuneFixture {
     o.doppler = true;
     return o;
   }();
-  TuneProblem problem() const { return TuneProblem{graph, cluster, costs, sim, "ffnn", graph_to_json(graph), "identical:4"}; }
+  TuneProblem problem() const { return TuneProblem{graph, cluster, costs, sim, "ffnn", graph_to_json(graph)}; }
   double simulate(const Placement& p) const { return Simulator(graph, costs, cluster, sim).makespan(p); }
 };
 

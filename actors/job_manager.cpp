@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "actors/messages.hpp"
+#include "core/host_name.hpp"
 #include "core/unix_time.hpp"
 
 namespace gantry {
@@ -21,8 +22,7 @@ JobRecord job_record(const TunerConfig& c) {
   job.cluster_name = c.problem->cluster.name();
   job.started = unix_now();
   job.owner_pid = static_cast<long>(getpid());
-  char host[256] = {};
-  job.owner_host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  job.owner_host = host_name();
   return job;
 }
 

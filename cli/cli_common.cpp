@@ -60,8 +60,8 @@ SimOptions SimArgs::options() const {
                    (noise > 0 ? "--noise" : "--memory") + ": use the default simulator for it");
   SimOptions o;
   o.doppler = sim == "doppler";
-  o.dispatch = dispatch == "priority" ? Dispatch::priority : Dispatch::fifo;
-  o.links = links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  o.dispatch = *parse_dispatch(dispatch);  // CLI11 checked the names
+  o.links = *parse_link_model(links);
   o.dedup_transfers = !no_dedup;
   o.streams = streams;
   o.noise_sigma = noise;

@@ -33,9 +33,8 @@ std::string runtime_name(const SimOptions& o) {
   if (o.doppler) return "doppler";
   std::string name;
   auto add = [&](const std::string& part) { name += (name.empty() ? "" : "+") + part; };
-  if (o.dispatch == Dispatch::priority) add("priority");
-  if (o.dispatch == Dispatch::fixed_order) add("fixed-order");
-  if (o.links == LinkModel::unlimited) add("unlimited");
+  if (o.dispatch != Dispatch::fifo) add(to_string(o.dispatch));
+  if (o.links != LinkModel::contention) add(to_string(o.links));
   if (!o.dedup_transfers) add("no-dedup");
   if (o.streams > 0) add("streams=" + std::to_string(o.streams));
   if (o.noise_sigma > 0) add("noise=" + std::to_string(o.noise_sigma) + "x" + std::to_string(o.noise_samples));
@@ -45,8 +44,8 @@ std::string runtime_name(const SimOptions& o) {
 std::string sim_options_json(const SimOptions& o) {
   nlohmann::json j;
   j["sim"] = o.doppler ? "doppler" : "default";
-  j["dispatch"] = o.dispatch == Dispatch::priority ? "priority" : o.dispatch == Dispatch::fixed_order ? "fixed-order" : "fifo";
-  j["links"] = o.links == LinkModel::unlimited ? "unlimited" : "contention";
+  j["dispatch"] = to_string(o.dispatch);
+  j["links"] = to_string(o.links);
   j["dedup"] = o.dedup_transfers;
   j["streams"] = o.streams;
   j["noise"] = o.noise_sigma;
@@ -66,16 +65,12 @@ Result<SimOptions> sim_options_from_json(const std::string& text) {
     const std::string links = j.value("links", "contention");
     if (sim != "default" && sim != "doppler") return make_error(where + ": sim: unknown simulator '" + sim + "'");
     o.doppler = sim == "doppler";
-    if (dispatch == "fifo")
-      o.dispatch = Dispatch::fifo;
-    else if (dispatch == "priority")
-      o.dispatch = Dispatch::priority;
-    else if (dispatch == "fixed-order")
-      o.dispatch = Dispatch::fixed_order;
-    else
-      return make_error(where + ": dispatch: unknown dispatch '" + dispatch + "'");
-    if (links != "contention" && links != "unlimited") return make_error(where + ": links: unknown link model '" + links + "'");
-    o.links = links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+    const auto parsed_dispatch = parse_dispatch(dispatch);
+    if (!parsed_dispatch) return make_error(where + ": dispatch: unknown dispatch '" + dispatch + "'");
+    o.dispatch = *parsed_dispatch;
+    const auto parsed_links = parse_link_model(links);
+    if (!parsed_links) return make_error(where + ": links: unknown link model '" + links + "'");
+    o.links = *parsed_links;
     o.dedup_transfers = j.value("dedup", true);
     o.streams = j.value("streams", 0);
     o.noise_sigma = j.value("noise", 0.0);
@@ -102,16 +97,19 @@ Result<SimOptions> sim_options_from_name(const std::string& name) {
     std::size_t end = name.find('+', begin);
     if (end == std::string::npos) end = name.size();
     const std::string part = name.substr(begin, end - begin);
-    if (part == "priority")
-      o.dispatch = Dispatch::priority;
-    else if (part == "fixed-order")
-      o.dispatch = Dispatch::fixed_order;
-    else if (part == "unlimited")
-      o.links = LinkModel::unlimited;
+    if (const auto dispatch = parse_dispatch(part))
+      o.dispatch = *dispatch;
+    else if (const auto links = parse_link_model(part))
+      o.links = *links;
     else if (part == "no-dedup")
       o.dedup_transfers = false;
-    else if (part.rfind("streams=", 0) == 0)
-      o.streams = std::atoi(part.c_str() + 8);
+    else if (part.rfind("streams=", 0) == 0) {
+      char* end = nullptr;
+      const long streams = std::strtol(part.c_str() + 8, &end, 10);
+      if (end == part.c_str() + 8 || *end != '\0' || streams < 1 || streams > kMaxStreams)
+        return make_error("runtime '" + name + "': '" + part + "' is not a stream count from 1 to " + std::to_string(kMaxStreams));
+      o.streams = static_cast<int>(streams);
+    }
     else if (part.rfind("noise=", 0) == 0)
       return make_error("runtime '" + name + "': its noise seed was not stored");
     else

@@ -2,6 +2,8 @@
 // How the simulated runtime behaves. The defaults model an asynchronous, work-conserving runtime
 // (einsummable-like): a free stream takes the ready op that became ready first.
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace gantry {
 
@@ -34,5 +36,12 @@ struct SimOptions {
   // no de-duplication. Overrides the options above except `record`.
   bool doppler = false;
 };
+
+// The names used on the command line and in stored options ("fifo", "priority", "fixed-order";
+// "contention", "unlimited"), and back (nullopt for an unknown name).
+const char* to_string(Dispatch dispatch);
+const char* to_string(LinkModel links);
+std::optional<Dispatch> parse_dispatch(const std::string& name);
+std::optional<LinkModel> parse_link_model(const std::string& name);
 
 }  // namespace gantry

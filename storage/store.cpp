@@ -1,5 +1,7 @@
 #include "storage/store.hpp"
 
+#include "core/host_name.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <rocksdb/db.h>
@@ -43,12 +45,6 @@ constexpr std::size_t kMaxProblems = 1000;
 std::uint64_t to_micros(double seconds) {
   if (!(seconds > 0) || !std::isfinite(seconds)) return 0;
   return static_cast<std::uint64_t>(std::llround(seconds * 1e6));
-}
-
-std::string host_name() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
-  return buffer;
 }
 
 Error rocks_error(const std::string& what, const rocksdb::Status& s) { return make_error(what + ": " + s.ToString()); }

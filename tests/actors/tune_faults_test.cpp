@@ -10,6 +10,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "core/host_name.hpp"
 #include "actors/messages.hpp"
 #include "actors/store_actor.hpp"
 #include "actors/tune_job.hpp"
@@ -183,9 +184,7 @@ TEST_CASE("after a job was killed, it shows INTERRUPTED and the next one resumes
     JobRecord killed;
     killed.id = "killed";
     killed.owner_pid = child;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    killed.owner_host = host;
+    killed.owner_host = host_name();
     REQUIRE(store->put_job(killed).ok());
   }
   CHECK(stored_job(dir.path, "killed").state == JobState::interrupted);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/host_name.hpp"
 #include "core/unix_time.hpp"
 #include "storage/store.hpp"
 #include "tests/support/rocks_files.hpp"
@@ -53,11 +54,7 @@ std::string two_generations(const TempDir& tmp) {
   return db;
 }
 
-std::string host() {
-  char buffer[256] = {};
-  gethostname(buffer, sizeof buffer - 1);
-  return buffer;
-}
+std::string host() { return host_name(); }
 
 long dead_pid() {
   pid_t child = fork();

@@ -1,3 +1,4 @@
+#include "core/host_name.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "storage/store.hpp"
 
@@ -39,12 +40,6 @@ ScheduleRecord make_record(const Fingerprint& graph, const Fingerprint& cluster,
   r.job_id = "job-1";
   r.evaluations = 42;
   return r;
-}
-
-std::string host_name() {
-  char buffer[256] = {};
-  gethostname(buffer, sizeof buffer - 1);
-  return buffer;
 }
 
 // Writes one raw value into a closed database, bypassing the store (to fake other versions or damage).

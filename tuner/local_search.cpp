@@ -132,6 +132,19 @@ double relative_loss(double candidate, double current) {
   return candidate > current ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
+// What both annealing loops share: the geometric cooling along the run's progress, the
+// Metropolis acceptance of a relative loss, and how long a walk goes without a new best before it
+// returns to the best.
+double temperature_at(double progress, double t_start, double t_end) {
+  return t_start * std::pow(t_end / t_start, std::max(0.0, progress));
+}
+
+bool accepts(double loss, double temperature, std::mt19937_64& rng) {
+  return loss <= 0 || std::uniform_real_distribution<double>(0.0, 1.0)(rng) < std::exp(-loss / temperature);
+}
+
+long steps_before_restart(int ops) { return std::max<long>(2000, 20L * ops); }
+
 }  // namespace
 
 AnnealResult LocalSearch::run(Placement current, const std::function<double(long)>& progress, double t_start,
@@ -151,12 +164,12 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
   result.evaluations = 1;
   double sum = current_ms;
   if (lists_) {
-    run_lists(current, current_ms, result, sum, progress, kListShare, t_start, t_end, on_improvement, max_evaluations);
+    run_lists(current, result, sum, progress, kListShare, t_start, t_end, on_improvement, max_evaluations);
     current = result.best;  // the rest anneals around the best list schedule
     current_ms = result.best_makespan;
   }
   long since_best = 0;
-  const long restart_after = std::max<long>(2000, 20L * n);
+  const long restart_after = steps_before_restart(n);
   double temperature = t_start;
   std::uniform_int_distribution<int> pick_op(0, n - 1);
   std::uniform_int_distribution<int> pick_device(0, std::max(0, devices - 2));
@@ -167,7 +180,7 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
     if (first || (result.evaluations & 31) == 1) {
       const double p = progress(result.evaluations);
       if (p >= 1.0) break;
-      temperature = t_start * std::pow(t_end / t_start, std::max(0.0, p));
+      temperature = temperature_at(p, t_start, t_end);
     }
     const double r = unit(rng_);
     const int a = pick_op(rng_), b = pick_op(rng_);
@@ -185,8 +198,7 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
     const double ms = evaluate();
     ++result.evaluations;
     sum += ms;
-    const double loss = relative_loss(ms, current_ms);
-    if (loss <= 0 || unit(rng_) < std::exp(-loss / temperature)) {
+    if (accepts(relative_loss(ms, current_ms), temperature, rng_)) {
       current_ms = ms;
       if (ms < result.best_makespan) {
         result.best_makespan = ms;
@@ -213,13 +225,13 @@ AnnealResult LocalSearch::run(Placement current, const std::function<double(long
   return result;
 }
 
-void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult& result, double& sum,
+void LocalSearch::run_lists(const Placement& start, AnnealResult& result, double& sum,
                             const std::function<double(long)>& progress, double until, double t_start, double t_end,
                             const std::function<void(long, double)>& on_improvement, long max_evaluations) {
   Lists& L = *lists_;
   const int n = problem_.graph.size();
   auto out_of_budget = [&] { return max_evaluations > 0 && result.evaluations >= max_evaluations; };
-  std::vector<OpId> best_order;
+  L.best_order.clear();
   double list_ms = std::numeric_limits<double>::infinity();
   // A list schedule better than the best placement so far becomes the best once the simulator
   // agrees (it always should; a disagreement keeps the simulator's number).
@@ -241,21 +253,20 @@ void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult
     sum += ms;
     if (ms < list_ms) {
       list_ms = ms;
-      best_order = order;
+      L.best_order = order;
       L.keep_schedule();
     }
   };
-  try_start(order_by_decreasing(problem_.graph, current.priority));
+  try_start(order_by_decreasing(problem_.graph, start.priority));
   for (const auto& rule : L.rules) try_start(rule);
-  if (best_order.empty()) return;
-  L.set_order(best_order);
+  if (L.best_order.empty()) return;
+  L.set_order(L.best_order);
   double cur = list_ms;
   consider_best(cur);
-  L.best_order = best_order;
   double best_list = cur;
 
   long since_best = 0;
-  const long restart_after = std::max<long>(2000, 20L * n);
+  const long restart_after = steps_before_restart(n);
   double temperature = t_start;
   std::uniform_int_distribution<int> pick(0, n - 1);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
@@ -265,7 +276,7 @@ void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult
     if ((checks++ & 31) == 0) {
       const double p = progress(result.evaluations);
       if (p >= until) break;
-      temperature = t_start * std::pow(t_end / t_start, std::max(0.0, p));
+      temperature = temperature_at(p, t_start, t_end);
     }
     const double r = unit(rng_);
     int from = -1, to = -1;
@@ -296,8 +307,7 @@ void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult
     const double ms = L.decoder.decode(L.rank.data());
     ++result.evaluations;
     sum += ms;
-    const double loss = relative_loss(ms, cur);
-    if (loss <= 0 || unit(rng_) < std::exp(-loss / temperature)) {
+    if (accepts(relative_loss(ms, cur), temperature, rng_)) {
       cur = ms;
       L.keep_schedule();
       if (ms < best_list) {
@@ -321,8 +331,6 @@ void LocalSearch::run_lists(Placement& current, double& current_ms, AnnealResult
       since_best = 0;
     }
   }
-  current = L.placement();
-  current_ms = cur;
 }
 
 // The budget covers the whole method: the heuristics that pick the start spend from it first

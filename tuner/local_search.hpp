@@ -46,9 +46,9 @@ class LocalSearch {
 
  private:
   struct Lists;
-  // The list phase of run(): anneals priority lists until progress reaches `until`; returns the
-  // placement (device and priority) of the best list in `result` and where the walk ended.
-  void run_lists(Placement& current, double& current_ms, AnnealResult& result, double& sum,
+  // The list phase of run(): anneals priority lists, from `start`'s priority order and the list
+  // rules, until progress reaches `until`; a better list schedule becomes `result.best`.
+  void run_lists(const Placement& start, AnnealResult& result, double& sum,
                  const std::function<double(long)>& progress, double until, double t_start, double t_end,
                  const std::function<void(long, double)>& on_improvement, long max_evaluations);
 

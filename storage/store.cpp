@@ -192,37 +192,18 @@ Error damaged_error(const std::string& path, const std::vector<std::string>& pro
   return make_error(text + "; `gantry db verify` lists the damage, a backup restores it");
 }
 
-// Table files the MANIFEST lists that are missing or have another size.
-std::vector<std::string> table_file_problems(rocksdb::DB* db) {
-  std::vector<std::string> problems;
-  std::vector<rocksdb::LiveFileMetaData> files;
-  db->GetLiveFilesMetaData(&files);
-  for (const auto& f : files) {
-    const std::string file = f.db_path + (f.name.empty() || f.name[0] != '/' ? "/" : "") + f.name;
-    const std::string shown = fs::path(file).filename().string() + " (column family " + f.column_family_name + ")";
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0) {
-      problems.push_back("table file " + shown + " listed in the MANIFEST is missing: " + std::strerror(errno));
-      continue;
-    }
-    if (static_cast<std::uint64_t>(st.st_size) != f.size)
-      problems.push_back("table file " + shown + " has " + std::to_string(st.st_size) + " bytes, the MANIFEST says " +
-                         std::to_string(f.size));
-  }
-  return problems;
-}
-
-// The table files the MANIFEST lists, checked on disk. A secondary instance drops files it cannot
-// find from its own view (the writer may have deleted them), so the list comes from a separate
-// read-only open of the MANIFEST. A file the writer deletes after a compaction between that
-// read and the check would look missing: a second look must agree.
+// Damage to the table files the MANIFEST lists (missing, truncated), as a read-only open with
+// paranoid checks finds it: RocksDB checks every listed file when it opens. A secondary instance
+// drops files it cannot find from its own view (the writer may have deleted them), hence this
+// separate open. A file the writer deletes after a compaction during that open can fail it once:
+// a second open must agree.
 std::vector<std::string> manifest_file_problems(const std::string& path) {
   std::vector<std::string> problems;
   for (int attempt = 0; attempt < 2; ++attempt) {
     rocksdb::Options options;
     options.create_if_missing = false;
     options.paranoid_checks = true;
-    options.max_open_files = 64;  // tables are opened lazily: the check itself reads no table
+    options.max_open_files = 64;
     std::vector<std::string> names;
     rocksdb::Status s = rocksdb::DB::ListColumnFamilies(options, path, &names);
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
@@ -234,7 +215,6 @@ std::vector<std::string> manifest_file_problems(const std::string& path) {
     if (!s.ok()) {
       problems.push_back("the files the MANIFEST lists cannot be opened: " + s.ToString());
     } else {
-      problems = table_file_problems(db);
       for (auto* h : handles) db->DestroyColumnFamilyHandle(h).PermitUncheckedError();
       db->Close().PermitUncheckedError();
       delete db;
@@ -416,7 +396,6 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   }
   impl->adopt(handles);
 
-  if (auto damage = table_file_problems(impl->db); !damage.empty()) return damaged_error(path, damage);
   auto version = impl->schema_version();
   if (!version) return version.error();
   if (version.value() > kSchemaVersion) return newer_schema_error(path, version.value());
@@ -508,9 +487,7 @@ Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path, bo
   return store;
 }
 
-std::vector<std::string> Store::file_problems() const {
-  return impl_->read_only ? manifest_file_problems(impl_->path) : table_file_problems(impl_->db);
-}
+std::vector<std::string> Store::file_problems() const { return manifest_file_problems(impl_->path); }
 
 void Store::inject_faults(const Faults& faults) {
   impl_->fail_sync = faults.sync_wal;

@@ -78,11 +78,9 @@ class Store {
   // read-only instance (no lock needed, works while another process writes) a new database with
   // every record of every family, as of the moment of the copy.
   Status backup(const std::string& dir) const;
-  // Every table file the MANIFEST lists present with its size, checksums of every block of every
-  // file, and a decode of every value.
+  // Every table file the MANIFEST lists present and whole (a paranoid open), checksums of every
+  // block of every file, and a decode of every value.
   Result<VerifyReport> verify() const;
-  // Missing or resized table files, one line each (empty = none). Cheap (no file is read).
-  std::vector<std::string> file_problems() const;
 
   // Fault injection (tests): the next `sync_wal` / `put_if_better` calls fail with an error.
   struct Faults {
@@ -94,6 +92,8 @@ class Store {
   Result<StoreStats> stats() const;
 
  private:
+  // Missing or truncated table files, one line each (empty = none): a paranoid read-only open.
+  std::vector<std::string> file_problems() const;
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   Status copy_records(const std::string& dir) const;

@@ -7,7 +7,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "cli/resimulate.hpp"
+#include "actors/resimulate.hpp"
 #include "cli/text_table.hpp"
 #include "storage/store.hpp"
 

@@ -14,6 +14,7 @@
 // Costs are uniform integers in [cost_min, cost_max]. The draws are computed by hand from
 // std::mt19937_64 (fully specified by the standard), so a seed gives the same graph everywhere.
 #include <algorithm>
+#include <unordered_map>
 #include <cmath>
 #include <random>
 
@@ -37,14 +38,23 @@ struct StgShape {
   std::uint64_t seed = 1;
 };
 
-// `count` distinct values of [0, n) in increasing order (partial Fisher-Yates on a scratch array).
+// `count` distinct values of [0, n) in increasing order: a partial Fisher-Yates shuffle of
+// 0..n-1 whose swapped entries live in a map, so a task costs O(count), not O(n).
 std::vector<std::int64_t> distinct_below(Rng& rng, std::int64_t n, std::int64_t count) {
-  std::vector<std::int64_t> pool(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) pool[i] = i;
-  for (std::int64_t i = 0; i < count; ++i) std::swap(pool[i], pool[i + rng.below(n - i)]);
-  pool.resize(static_cast<std::size_t>(count));
-  std::sort(pool.begin(), pool.end());
-  return pool;
+  std::unordered_map<std::int64_t, std::int64_t> moved;  // pool[i] where it differs from i
+  auto at = [&](std::int64_t i) {
+    auto it = moved.find(i);
+    return it == moved.end() ? i : it->second;
+  };
+  std::vector<std::int64_t> picked;
+  for (std::int64_t i = 0; i < count; ++i) {
+    const std::int64_t j = i + rng.below(n - i);
+    const std::int64_t value = at(j);
+    moved[j] = at(i);
+    picked.push_back(value);
+  }
+  std::sort(picked.begin(), picked.end());
+  return picked;
 }
 
 Result<Graph> build(const StgShape& s) {

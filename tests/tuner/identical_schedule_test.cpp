@@ -235,6 +235,25 @@ TEST_CASE("list schedules run unchanged on the simulator", "[tuner]") {
   SimOptions options;
   options.dispatch = Dispatch::priority;
   CHECK_FALSE(is_identical_without_communication(PlacementProblem{g, pcie, costs, options}));
+  // Free transfers, but each of the other conditions broken in turn.
+  Graph stg = make_workload("stg-random:tasks=20").value();
+  Cluster free4 = Cluster::identical(4).value();
+  CostTable free_costs(stg, free4);
+  REQUIRE(is_identical_without_communication(PlacementProblem{stg, free4, free_costs, options}));
+  SimOptions two_streams = options, noisy = options, fixed = options, doppler = options;
+  two_streams.streams = 2;
+  noisy.noise_sigma = 0.1;
+  fixed.dispatch = Dispatch::fixed_order;
+  doppler.doppler = true;
+  for (const SimOptions& o : {two_streams, noisy, fixed, doppler})
+    CHECK_FALSE(is_identical_without_communication(PlacementProblem{stg, free4, free_costs, o}));
+  std::vector<Device> mixed = free4.devices();
+  mixed[3].peak_flops *= 2;  // ops with roofline costs run at another speed there
+  mixed[3].kind = "fast";
+  Graph roofline = make_workload("random:ops=20").value();
+  Cluster uneven("uneven", mixed);
+  CostTable uneven_costs(roofline, uneven);
+  CHECK_FALSE(is_identical_without_communication(PlacementProblem{roofline, uneven, uneven_costs, options}));
 }
 
 TEST_CASE("search reaches the proven optimum on small generated graphs", "[tuner]") {

@@ -1,7 +1,8 @@
 #pragma once
 // Re-simulating stored bests computed by an older simulator model (sim/model_version.hpp): each
 // stale best is simulated again from the stored graph and cluster content and the record's
-// simulator options, and stored under the current key (with its history entry).
+// simulator options, and stored under the current key (with its history entry). A maintenance job
+// of the store that needs the simulator: it lives with the jobs, below the CLI.
 #include <string>
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "cli/resimulate.hpp"
+#include "actors/resimulate.hpp"
 
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"

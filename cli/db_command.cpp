@@ -111,7 +111,7 @@ void add_db_command(CLI::App& app) {
   b->callback([backup] { run_backup(*backup); });
   auto verify = std::make_shared<DbArgs>();
   CLI::App* v = db->add_subcommand("verify",
-                                   "check every table file against the MANIFEST (present, same size), every block's "
+                                   "check every table file the MANIFEST lists (present and whole), every block's "
                                    "checksum, and decode every record");
   v->add_option("--data", verify->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   verify->out.add_to(*v, false);

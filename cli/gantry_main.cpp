@@ -40,7 +40,7 @@ int gantry_main(int argc, const char* const* argv) {
   app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
     return "gantry: " + CLI::FailureMessage::simple(failed, e);
   });
-  app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job.");
+  app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job, 141 the reader of the output left early.");
   add_all_commands(app);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
     const std::string verb = argv[1];

@@ -1,45 +1,66 @@
 #pragma once
-// The messages the tuning actors exchange (in-process only: CAF 0.17 "unsafe" local types, never
-// serialized; between processes gantry speaks ZeroMQ).
+// The messages gantry's actors exchange inside one process. They are plain values (no references,
+// no raw pointers), but CAF 0.17 cannot serialize them and does not need to: whatever crosses a
+// process is encoded by actors/net/wire.hpp and carried by a gateway as an Envelope.
 #include <caf/all.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
-#include "storage/records.hpp"
+#include "actors/job_spec.hpp"
+#include "actors/net/wire.hpp"
+#include "actors/rollout_task.hpp"
 #include "actors/tune_job.hpp"
-#include "tuner/local_search.hpp"
+#include "storage/records.hpp"
 
 namespace gantry {
 
+// store
 using put_best_atom = caf::atom_constant<caf::atom("putbest")>;
 using put_episode_atom = caf::atom_constant<caf::atom("putepisode")>;
 using put_job_atom = caf::atom_constant<caf::atom("putjob")>;
 using get_best_atom = caf::atom_constant<caf::atom("getbest")>;
+using get_job_atom = caf::atom_constant<caf::atom("getjob")>;
+using get_jobs_atom = caf::atom_constant<caf::atom("getjobs")>;
+using put_content_atom = caf::atom_constant<caf::atom("putcontent")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)
+// rollouts and the pool
 using batch_atom = caf::atom_constant<caf::atom("batch")>;
+using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
+using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
+using slots_atom = caf::atom_constant<caf::atom("slots")>;
+using add_problem_atom = caf::atom_constant<caf::atom("addproblem")>;
+using drop_problem_atom = caf::atom_constant<caf::atom("dropproblm")>;
+using tick_atom = caf::atom_constant<caf::atom("tick")>;
+// transport: an Envelope that arrived, or one to send
+using net_in_atom = caf::atom_constant<caf::atom("netin")>;
+using net_out_atom = caf::atom_constant<caf::atom("netout")>;
+using lost_atom = caf::atom_constant<caf::atom("peerlost")>;
+// jobs
 using start_atom = caf::atom_constant<caf::atom("start")>;
-using run_job_atom = caf::atom_constant<caf::atom("runjob")>;
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+using await_atom = caf::atom_constant<caf::atom("await")>;
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
+using status_atom = caf::atom_constant<caf::atom("status")>;
 using job_done_atom = caf::atom_constant<caf::atom("jobdone")>;
 
-// Work for one rollout: anneal from `start` (perturbed first when `perturb` > 0), or continue
-// the rollout's own annealing chain where its previous batch ended when `continue_chain`.
-struct BatchRequest {
-  Placement start;
-  bool continue_chain = false;
-  std::uint64_t seed = 1;
-  long evaluations = 0;   // at most this many simulator runs, exactly this many unless `seconds`
-                          // runs out first (0 = no limit)
-  double seconds = 0.2;   // at most this long (0 = no limit)
-  double t_start = 0.02, t_end = 0.002;
-  double perturb = 0;     // share of ops moved to random devices before annealing
-  long sequence = 0;
-  bool fail = false;      // fault injection (tests): the rollout fails this batch
-};
+// CAF 0.17's timers and request timeouts take integral durations.
+inline std::chrono::milliseconds milliseconds_of(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000 + 0.5));
+}
 
-struct BatchResult {
-  AnnealResult result;
-  int rollout = 0;
-  long sequence = 0;
+// An error's own words when it carries them (errors made with a message), else CAF's rendering.
+inline std::string error_text(caf::actor_system& system, const caf::error& e) {
+  if (e.context().match_elements<std::string>()) return e.context().get_as<std::string>(0);
+  return system.render(e);
+}
+
+// What an in-process submitter (the embedded `gantry tune`) hears of its job while it runs.
+struct JobHooks {
+  std::function<void(const TuneProgress&)> on_progress;
 };
 
 // Answers of the store actor: a value or the store's error text.
@@ -55,14 +76,47 @@ struct StoredBest {
   std::string error;
 };
 
+struct StoredJobs {
+  std::vector<JobRecord> jobs;
+  std::string error;
+};
+
+// The rollout pool as seen from outside (gantry status).
+struct PoolStatus {
+  struct Worker {
+    std::string peer, name, host;
+    long pid = 0;
+    int slots = 0, busy = 0;
+    double silent_seconds = 0;  // since its last message
+  };
+  std::vector<Worker> workers;
+  long queued = 0, leased = 0;
+  long committed = 0;    // results accepted
+  long requeued = 0;     // tasks sent back to the queue (lost worker, expired lease, failed batch)
+  long stale = 0;        // results for leases that were no longer outstanding (dropped)
+  long malformed = 0;    // messages that could not be read (dropped)
+  int slots() const {
+    int n = 0;
+    for (const Worker& w : workers) n += w.slots;
+    return n;
+  }
+};
+
 }  // namespace gantry
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::BatchRequest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::BatchResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ScheduleRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::JobRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::Fingerprint)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::TuneOutcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::JobSpec)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::JobHooks)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ProblemSpec)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::PoolStatus)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::wire::Envelope)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const gantry::BuiltProblem>)

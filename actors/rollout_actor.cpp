@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "actors/messages.hpp"
+#include "tuner/local_search.hpp"
 
 namespace gantry {
 
@@ -28,32 +29,51 @@ AnnealResult run_batch(LocalSearch& search, Placement start, const BatchRequest&
   return search.run(std::move(start), progress, request.t_start, request.t_end, {}, cap);
 }
 
+// The search of the problem the rollout served last (a simulator's buffers are worth keeping).
+struct RolloutState {
+  std::shared_ptr<const BuiltProblem> problem;
+  std::unique_ptr<PlacementProblem> view;
+  std::unique_ptr<LocalSearch> search;
+};
+
 }  // namespace
 
-caf::behavior rollout_actor(caf::event_based_actor* self, const PlacementProblem* problem, int index) {
-  auto search = std::make_shared<LocalSearch>(*problem, 0);  // reseeded by every batch request
-  auto chain = std::make_shared<Placement>();  // where this rollout's walk stands between batches
+caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
+  auto state = std::make_shared<RolloutState>();
   return {
-      [=](batch_atom, const BatchRequest& request) -> caf::result<BatchResult> {
-        if (request.fail)
-          return caf::make_error(caf::sec::runtime_error,
-                                 "rollout " + std::to_string(index) + ": injected fault in batch " +
-                                     std::to_string(request.sequence));
+      [=](batch_atom, const std::shared_ptr<const BuiltProblem>& problem,
+          const BatchRequest& request) -> caf::result<BatchResult> {
+        BatchResult out;
+        out.sequence = request.sequence;
+        if (request.fail_times > 0) {
+          out.error = "rollout " + std::to_string(index) + ": injected fault in batch " + std::to_string(request.sequence);
+          return out;
+        }
+        Placement start = request.start;
+        const Status fits = start.check(problem->graph, problem->cluster, "batch start");
+        if (!fits) {
+          out.error = fits.error().message;
+          return out;
+        }
+        if (state->problem != problem) {
+          state->problem = problem;
+          state->view = std::make_unique<PlacementProblem>(problem->placement());
+          state->search = std::make_unique<LocalSearch>(*state->view, 0);  // reseeded by every batch
+        }
         std::mt19937_64 rng(request.seed);
-        Placement start = request.continue_chain && chain->size() > 0 ? *chain : request.start;
         if (request.perturb > 0) {  // a restart near the best: move a share of ops at random
           std::uniform_real_distribution<double> unit(0, 1);
           std::uniform_int_distribution<int> device(0, problem->cluster.size() - 1);
           for (auto& d : start.device)
             if (unit(rng) < request.perturb) d = device(rng);
         }
-        search->reseed(request.seed);
-        BatchResult out;
-        out.result = run_batch(*search, std::move(start), request);
-        *chain = out.result.last;
-        out.result.last = Placement{};  // the tuner needs only the best
-        out.rollout = index;
-        out.sequence = request.sequence;
+        state->search->reseed(request.seed);
+        AnnealResult r = run_batch(*state->search, std::move(start), request);
+        out.evaluations = r.evaluations;
+        out.best_makespan = r.best_makespan;
+        out.mean_makespan = r.mean_makespan;
+        out.best = std::move(r.best);
+        out.last = std::move(r.last);
         return out;
       },
   };

@@ -1,12 +1,11 @@
 #pragma once
-// A rollout actor owns one simulator (through a LocalSearch) and anneals placements in batches.
+// A rollout actor anneals placements in batches on its own simulator. It is stateless between
+// batches apart from its simulator cache: the problem and the chain's start come with every batch.
 #include <caf/all.hpp>
-
-#include "tuner/placement_method.hpp"
 
 namespace gantry {
 
-// Serves batch (BatchRequest) -> BatchResult. `problem` must outlive the actor.
-caf::behavior rollout_actor(caf::event_based_actor* self, const PlacementProblem* problem, int index);
+// Serves (batch, shared_ptr<const BuiltProblem>, BatchRequest) -> BatchResult.
+caf::behavior rollout_actor(caf::event_based_actor* self, int index);
 
 }  // namespace gantry

@@ -1,5 +1,6 @@
 #include "actors/store_actor.hpp"
 
+#include "actors/log_line.hpp"
 #include "actors/messages.hpp"
 
 namespace gantry {
@@ -23,7 +24,7 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
       },
       [=](put_episode_atom, const EpisodeRecord& episode) {
         auto s = store->put_episode(episode);
-        if (!s) caf::aout(self) << "gantry: storing an episode failed: " << s.error().message << "\n";
+        if (!s) log_line(std::string() + "gantry: storing an episode failed: " + s.error().message);
         *dirty = true;
         if (!*armed) {
           *armed = true;
@@ -40,12 +41,24 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         if (!r.value()) return StoredBest{};
         return StoredBest{true, *r.value(), {}};
       },
+      [=](get_jobs_atom) {
+        auto r = store->jobs();
+        return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
+      },
+      [=](put_content_atom, const Fingerprint& graph, const std::string& graph_json, const Fingerprint& runtime,
+          const std::string& cluster_yaml) {
+        // The content, not a --cluster string: a file can move, a preset can change.
+        auto g = graph_json.empty() ? Status(Ok{}) : store->put_graph(graph, graph_json);
+        if (!g) return StoreReply{false, false, g.error().message};
+        auto c = store->put_cluster(runtime, cluster_yaml);
+        return c ? StoreReply{} : StoreReply{false, false, c.error().message};
+      },
       [=](sync_atom) { return sync(); },
       [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves
         *armed = false;
         StoreReply r = sync();
         if (!r.ok) {
-          caf::aout(self) << "gantry: WAL sync failed (retried in 1 s): " << r.error << "\n";
+          log_line(std::string() + "gantry: WAL sync failed (retried in 1 s): " + r.error);
           *armed = true;
           self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
         }

@@ -9,7 +9,8 @@
 namespace gantry {
 
 // Serves put_best (-> StoreReply), put_episode (no reply; WAL synced every second and on sync),
-// put_job (-> StoreReply), get_best (-> StoredBest) and sync (-> StoreReply).
+// put_job (-> StoreReply), put_content (graph and cluster content -> StoreReply), get_best
+// (-> StoredBest), get_jobs (-> StoredJobs) and sync (-> StoreReply).
 caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> store);
 
 }  // namespace gantry

@@ -2,38 +2,49 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <chrono>
-#include <system_error>
 #include <thread>
 
-#include "actors/job_manager.hpp"
+#include "actors/cluster_node.hpp"
 #include "actors/messages.hpp"
-#include "actors/rollout_actor.hpp"
-#include "actors/store_actor.hpp"
-#include "sim/runtime_fingerprint.hpp"
+#include "actors/problem_spec.hpp"
+#include "storage/store.hpp"
 
 namespace gantry {
 
 namespace {
-
-std::string new_job_id() {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
-  static std::atomic<int> counter{0};  // two jobs of one process in one millisecond
-  char buffer[80];
-  std::snprintf(buffer, sizeof buffer, "job-%lld-%d-%d", ms, static_cast<int>(getpid()), counter++);
-  return buffer;
-}
 
 void configure(caf::actor_system_config& cfg, const TuneOptions& options) {
   if (options.deterministic) {
     cfg.set("scheduler.policy", caf::atom("testing"));
     cfg.set("logger.inline-output", true);
   } else {
-    // Rollouts and the store run detached (own threads); the scheduler serves tuner and manager.
+    // Rollouts, the store and the gateways run detached (own threads); the scheduler serves the
+    // coordinator, the pool, the tuners and the worker.
     cfg.set("scheduler.max-threads", 2);
   }
+}
+
+// An inproc:// name no other embedded job of this process uses.
+std::string embedded_endpoint() {
+  static std::atomic<int> counter{0};
+  return "inproc://gantry-embedded-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+JobSpec job_spec(const TuneProblem& problem, const TuneOptions& options) {
+  JobSpec spec;
+  spec.problem = make_problem_spec(problem.graph, problem.cluster, problem.sim, problem.graph_label, problem.graph_json);
+  spec.budget_seconds = options.budget_seconds;
+  spec.budget_evaluations = options.budget_evaluations;
+  spec.patience_seconds = options.patience_seconds;
+  spec.batch_seconds = options.batch_seconds;
+  spec.batch_evaluations = options.batch_evaluations;
+  spec.seed = options.seed;
+  spec.fail_batch = options.faults.batch;
+  spec.fail_times = options.faults.batch_times;
+  return spec;
 }
 
 }  // namespace
@@ -53,94 +64,84 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
   if (!opened) return opened.error();
   std::shared_ptr<Store> store = std::move(opened).value();
   if (options.faults.store_puts > 0) store->inject_faults({0, options.faults.store_puts});
-  const Fingerprint graph_fp = fingerprint(problem.graph);
-  const Fingerprint runtime_fp = runtime_fingerprint(problem.cluster, problem.sim);
-  if (!problem.graph_json.empty()) {
-    auto s = store->put_graph(graph_fp, problem.graph_json);
-    if (!s) return s.error();
-  }
-  {  // the content, not the --cluster string: a file can move, a preset can change
-    auto s = store->put_cluster(runtime_fp, problem.cluster.to_yaml());
-    if (!s) return s.error();
-  }
-
   const int rollouts = options.rollouts > 0 ? options.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const PlacementProblem placement_problem{problem.graph, problem.cluster, problem.costs, problem.sim};
 
+  // The embedded cluster: a coordinator and one worker in this process, over inproc:// through the
+  // same gateways as between hosts (or, under the test scheduler, a direct link).
   caf::actor_system_config cfg;
   configure(cfg, options);
   caf::actor_system system{cfg};
-  const auto spawn_worker = [&](auto fun, auto&&... args) {
-    return options.deterministic ? system.spawn(fun, std::forward<decltype(args)>(args)...)
-                                 : system.spawn<caf::detached>(fun, std::forward<decltype(args)>(args)...);
+  auto* scheduler = options.deterministic ? dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler()) : nullptr;
+  const auto settle = [&] {  // under the test scheduler, run what is pending and drop the timers
+    if (!scheduler) return;
+    system.clock().cancel_all();
+    scheduler->run();
   };
-  TunerConfig config;
-  config.problem = &problem;
-  config.placement_problem = &placement_problem;
-  config.options = &options;
-  config.job_id = new_job_id();
-  config.graph = graph_fp;
-  config.runtime = runtime_fp;
-  // A detached actor is a thread: when one cannot be created (ulimit -u, memory), stop the ones
-  // already running and say so, instead of leaving the actor system waiting for them.
-  try {
-    config.store = spawn_worker(store_actor, store);
-    for (int i = 0; i < rollouts; ++i) {
-      if (i == options.faults.spawn)
-        throw std::system_error(EAGAIN, std::generic_category(), "injected fault: cannot create a thread");
-      config.rollouts.push_back(spawn_worker(rollout_actor, &placement_problem, i));
-    }
-  } catch (const std::exception& e) {
-    const std::string message = "cannot start rollout " + std::to_string(config.rollouts.size()) + " of " +
-                                std::to_string(rollouts) + " (" + e.what() +
-                                "); try fewer --rollouts or raise the process limit (ulimit -u)";
-    {
-      caf::scoped_actor self{system};
-      for (const caf::actor& a : config.rollouts) self->send_exit(a, caf::exit_reason::user_shutdown);
-      if (config.store) self->send_exit(config.store, caf::exit_reason::user_shutdown);
-    }
-    if (options.deterministic) {
-      system.clock().cancel_all();
-      dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler()).run();
-    }
-    return make_error(message);
+  ProblemCache cache;
+  CoordinatorNodeOptions c;
+  c.bind = options.deterministic ? "" : embedded_endpoint();
+  c.detached_store = !options.deterministic;
+  c.pool.timers = !options.deterministic;
+  c.pool.announce = false;  // the embedded worker comes and goes with the job
+  c.coordinator.timers = !options.deterministic;
+  c.coordinator.cache = &cache;
+  c.coordinator.max_running = 1;
+  auto coordinator = start_coordinator_node(system, store, c);
+  if (!coordinator) return coordinator.error();
+  const CoordinatorNode& node = coordinator.value();
+  WorkerNodeOptions w;
+  w.worker.slots = rollouts;
+  w.worker.name = "embedded";
+  w.worker.detached_rollouts = !options.deterministic;
+  w.worker.timers = !options.deterministic;
+  w.connect = node.endpoint;
+  w.pool = node.pool;
+  w.fail_spawn = options.faults.spawn;
+  auto worker = start_worker_node(system, w, &cache);
+  if (!worker) {
+    node.shutdown(system);
+    settle();
+    return worker.error();
   }
-  caf::actor manager = system.spawn(job_manager, config);
+  if (scheduler) scheduler->run();  // the worker's hello reaches the pool before the job starts
 
+  JobHooks hooks{options.on_progress};
   Result<TuneOutcome> result = make_error("the job ended without a result");
   {
     caf::scoped_actor self{system};
-    self->monitor(manager);  // a manager that dies must not leave us waiting
-    self->send(manager, run_job_atom::value);
-    auto* scheduler = options.deterministic
-                          ? dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler())
-                          : nullptr;
-    for (bool done = false; !done;) {
-      if (scheduler) scheduler->run();
+    self->monitor(node.coordinator);  // a coordinator that dies must not leave us waiting
+    std::string job_id;
+    bool done = false, cancel_sent = false;
+    self->send(node.coordinator, submit_atom::value, job_spec(problem, options), hooks);
+    const auto failed = [&](const std::string& what) {
+      result = make_error(what);
+      done = true;
+    };
+    while (!done) {
+      // Under the test scheduler one message at a time, so a cancellation lands mid-job.
+      if (scheduler) scheduler->run(1);
+      if (!job_id.empty() && !cancel_sent && options.cancel && options.cancel->load()) {
+        self->send(node.coordinator, cancel_atom::value, job_id);  // cancellation is a message
+        cancel_sent = true;
+      }
       self->receive(
+          [&](const std::string& text) {  // first the job's id (then wait for its end), later the cancel's answer
+            if (!job_id.empty()) return;
+            job_id = text;
+            self->send(node.coordinator, await_atom::value, job_id);
+          },
           [&](const TuneOutcome& outcome) {
             result = outcome;
             done = true;
           },
-          [&](const caf::error& e) {
-            result = make_error("tuning job failed: " + system.render(e));
-            done = true;
-          },
-          [&](const caf::down_msg& down) {
-            result = make_error("tuning job failed: the job manager stopped (" + system.render(down.reason) + ")");
-            done = true;
-          },
-          caf::after(std::chrono::milliseconds(scheduler ? 0 : 200)) >> [] {});
+          [&](const caf::error& e) { failed("tuning job failed: " + error_text(system, e)); },
+          [&](const caf::down_msg& down) { failed("tuning job failed: the coordinator stopped (" + system.render(down.reason) + ")"); },
+          caf::after(std::chrono::milliseconds(scheduler ? 0 : 50)) >> [] {});
     }
-    for (const caf::actor& a : config.rollouts) self->send_exit(a, caf::exit_reason::user_shutdown);
-    self->send_exit(config.store, caf::exit_reason::user_shutdown);
-    self->send_exit(manager, caf::exit_reason::user_shutdown);
   }
-  if (options.deterministic) {
-    auto& scheduler = dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
-    system.clock().cancel_all();  // pending timers (WAL sync) would keep actors alive
-    scheduler.run();
-  }
+  worker.value().shutdown(system);
+  node.shutdown(system);
+  settle();
   return result;
 }
 

@@ -49,10 +49,12 @@ struct TuneOptions {
   const std::atomic<bool>* cancel = nullptr;  // set to stop early (Ctrl-C): the job ends CANCELLED
   std::function<void(const TuneProgress&)> on_progress;  // improvements and ~2 ticks per second
   // Fault injection (tests): spawning rollout `spawn` throws as if its thread could not be created;
-  // the rollout that gets batch number `batch` fails it; the first `store_puts` bests fail to store.
+  // batch number `batch` fails on the first `batch_times` workers that get it; the first
+  // `store_puts` bests fail to store.
   struct Faults {
     int spawn = -1;
     long batch = -1;
+    int batch_times = 1;
     int store_puts = 0;
   } faults;
 };

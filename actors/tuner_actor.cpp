@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "actors/log_line.hpp"
 #include "actors/messages.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -22,8 +23,15 @@ struct TunerState {
   long outstanding = 0, next_sequence = 0;
   long promised = 0;                          // evaluations handed out in batches not yet returned
   std::map<long, long> cap_of;                // batch sequence -> its evaluation cap
-  std::map<caf::actor_id, long> batches_of;   // batches handed to each rollout
-  std::vector<caf::actor> idle;               // rollouts waiting for evaluations to hand out
+  // Annealing chains: one per batch in flight. A chain's next batch starts where its last ended.
+  struct Chain {
+    Placement last;
+    long rounds = 0;
+    bool busy = false;
+  };
+  std::vector<Chain> chains;
+  int width = 1;                              // chains wanted: the pool's slots or the parallelism
+  bool cancelled = false, withdrawn = false, started = false;
   bool stopping = false;
   std::string failure;                        // a rollout or the store failed: the job ends FAILED
   caf::response_promise done;
@@ -37,7 +45,7 @@ double elapsed(const TunerState& s) {
 }
 
 double budget_fraction(const TunerState& s) {
-  const TuneOptions& o = *s.config.options;
+  const JobSpec& o = s.config.spec;
   double f = 0;
   if (o.budget_seconds > 0) f = elapsed(s) / o.budget_seconds;
   if (o.budget_evaluations > 0) f = std::max(f, static_cast<double>(s.outcome.evaluations) / o.budget_evaluations);
@@ -46,7 +54,7 @@ double budget_fraction(const TunerState& s) {
 
 // Evaluations of the budget not yet spent nor handed out (a large number without a budget).
 long unpromised(const TunerState& s) {
-  const TuneOptions& o = *s.config.options;
+  const JobSpec& o = s.config.spec;
   if (o.budget_evaluations <= 0) return std::numeric_limits<long>::max();
   return std::max(0L, o.budget_evaluations - s.outcome.evaluations - s.promised);
 }
@@ -59,9 +67,9 @@ std::string seconds_text(double seconds) {
 
 // Why the job must stop now ("" = it goes on).
 std::string stop_reason(const TunerState& s) {
-  const TuneOptions& o = *s.config.options;
+  const JobSpec& o = s.config.spec;
   if (!s.failure.empty()) return s.failure;
-  if (o.cancel && o.cancel->load()) return "cancelled";
+  if (s.cancelled) return "cancelled";
   if (o.budget_seconds > 0 && elapsed(s) >= o.budget_seconds) return "time budget used";
   if (o.budget_evaluations > 0 && s.outcome.evaluations >= o.budget_evaluations)
     return s.outcome.evaluations == s.outcome.heuristic_evaluations && s.outcome.batches == 0
@@ -74,7 +82,7 @@ std::string stop_reason(const TunerState& s) {
 }
 
 void report(TunerState& s, TuneProgress::Kind kind) {
-  const TuneOptions& o = *s.config.options;
+  const JobHooks& o = s.config.hooks;
   if (!o.on_progress) return;
   const double now = elapsed(s);
   if (kind == TuneProgress::Kind::tick) {
@@ -90,13 +98,13 @@ ScheduleRecord record_of(const TunerState& s) {
   ScheduleRecord r;
   r.graph = c.graph;
   r.cluster = c.runtime;
-  r.graph_label = c.problem->graph_label;
+  r.graph_label = c.problem->spec.graph_label;
   r.cluster_name = c.problem->cluster.name();
   r.method = s.outcome.best.method;
   r.sim = runtime_name(c.problem->sim);
   r.unit = c.problem->graph.cost_unit();
   r.makespan = s.outcome.best.makespan;
-  r.lower_bound = makespan_lower_bound(c.problem->graph, c.problem->costs, c.problem->cluster, c.problem->sim);
+  r.lower_bound = makespan_lower_bound(c.problem->graph, *c.problem->costs, c.problem->cluster, c.problem->sim);
   r.placement = s.outcome.best.placement;
   r.job_id = c.job_id;
   r.found_at = unix_now();
@@ -111,7 +119,7 @@ void fail(caf::stateful_actor<TunerState>* self, const std::string& what) {
   if (!s.failure.empty()) return;  // the first failure is the job's
   s.failure = what;
   s.stopping = true;
-  caf::aout(self) << "gantry: " << what << "; the job stops (its best is kept in memory)\n";
+  log_line("gantry: " + what + "; the job stops (its best is kept in memory)");
 }
 
 void finish(caf::stateful_actor<TunerState>* self);
@@ -128,12 +136,11 @@ void store_best(caf::stateful_actor<TunerState>* self) {
 void finish(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
   s.outcome.seconds = elapsed(s);
-  const TuneOptions& o = *s.config.options;
   if (s.outcome.stop_reason.empty()) s.outcome.stop_reason = stop_reason(s);
   if (!s.failure.empty()) {
     s.outcome.state = JobState::failed;
     s.outcome.stop_reason = s.failure;
-  } else if (o.cancel && o.cancel->load()) {
+  } else if (s.cancelled) {
     s.outcome.state = JobState::cancelled;
     s.outcome.stop_reason = "cancelled";
   } else {
@@ -154,12 +161,13 @@ void finish(caf::stateful_actor<TunerState>* self) {
       .then([=](const StoreReply&) { deliver(); }, [=](const caf::error&) { deliver(); });
 }
 
-void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout);
+void dispatch(caf::stateful_actor<TunerState>* self, int chain);
 
-// Hands batches to idle rollouts while there are evaluations to hand out; finishes when the job
-// must stop and nothing is outstanding.
+// Keeps one batch in flight per chain while there are evaluations to hand out; when the job must
+// stop, takes its queued batches back from the pool and finishes once nothing is outstanding.
 void keep_busy(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
+  if (!s.started) return;
   if (!s.stopping) {
     const std::string reason = stop_reason(s);
     if (!reason.empty()) {
@@ -167,30 +175,37 @@ void keep_busy(caf::stateful_actor<TunerState>* self) {
       s.outcome.stop_reason = reason;
     }
   }
-  while (!s.stopping && !s.idle.empty() && unpromised(s) > 0) {
-    caf::actor rollout = s.idle.front();
-    s.idle.erase(s.idle.begin());
-    dispatch(self, rollout);
+  if (s.chains.size() < static_cast<std::size_t>(s.width)) s.chains.resize(s.width);
+  for (int c = 0; c < s.width && !s.stopping && unpromised(s) > 0; ++c)
+    if (!s.chains[c].busy) dispatch(self, c);
+  // A time budget, a cancellation or a failure does not wait for batches no slot has taken yet; an
+  // evaluation budget does (its batches are the budget).
+  if (s.stopping && s.outstanding > 0 && !s.withdrawn) {
+    s.withdrawn = true;
+    self->send(s.config.pool, withdraw_atom::value, s.config.job_id);
   }
-  if (s.outstanding == 0 && (s.stopping || unpromised(s) == 0 || s.config.rollouts.empty())) {
+  if (s.outstanding == 0 && (s.stopping || unpromised(s) == 0)) {
     if (!s.stopping) s.outcome.stop_reason = stop_reason(s);
     finish(self);
   }
 }
 
-void on_batch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout, const BatchResult& batch) {
+void on_batch(caf::stateful_actor<TunerState>* self, int chain, const BatchResult& batch) {
   TunerState& s = self->state;
   --s.outstanding;
+  s.chains[chain].busy = false;
   s.promised -= s.cap_of[batch.sequence];
   s.cap_of.erase(batch.sequence);
+  if (batch.withdrawn) return keep_busy(self);
+  s.chains[chain].last = batch.last;
   ++s.outcome.batches;
-  s.outcome.evaluations += batch.result.evaluations;
-  EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(batch.sequence), batch.rollout,
-                        batch.result.evaluations, batch.result.best_makespan, batch.result.mean_makespan, unix_now()};
+  s.outcome.evaluations += batch.evaluations;
+  EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(batch.sequence), chain,
+                        batch.evaluations, batch.best_makespan, batch.mean_makespan, unix_now()};
   self->send(s.config.store, put_episode_atom::value, episode);
-  if (batch.result.best_makespan < s.outcome.best.makespan) {
-    s.outcome.best.placement = batch.result.best;
-    s.outcome.best.makespan = batch.result.best_makespan;
+  if (batch.best_makespan < s.outcome.best.makespan) {
+    s.outcome.best.placement = batch.best;
+    s.outcome.best.makespan = batch.best_makespan;
     s.outcome.best.method = "search";
     s.outcome.best.evaluations = s.outcome.evaluations;
     s.last_improvement = elapsed(s);
@@ -199,38 +214,34 @@ void on_batch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout, 
   } else {
     report(s, TuneProgress::Kind::tick);
   }
-  s.idle.push_back(rollout);
   keep_busy(self);
 }
 
-void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) {
+void dispatch(caf::stateful_actor<TunerState>* self, int c) {
   TunerState& s = self->state;
-  const TuneOptions& o = *s.config.options;
+  const JobSpec& o = s.config.spec;
+  TunerState::Chain& chain = s.chains[c];
   BatchRequest request;
+  request.problem = s.config.problem->key;
   request.sequence = s.next_sequence++;
   request.seed = o.seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(request.sequence);
-  request.start = s.outcome.best.placement;
-  // A batch runs `batch_evaluations` (deterministic runs) or `batch_seconds`; under an evaluation
+  // A batch runs `batch_evaluations` (reproducible runs) or `batch_seconds`; under an evaluation
   // budget it never gets more than the budget has left, so the job's total is the budget exactly.
   // Caps of the form 1 + 32k are what a search batch stops on by itself.
   request.seconds = o.batch_evaluations > 0 ? 0 : o.batch_seconds;
   request.evaluations = o.batch_evaluations;
   if (o.budget_evaluations > 0) {
     long cap = o.batch_evaluations;
-    if (cap <= 0) {
-      const long rollouts = std::max<std::size_t>(1, s.config.rollouts.size());
-      cap = 1 + 32 * std::max(1L, o.budget_evaluations / (rollouts * 8 * 32));
-    }
+    if (cap <= 0) cap = 1 + 32 * std::max(1L, o.budget_evaluations / (static_cast<long>(s.width) * 8 * 32));
     request.evaluations = std::min(cap, unpromised(s));
   }
   s.cap_of[request.sequence] = request.evaluations;
   s.promised += request.evaluations;
-  request.fail = request.sequence == o.faults.batch;
-  // Each rollout runs one annealing chain across its batches, cooling with the budget used (the
-  // schedule of `place --method search`, T from 0.02 to 2e-4); every eighth batch of a rollout
-  // restarts its chain from the global best, so good regions are shared without collapsing all
-  // chains onto one.
-  const long round = s.batches_of[rollout.id()]++;
+  request.fail_times = request.sequence == o.fail_batch ? o.fail_times : 0;
+  // Each chain anneals across its batches, cooling with the budget used (the schedule of
+  // `place --method search`, T from 0.02 to 2e-4); every eighth batch of a chain restarts it from
+  // the global best, so good regions are shared without collapsing all chains onto one.
+  const long round = chain.rounds++;
   const double now = budget_fraction(s);
   double step = 0.02;  // share of the budget one batch uses
   if (o.budget_seconds > 0) step = o.batch_seconds / o.budget_seconds;
@@ -238,20 +249,39 @@ void dispatch(caf::stateful_actor<TunerState>* self, const caf::actor& rollout) 
     step = static_cast<double>(request.evaluations) / o.budget_evaluations;
   request.t_start = 0.02 * std::pow(0.01, now);
   request.t_end = 0.02 * std::pow(0.01, std::min(1.0, now + step));
-  request.continue_chain = round % 8 != 0;
+  const bool restart = round % 8 == 0 || chain.last.size() == 0;
+  request.start = restart ? s.outcome.best.placement : chain.last;
   request.perturb = round % 16 == 8 ? 0.05 : 0.0;  // every other restart: a random kick away from the best
   ++s.outstanding;
+  chain.busy = true;
   const long sequence = request.sequence;
-  self->request(rollout, caf::infinite, batch_atom::value, std::move(request))
-      .then([=](const BatchResult& batch) { on_batch(self, rollout, batch); },
+  // No deadline here: the pool owns the deadlines (leases), re-queues what a lost worker held and
+  // answers every task once, with a result, `withdrawn`, or an error when the task keeps failing.
+  self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, o.priority, std::move(request))
+      .then([=](const BatchResult& batch) { on_batch(self, c, batch); },
             [=](const caf::error& e) {
               TunerState& st = self->state;
               --st.outstanding;
+              st.chains[c].busy = false;
               st.promised -= st.cap_of[sequence];
               st.cap_of.erase(sequence);
-              fail(self, "a rollout failed: " + self->system().render(e));
+              fail(self, "a batch failed: " + error_text(self->system(), e));
               keep_busy(self);
             });
+}
+
+// The pool's slot count sets how many chains run; asked at start and on every tick, so a job
+// grows onto workers that join and does not queue more than the pool can run.
+void refresh_width(caf::stateful_actor<TunerState>* self) {
+  self->request(self->state.config.pool, std::chrono::seconds(5), slots_atom::value)
+      .then([=](int slots) {
+              TunerState& st = self->state;
+              const int cap = st.config.spec.parallelism;
+              st.width = std::max(1, cap > 0 ? std::min(cap, slots) : slots);
+              if (cap > 0 && slots == 0) st.width = cap;  // no worker yet: queue what one will take
+              keep_busy(self);
+            },
+            [=](const caf::error&) {});
 }
 
 caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig config) {
@@ -264,11 +294,12 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
         s.outcome.job_id = s.config.job_id;
         s.outcome.graph = s.config.graph;
         s.outcome.runtime = s.config.runtime;
+        const PlacementProblem problem = s.config.problem->placement();
         SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
-        heuristics.seed = s.config.options->seed;
-        heuristics.seconds = s.config.options->budget_seconds;
-        heuristics.evaluations = s.config.options->budget_evaluations;
-        s.outcome.best = best_heuristic(*s.config.placement_problem, heuristics);
+        heuristics.seed = s.config.spec.seed;
+        heuristics.seconds = s.config.spec.budget_seconds;
+        heuristics.evaluations = s.config.spec.budget_evaluations;
+        s.outcome.best = best_heuristic(problem, heuristics);
         s.outcome.evaluations = s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
         s.outcome.heuristic_seconds = elapsed(s);
         s.outcome.best_heuristic = s.outcome.best.method;
@@ -277,14 +308,14 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
         // Resume: a best already stored for this graph and runtime is the starting point if better.
         auto resume = [=](const StoredBest& stored) {
           TunerState& st = self->state;
+          const BuiltProblem& built = *st.config.problem;
           if (!stored.error.empty())
-            caf::aout(self) << "gantry: cannot read the stored best, starting without it: " << stored.error << "\n";
-          const Status fits = stored.found ? stored.record.placement.check(st.config.problem->graph,
-                                                                           st.config.problem->cluster, "stored best")
+            log_line(std::string() + "gantry: cannot read the stored best, starting without it: " + stored.error);
+          const Status fits = stored.found ? stored.record.placement.check(built.graph, built.cluster, "stored best")
                                            : Status(Ok{});
-          if (!fits) caf::aout(self) << "gantry: ignoring the stored best: " << fits.error().message << "\n";
+          if (!fits) log_line(std::string() + "gantry: ignoring the stored best: " + fits.error().message);
           if (stored.found && fits) {
-            const double makespan = evaluate_placement(*st.config.placement_problem, stored.record.placement);
+            const double makespan = evaluate_placement(built.placement(), stored.record.placement);
             st.outcome.resumed = true;
             st.outcome.resumed_makespan = makespan;
             if (makespan < st.outcome.best.makespan) {
@@ -295,12 +326,21 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
             }
           }
           store_best(self);
-          st.idle = st.config.rollouts;
-          keep_busy(self);
+          st.started = true;
+          refresh_width(self);
         };
         self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
             .then(resume, [=](const caf::error& e) { resume(StoredBest{false, {}, self->system().render(e)}); });
+        if (s.config.timers) self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
         return s.done;
+      },
+      [=](cancel_atom) {
+        self->state.cancelled = true;
+        keep_busy(self);
+      },
+      [=](tick_atom) {  // budgets, patience and cancellation are noticed even while no batch returns
+        refresh_width(self);
+        self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
       },
   };
 }

@@ -1,27 +1,30 @@
 #pragma once
 // The tuner actor drives one job's search: heuristics first, then the stored best if there is one,
-// then batches handed to rollout actors until the budget (time, evaluations, patience) runs out or
-// the job is cancelled. It keeps the best so far and sends every batch (as an episode) and every
-// improvement (through put_if_better) to the store.
+// then annealing batches run by the rollout pool until the budget (time, evaluations, patience) runs
+// out or the job is cancelled. It keeps one annealing chain per batch in flight (as many as the
+// pool has slots, or the job's parallelism), the best so far, and sends every batch (as an
+// episode) and every improvement (through put_if_better) to the store.
 #include <caf/all.hpp>
+#include <memory>
 #include <string>
-#include <vector>
 
-#include "actors/tune_job.hpp"
+#include "actors/job_spec.hpp"
+#include "actors/messages.hpp"
 
 namespace gantry {
 
 struct TunerConfig {
-  const TuneProblem* problem = nullptr;
-  const PlacementProblem* placement_problem = nullptr;
-  const TuneOptions* options = nullptr;
+  std::shared_ptr<const BuiltProblem> problem;
+  JobSpec spec;
+  JobHooks hooks;
   std::string job_id;
   Fingerprint graph, runtime;
-  caf::actor store;
-  std::vector<caf::actor> rollouts;
+  caf::actor store, pool;
+  bool timers = true;  // the budget clock's tick (off under the test scheduler)
 };
 
-// Spawns a tuner; it handles start -> TuneOutcome (delivered when the job ends), then quits.
+// Spawns a tuner; it handles start -> TuneOutcome (delivered when the job ends, then it quits) and
+// cancel (the job ends CANCELLED with its best).
 caf::actor spawn_tuner(caf::actor_system& system, TunerConfig config);
 
 }  // namespace gantry

@@ -16,6 +16,8 @@ const char* to_string(JobState state) {
       return "CANCELLED";
     case JobState::interrupted:
       return "INTERRUPTED";
+    case JobState::queued:
+      return "QUEUED";
   }
   return "UNKNOWN";
 }
@@ -24,7 +26,7 @@ std::optional<JobState> parse_job_state(const std::string& text) {
   std::string upper;
   for (char c : text) upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
   for (JobState state : {JobState::running, JobState::complete, JobState::failed, JobState::cancelled,
-                         JobState::interrupted})
+                         JobState::interrupted, JobState::queued})
     if (upper == to_string(state)) return state;
   return std::nullopt;
 }

@@ -45,7 +45,7 @@ struct HistoryRecord {
 struct EpisodeRecord {
   std::string job_id;
   std::uint64_t sequence = 0;
-  int rollout = 0;            // which rollout actor
+  int rollout = 0;            // which annealing chain of the job (one per batch in flight)
   long candidates = 0;        // placements evaluated in the batch
   double best_makespan = 0;   // best of the batch
   double mean_makespan = 0;
@@ -54,8 +54,9 @@ struct EpisodeRecord {
 
 // interrupted: the record says RUNNING but its owner process is gone (killed); never written by
 // the job itself, set when a store is opened or its jobs are listed.
-enum class JobState { running, complete, failed, cancelled, interrupted };
-const char* to_string(JobState state);  // "RUNNING", "COMPLETE", "FAILED", "CANCELLED", "INTERRUPTED"
+enum class JobState { running, complete, failed, cancelled, interrupted, queued };
+// "RUNNING", "COMPLETE", "FAILED", "CANCELLED", "INTERRUPTED", "QUEUED" (waiting in a coordinator's queue)
+const char* to_string(JobState state);
 // The inverse of to_string (case-insensitive); nullopt for anything else.
 std::optional<JobState> parse_job_state(const std::string& text);
 

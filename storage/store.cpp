@@ -225,9 +225,9 @@ std::vector<std::string> manifest_file_problems(const std::string& path) {
 }
 
 
-// A RUNNING job whose owner process is gone (same host, no such pid) was killed: INTERRUPTED.
+// A RUNNING (or QUEUED) job whose owner process is gone (same host, no such pid) was killed: INTERRUPTED.
 bool owner_gone(const JobRecord& job) {
-  if (job.state != JobState::running || job.owner_pid <= 0 || job.owner_host != host_name()) return false;
+  if ((job.state != JobState::running && job.state != JobState::queued) || job.owner_pid <= 0 || job.owner_host != host_name()) return false;
   if (job.owner_pid == static_cast<long>(getpid())) return false;
   return ::kill(static_cast<pid_t>(job.owner_pid), 0) != 0 && errno == ESRCH;
 }
@@ -425,7 +425,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   Status scanned = store->impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {
     auto record = codec::decode_job(value);
     if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
-    if (record.value().state == JobState::running) {
+    if (record.value().state == JobState::running || record.value().state == JobState::queued) {
       mark_interrupted(record.value());
       interrupted.push_back(std::move(record).value());
     }

@@ -107,14 +107,30 @@ TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") 
   CHECK_THAT(job.message, Catch::Contains("storing the best failed"));
 }
 
-TEST_CASE("a rollout failure ends the job FAILED with its best kept", "[actors]") {
+TEST_CASE("a batch that fails on its worker runs again; nothing is lost or counted twice", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  TuneOptions o = deterministic(dir.path, 3000);
+  o.faults.batch = 3;
+  o.faults.batch_times = 2;  // fails twice, the third attempt runs
+  auto t = run_tune_job(f.problem(), o).value();
+  CHECK(t.state == JobState::complete);
+  CHECK(t.evaluations == 3000);
+  CHECK(t.heuristic_evaluations + episode_evaluations(dir.path, t.job_id) == 3000);
+  auto store = Store::open_read_only(dir.path).value();
+  auto episodes = store->episodes(t.job_id).value();
+  CHECK(std::any_of(episodes.begin(), episodes.end(), [](const EpisodeRecord& e) { return e.sequence == 3; }));
+}
+
+TEST_CASE("a batch that keeps failing ends the job FAILED with its best kept", "[actors]") {
   Fixture f;
   TempDir dir;
   TuneOptions o = deterministic(dir.path);
   o.faults.batch = 3;
+  o.faults.batch_times = 3;  // the pool's limit of attempts
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::failed);
-  CHECK_THAT(t.stop_reason, Catch::Contains("a rollout failed") && Catch::Contains("injected fault in batch 3"));
+  CHECK_THAT(t.stop_reason, Catch::Contains("batch 3 failed 3 times") && Catch::Contains("injected fault in batch 3"));
   CHECK(t.best.makespan == f.simulate(t.best.placement));
   CHECK(t.best.makespan <= t.heuristic_makespan);
   CHECK(stored_job(dir.path, t.job_id).state == JobState::failed);

@@ -80,6 +80,7 @@ TEST_CASE("a cancelled job ends CANCELLED and keeps its best", "[actors]") {
   TuneOptions o = deterministic_options(dir.path);
   o.cancel = &cancel;
   auto outcome = run_tune_job(f.problem(), o);
+  INFO((outcome.ok() ? "" : outcome.error().message));
   REQUIRE(outcome.ok());
   CHECK(outcome.value().state == JobState::cancelled);
   auto store = Store::open_read_only(dir.path);

@@ -1,0 +1,95 @@
+#include "actors/cluster_node.hpp"
+
+#include <unistd.h>
+
+#include <system_error>
+
+#include "actors/direct_link.hpp"
+#include "actors/messages.hpp"
+#include "actors/net/gateway.hpp"
+#include "actors/store_actor.hpp"
+#include "core/host_name.hpp"
+
+namespace gantry {
+
+void CoordinatorNode::shutdown(caf::actor_system& system) const {
+  caf::scoped_actor self{system};
+  for (const caf::actor& a : {gateway, coordinator, pool, store})
+    if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+Result<CoordinatorNode> start_coordinator_node(caf::actor_system& system, std::shared_ptr<Store> store,
+                                               const CoordinatorNodeOptions& options) {
+  CoordinatorNode node;
+  node.store = options.detached_store ? system.spawn<caf::detached>(store_actor, store) : system.spawn(store_actor, store);
+  node.pool = spawn_rollout_pool(system, options.pool);
+  node.coordinator = spawn_coordinator(system, node.store, node.pool, options.coordinator);
+  if (!options.bind.empty()) {
+    GatewayOptions g;
+    g.bind = true;
+    g.endpoint = options.bind;
+    g.workers = node.pool;
+    g.clients = node.coordinator;
+    auto gateway = spawn_gateway(system, g);
+    if (!gateway) {
+      node.shutdown(system);
+      return gateway.error();
+    }
+    node.gateway = gateway.value().actor;
+    node.endpoint = gateway.value().endpoint;
+  }
+  return node;
+}
+
+void WorkerNode::shutdown(caf::actor_system& system) const {
+  caf::scoped_actor self{system};
+  if (worker) self->send_exit(worker, caf::exit_reason::user_shutdown);
+  if (gateway) {  // the worker says bye through the gateway before the gateway goes
+    self->wait_for(worker);
+    self->send_exit(gateway, caf::exit_reason::user_shutdown);
+  }
+}
+
+std::string default_worker_name() { return host_name() + "/" + std::to_string(getpid()); }
+
+Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNodeOptions& options, ProblemCache* cache) {
+  WorkerOptions w = options.worker;
+  if (w.name.empty()) w.name = default_worker_name();
+  std::vector<caf::actor> rollouts;
+  // A detached actor is a thread: when one cannot be created (ulimit -u, memory), stop the ones
+  // already running and say so, instead of leaving the actor system waiting for them.
+  try {
+    for (int i = 0; i < w.slots; ++i) {
+      if (i == options.fail_spawn)
+        throw std::system_error(EAGAIN, std::generic_category(), "injected fault: cannot create a thread");
+      rollouts.push_back(spawn_rollout(system, w, i));
+    }
+  } catch (const std::exception& e) {
+    caf::scoped_actor self{system};
+    for (const caf::actor& a : rollouts) self->send_exit(a, caf::exit_reason::user_shutdown);
+    return make_error("cannot start rollout " + std::to_string(rollouts.size()) + " of " + std::to_string(w.slots) + " (" +
+                      e.what() + "); try fewer --rollouts or raise the process limit (ulimit -u)");
+  }
+  WorkerNode node;
+  node.worker = spawn_worker(system, w, cache, std::move(rollouts));
+  if (options.connect.empty()) {
+    connect_worker(node.worker, spawn_direct_link(system, options.pool, node.worker, w.name));
+    return node;
+  }
+  GatewayOptions g;
+  g.bind = false;
+  g.endpoint = options.connect;
+  g.identity = w.name;
+  g.sink = node.worker;
+  auto gateway = spawn_gateway(system, g);
+  if (!gateway) {
+    caf::scoped_actor self{system};
+    self->send_exit(node.worker, caf::exit_reason::user_shutdown);
+    return gateway.error();
+  }
+  node.gateway = gateway.value().actor;
+  connect_worker(node.worker, node.gateway);
+  return node;
+}
+
+}  // namespace gantry

@@ -1,0 +1,54 @@
+#pragma once
+// The actors that make a process a coordinator or a worker, wired the same way whether the other
+// side is in this process (inproc:// or, under the test scheduler, a direct link) or on another
+// host (tcp://). `gantry coordinator`, `gantry worker` and the embedded `gantry tune` all start
+// their nodes here.
+#include <caf/all.hpp>
+#include <memory>
+#include <string>
+
+#include "actors/coordinator.hpp"
+#include "actors/rollout_pool.hpp"
+#include "actors/worker_actor.hpp"
+#include "core/result.hpp"
+
+namespace gantry {
+
+class Store;
+
+struct CoordinatorNode {
+  caf::actor store, pool, coordinator, gateway;
+  std::string endpoint;  // as bound ("" without a gateway)
+  void shutdown(caf::actor_system& system) const;  // exits every actor of the node
+};
+
+struct CoordinatorNodeOptions {
+  std::string bind;                // "" = no gateway (workers connect through direct links)
+  bool detached_store = true;      // the store on its own thread (false under the test scheduler)
+  PoolOptions pool;
+  CoordinatorOptions coordinator;
+};
+
+Result<CoordinatorNode> start_coordinator_node(caf::actor_system& system, std::shared_ptr<Store> store,
+                                               const CoordinatorNodeOptions& options);
+
+struct WorkerNode {
+  caf::actor worker, gateway;  // gateway unset when linked directly
+  void shutdown(caf::actor_system& system) const;  // says bye, then exits
+};
+
+struct WorkerNodeOptions {
+  WorkerOptions worker;
+  std::string connect;              // the coordinator's endpoint; "" = link directly to `pool`
+  caf::actor pool;                  // for a direct link
+  int fail_spawn = -1;              // fault injection (tests): rollout number `fail_spawn` cannot start
+};
+
+// Spawns the rollouts first: a thread that cannot be created is an error naming the rollout, with
+// the ones already started stopped again.
+Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNodeOptions& options, ProblemCache* cache);
+
+// "host/pid": a worker's default name, stable while it runs.
+std::string default_worker_name();
+
+}  // namespace gantry

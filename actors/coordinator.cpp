@@ -1,0 +1,348 @@
+#include "actors/coordinator.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "actors/log_line.hpp"
+#include "actors/messages.hpp"
+#include "actors/problem_spec.hpp"
+#include "actors/tuner_actor.hpp"
+#include "core/host_name.hpp"
+#include "core/unix_time.hpp"
+#include "sim/runtime_fingerprint.hpp"
+
+namespace gantry {
+
+namespace {
+
+std::string new_job_id() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const long long ms = std::chrono::duration_cast<std::chrono::milliseconds>(now).count();
+  static std::atomic<int> counter{0};  // two jobs of one process in one millisecond
+  char buffer[80];
+  std::snprintf(buffer, sizeof buffer, "job-%lld-%d-%d", ms, static_cast<int>(getpid()), counter++);
+  return buffer;
+}
+
+struct Job {
+  std::string id;
+  JobSpec spec;
+  JobHooks hooks;
+  std::shared_ptr<const BuiltProblem> problem;
+  JobRecord record;
+  long order = 0;
+  caf::actor tuner;        // while running
+  bool cancelled = false;  // asked to stop before its tuner existed
+};
+
+struct CoordinatorState {
+  CoordinatorOptions options;
+  caf::actor store, pool;
+  std::deque<Job> queue;                        // priority desc, then submission order
+  std::map<std::string, Job> running;
+  std::map<std::string, std::vector<caf::response_promise>> waiters;
+  std::map<std::string, TuneOutcome> ended;     // outcomes for late await calls (the newest jobs)
+  std::deque<std::string> ended_order;
+  long next_order = 0;
+  long malformed = 0;                           // client requests that could not be read
+  static inline const char* name = "coordinator";
+};
+
+using Self = caf::stateful_actor<CoordinatorState>*;
+constexpr std::size_t kOutcomesKept = 1000;
+
+void put_job(Self self, const JobRecord& record) {
+  self->request(self->state.store, caf::infinite, put_job_atom::value, record).then([=](const StoreReply& reply) {
+    if (!reply.ok) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + reply.error);
+  });
+}
+
+void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
+  CoordinatorState& s = self->state;
+  for (auto& promise : s.waiters[id]) promise.deliver(outcome);
+  s.waiters.erase(id);
+  s.ended[id] = outcome;
+  s.ended_order.push_back(id);
+  if (s.ended_order.size() > kOutcomesKept) {
+    s.ended.erase(s.ended_order.front());
+    s.ended_order.pop_front();
+  }
+}
+
+void start_next(Self self);
+
+void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
+  CoordinatorState& s = self->state;
+  auto it = s.running.find(id);
+  if (it == s.running.end()) return;
+  JobRecord record = it->second.record;
+  record.state = outcome.state;
+  record.finished = unix_now();
+  record.message = outcome.stop_reason;
+  record.evaluations = outcome.evaluations;
+  record.best_makespan = outcome.best.makespan;
+  self->send(s.pool, drop_problem_atom::value, it->second.problem->key);
+  s.running.erase(it);
+  // The answer waits for the record, so whoever hears of the end finds it in the store.
+  self->request(s.store, caf::infinite, put_job_atom::value, record)
+      .then([=](const StoreReply& reply) {
+              if (!reply.ok) log_line(std::string() + "gantry: storing job " + id + " failed: " + reply.error);
+              job_ended(self, id, outcome);
+              start_next(self);
+            },
+            [=](const caf::error& e) {
+              log_line(std::string() + "gantry: storing job " + id + " failed: " + self->system().render(e));
+              job_ended(self, id, outcome);
+              start_next(self);
+            });
+}
+
+TuneOutcome failed_outcome(const Job& job, const std::string& why) {
+  TuneOutcome outcome;
+  outcome.job_id = job.id;
+  outcome.state = JobState::failed;
+  outcome.stop_reason = why;
+  outcome.graph = job.record.graph;
+  outcome.runtime = job.record.cluster;
+  return outcome;
+}
+
+void run_job(Self self, Job job) {
+  CoordinatorState& s = self->state;
+  const std::string id = job.id;
+  job.record.state = JobState::running;
+  job.record.started = unix_now();
+  TunerConfig config;
+  config.problem = job.problem;
+  config.spec = job.spec;
+  config.hooks = job.hooks;
+  config.job_id = id;
+  config.graph = job.record.graph;
+  config.runtime = job.record.cluster;
+  config.store = s.store;
+  config.pool = s.pool;
+  config.timers = s.options.timers;
+  self->send(s.pool, add_problem_atom::value, job.problem->spec);
+  const std::string graph_json = job.problem->spec.graph_json;
+  const std::string cluster_yaml = job.problem->cluster.to_yaml();
+  const JobRecord record = job.record;
+  s.running.emplace(id, std::move(job));
+  auto fail = [=](const std::string& why) {
+    auto it = self->state.running.find(id);
+    if (it != self->state.running.end()) close_job(self, id, failed_outcome(it->second, why));
+  };
+  self->request(s.store, caf::infinite, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
+      .then([=](const StoreReply& content) {
+        if (!content.ok) return fail("cannot store the job's graph and cluster: " + content.error);
+        self->request(self->state.store, caf::infinite, put_job_atom::value, record).then([=](const StoreReply& reply) {
+          if (!reply.ok) return fail("cannot record the job: " + reply.error);
+          auto it = self->state.running.find(id);
+          if (it == self->state.running.end()) return;  // cancelled meanwhile
+          it->second.tuner = spawn_tuner(self->system(), config);
+          self->request(it->second.tuner, caf::infinite, start_atom::value)
+              .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
+                    [=](const caf::error& e) { fail("the tuner failed: " + self->system().render(e)); });
+          if (it->second.cancelled) self->send(it->second.tuner, cancel_atom::value);
+        });
+      });
+}
+
+void start_next(Self self) {
+  CoordinatorState& s = self->state;
+  while (!s.queue.empty() && static_cast<int>(s.running.size()) < s.options.max_running) {
+    Job job = std::move(s.queue.front());
+    s.queue.pop_front();
+    run_job(self, std::move(job));
+  }
+}
+
+Status check_spec(const JobSpec& spec) {
+  if (spec.kind != "tune") return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\" jobs");
+  if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
+  if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
+  if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
+  if (spec.parallelism < 0) return make_error("parallelism must be >= 0");
+  return Ok{};
+}
+
+Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks) {
+  CoordinatorState& s = self->state;
+  if (auto ok = check_spec(spec); !ok) return ok.error();
+  auto built = s.options.cache ? s.options.cache->build(spec.problem) : build_problem(spec.problem);
+  if (!built) return built.error();
+  Job job;
+  job.id = new_job_id();
+  job.spec = std::move(spec);
+  job.hooks = std::move(hooks);
+  job.problem = built.value();
+  job.order = s.next_order++;
+  JobRecord& r = job.record;
+  r.id = job.id;
+  r.state = JobState::queued;
+  r.graph = fingerprint(job.problem->graph);
+  r.cluster = runtime_fingerprint(job.problem->cluster, job.problem->sim);
+  r.graph_label = job.problem->spec.graph_label;
+  r.cluster_name = job.problem->cluster.name();
+  r.started = unix_now();
+  r.owner_pid = static_cast<long>(getpid());
+  r.owner_host = host_name();
+  put_job(self, r);
+  const std::string id = job.id;
+  auto at = s.queue.begin();
+  while (at != s.queue.end() && at->spec.priority >= job.spec.priority) ++at;
+  s.queue.insert(at, std::move(job));
+  start_next(self);
+  return id;
+}
+
+std::string cancel(Self self, const std::string& id, bool& known) {
+  CoordinatorState& s = self->state;
+  known = true;
+  for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
+    if (it->id != id) continue;
+    JobRecord record = it->record;
+    record.state = JobState::cancelled;
+    record.finished = unix_now();
+    record.message = "cancelled before it started";
+    put_job(self, record);
+    TuneOutcome outcome = failed_outcome(*it, record.message);
+    outcome.state = JobState::cancelled;
+    s.queue.erase(it);
+    job_ended(self, id, outcome);
+    return "job " + id + " cancelled (it had not started)";
+  }
+  auto running = s.running.find(id);
+  if (running != s.running.end()) {
+    running->second.cancelled = true;
+    if (running->second.tuner) self->send(running->second.tuner, cancel_atom::value);
+    return "job " + id + " is stopping; its best so far is kept";
+  }
+  auto ended = s.ended.find(id);
+  if (ended != s.ended.end()) return std::string("job ") + id + " already ended " + to_string(ended->second.state);
+  known = false;
+  return "no job " + id + " in this coordinator";
+}
+
+void reply(Self self, const std::string& peer, wire::Reply r) {
+  self->send(caf::actor_cast<caf::actor>(self->current_sender()), net_out_atom::value,
+             wire::Envelope{peer, wire::Type::reply, wire::encode(r)});
+}
+
+nlohmann::json status_json(Self self, const PoolStatus& pool, long gateway_malformed) {
+  CoordinatorState& s = self->state;
+  nlohmann::json workers = nlohmann::json::array();
+  for (const auto& w : pool.workers)
+    workers.push_back({{"name", w.name}, {"host", w.host}, {"pid", w.pid}, {"slots", w.slots}, {"busy", w.busy},
+                       {"silent_seconds", w.silent_seconds}});
+  nlohmann::json queued = nlohmann::json::array(), running = nlohmann::json::array();
+  for (const Job& j : s.queue) queued.push_back({{"id", j.id}, {"graph", j.record.graph_label}, {"priority", j.spec.priority}});
+  for (const auto& [id, j] : s.running) running.push_back({{"id", id}, {"graph", j.record.graph_label}, {"priority", j.spec.priority}});
+  return {{"workers", workers}, {"slots", pool.slots()}, {"leases", pool.leased}, {"queued_tasks", pool.queued},
+          {"committed", pool.committed}, {"requeued", pool.requeued}, {"stale_results", pool.stale},
+          {"malformed", pool.malformed + s.malformed + gateway_malformed}, {"jobs_queued", queued}, {"jobs_running", running}};
+}
+
+void on_client(Self self, const wire::Envelope& e) {
+  CoordinatorState& s = self->state;
+  const std::string peer = e.peer;
+  auto request = wire::decode<wire::Request>(e.payload);
+  if (!request) {
+    ++s.malformed;
+    log_line(std::string() + "gantry: dropped a " + wire::to_string(e.type) + " request from " + peer + ": " + request.error().message);
+    return reply(self, peer, wire::Reply{0, false, request.error().message, ""});
+  }
+  const wire::Request& r = request.value();
+  switch (e.type) {
+    case wire::Type::submit: {
+      auto id = submit(self, r.spec, {});
+      if (!id) return reply(self, peer, wire::Reply{r.id, false, id.error().message, ""});
+      return reply(self, peer, wire::Reply{r.id, true, "", nlohmann::json{{"job", id.value()}}.dump()});
+    }
+    case wire::Type::cancel: {
+      bool known = false;
+      const std::string text = cancel(self, r.job, known);
+      return reply(self, peer, wire::Reply{r.id, known, known ? "" : text, known ? nlohmann::json{{"message", text}}.dump() : ""});
+    }
+    case wire::Type::jobs: {
+      caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+      const std::uint64_t id = r.id;
+      const std::string only = r.job;
+      self->request(s.store, std::chrono::seconds(10), get_jobs_atom::value).then([=](const StoredJobs& jobs) {
+        wire::Reply answer{id, jobs.error.empty(), jobs.error, ""};
+        std::vector<JobRecord> list;
+        for (const JobRecord& j : jobs.jobs)
+          if (only.empty() || j.id == only) list.push_back(j);
+        if (!only.empty() && list.empty() && jobs.error.empty()) answer = wire::Reply{id, false, "no job " + only, ""};
+        else answer.data = wire::job_records_json(list);
+        self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(answer)});
+      });
+      return;
+    }
+    case wire::Type::status: {
+      caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+      const std::uint64_t id = r.id;
+      self->request(s.pool, std::chrono::seconds(10), status_atom::value).then([=](const PoolStatus& pool) {
+        auto answer_with = [=](long gateway_malformed) {
+          wire::Reply answer{id, true, "", status_json(self, pool, gateway_malformed).dump()};
+          self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(answer)});
+        };
+        self->request(gateway, std::chrono::seconds(5), status_atom::value)
+            .then([=](long malformed) { answer_with(malformed); }, [=](const caf::error&) { answer_with(0); });
+      });
+      return;
+    }
+    default:
+      ++s.malformed;
+      return reply(self, peer, wire::Reply{r.id, false, std::string("not a client request: ") + wire::to_string(e.type), ""});
+  }
+}
+
+caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, CoordinatorOptions options) {
+  CoordinatorState& s = self->state;
+  s.options = options;
+  s.store = std::move(store);
+  s.pool = std::move(pool);
+  self->set_exit_handler([=](const caf::exit_msg& msg) {  // shutdown: the running jobs' tuners go too
+    for (auto& [id, job] : self->state.running)
+      if (job.tuner) self->send_exit(job.tuner, msg.reason);
+    self->quit(msg.reason);
+  });
+  return {
+      [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
+        auto id = submit(self, std::move(spec), std::move(hooks));
+        if (!id) return caf::make_error(caf::sec::invalid_argument, id.error().message);
+        return id.value();
+      },
+      [=](await_atom, const std::string& id) -> caf::result<TuneOutcome> {
+        CoordinatorState& st = self->state;
+        auto ended = st.ended.find(id);
+        if (ended != st.ended.end()) return ended->second;
+        bool known = st.running.count(id) > 0;
+        for (const Job& j : st.queue) known = known || j.id == id;
+        if (!known) return caf::make_error(caf::sec::invalid_argument, "no job " + id + " in this coordinator");
+        auto promise = self->make_response_promise();
+        st.waiters[id].push_back(promise);
+        return promise;
+      },
+      [=](cancel_atom, const std::string& id) -> caf::result<std::string> {
+        bool known = false;
+        std::string text = cancel(self, id, known);
+        if (!known) return caf::make_error(caf::sec::invalid_argument, text);
+        return text;
+      },
+      [=](net_in_atom, const wire::Envelope& e) { on_client(self, e); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options) {
+  return system.spawn(coordinator, std::move(store), std::move(pool), options);
+}
+
+}  // namespace gantry

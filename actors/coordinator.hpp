@@ -1,0 +1,26 @@
+#pragma once
+// The coordinator: one long-lived actor that owns the job queue. Jobs come from clients over the
+// wire (submit) or from the embedded `gantry tune`; they wait in the queue by priority, run up to
+// `max_running` at a time, each with its own tuner and budget, on the shared rollout pool; every
+// state change is recorded in the store (QUEUED, RUNNING, then COMPLETE / CANCELLED / FAILED).
+//
+// Messages:
+//   submit, JobSpec, JobHooks   -> std::string job id (or an error naming what is wrong)
+//   await, job id               -> TuneOutcome, when the job ends
+//   cancel, job id              -> std::string (what happened), or an error for an unknown job
+//   net_in, Envelope            client requests (submit, status, cancel, jobs) answered by reply
+#include <caf/all.hpp>
+
+namespace gantry {
+
+class ProblemCache;
+
+struct CoordinatorOptions {
+  int max_running = 4;             // jobs running at once; the rest wait in the queue
+  bool timers = true;              // tuners' budget clocks (off under the test scheduler)
+  ProblemCache* cache = nullptr;   // the process's built problems (shared with embedded workers)
+};
+
+caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options);
+
+}  // namespace gantry

@@ -1,0 +1,26 @@
+#pragma once
+// A job as submitted: what to tune and under which budget. Plain values, so a job can be queued,
+// stored, sent to a coordinator and resumed after a restart.
+#include <cstdint>
+#include <string>
+
+#include "actors/problem_spec.hpp"
+
+namespace gantry {
+
+struct JobSpec {
+  std::string kind = "tune";        // the only kind so far; learners and pipelines come next
+  ProblemSpec problem;
+  double budget_seconds = 30;       // 0 = no time limit
+  long budget_evaluations = 0;      // 0 = no evaluation limit
+  double patience_seconds = 0;      // stop after this long without improvement (0 = never)
+  double batch_seconds = 0.2;       // length of one batch (when batch_evaluations == 0)
+  long batch_evaluations = 0;       // fixed batch size instead (reproducible runs)
+  std::uint64_t seed = 1;
+  int parallelism = 0;              // batches in flight at most (0 = every slot of the pool)
+  int priority = 0;                 // higher runs first; equal priorities run in submission order
+  long fail_batch = -1;             // fault injection (tests): this batch fails on its worker,
+  int fail_times = 1;               // this many times in a row
+};
+
+}  // namespace gantry

@@ -1,0 +1,51 @@
+#include "actors/net/client.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+namespace gantry {
+
+Result<wire::Reply> call_coordinator(const std::string& endpoint, wire::Type type, wire::Request request,
+                                     double timeout_seconds) {
+  static zmq::context_t context{1};
+  std::random_device random;
+  request.id = (static_cast<std::uint64_t>(random()) << 32) | random();
+  const std::string who = "no answer from the coordinator at " + endpoint;
+  try {
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::routing_id, "client/" + std::to_string(getpid()) + "/" + std::to_string(request.id));
+    socket.connect(endpoint);
+    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(type)};
+    const std::string payload = wire::encode(request);
+    std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
+    zmq::send_multipart(socket, frames);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 1, std::chrono::milliseconds(50));
+      if (!(items[0].revents & ZMQ_POLLIN)) continue;
+      std::vector<zmq::message_t> in;
+      if (!zmq::recv_multipart(socket, std::back_inserter(in), zmq::recv_flags::dontwait)) continue;
+      if (in.size() != 3) continue;
+      auto t = wire::parse_header(in[0].to_string_view(), in[1].to_string_view());
+      if (!t || t.value() != wire::Type::reply) continue;  // heartbeats and strays
+      auto reply = wire::decode<wire::Reply>(in[2].to_string_view());
+      if (!reply) return make_error("the coordinator at " + endpoint + " sent an unreadable reply: " + reply.error().message);
+      if (reply.value().id != request.id && !(reply.value().id == 0 && !reply.value().ok)) continue;
+      if (!reply.value().ok) return make_error(reply.value().error);
+      return reply;
+    }
+  } catch (const zmq::error_t& e) {
+    return make_error("cannot reach the coordinator at " + endpoint + ": " + e.what());
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds);
+  return make_error(who + " within " + seconds + " s (is `gantry coordinator` running there?)");
+}
+
+}  // namespace gantry

@@ -1,0 +1,147 @@
+#include "actors/net/gateway.hpp"
+
+#include <chrono>
+#include <memory>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "actors/log_line.hpp"
+#include "actors/messages.hpp"
+
+namespace gantry {
+
+namespace {
+
+// One ZeroMQ context per process: inproc:// endpoints only meet within one context.
+zmq::context_t& context() {
+  static zmq::context_t ctx{1};
+  return ctx;
+}
+
+bool for_workers(wire::Type t) {
+  return t == wire::Type::hello || t == wire::Type::heartbeat || t == wire::Type::done ||
+         t == wire::Type::need_problem || t == wire::Type::bye;
+}
+
+bool for_clients(wire::Type t) {
+  return t == wire::Type::submit || t == wire::Type::status || t == wire::Type::cancel || t == wire::Type::jobs;
+}
+
+struct Loop {
+  caf::blocking_actor* self;
+  GatewayOptions options;
+  std::shared_ptr<zmq::socket_t> socket;
+  long malformed = 0;
+  std::chrono::steady_clock::time_point last_log{};
+
+  void drop(const std::string& peer, const std::string& why) {
+    ++malformed;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log > std::chrono::seconds(1)) {  // a flood of garbage must not flood the log
+      last_log = now;
+      log_line(std::string() + "gantry: dropped a message" + (peer.empty() ? "" : " from " + peer) + ": " + why + " (" + std::to_string(malformed) + " so far)");
+    }
+  }
+
+  void deliver(std::vector<zmq::message_t>& frames) {
+    const std::size_t head = options.bind ? 1 : 0;
+    std::string peer = options.bind && !frames.empty() ? frames[0].to_string() : "";
+    if (frames.size() != head + 3) return drop(peer, std::to_string(frames.size()) + " frames, expected " + std::to_string(head + 3));
+    auto type = wire::parse_header(frames[head].to_string_view(), frames[head + 1].to_string_view());
+    if (!type) return drop(peer, type.error().message);
+    if (frames[head + 2].size() > wire::kMaxPayloadBytes) return drop(peer, "payload over the size limit");
+    wire::Envelope e{std::move(peer), type.value(), frames[head + 2].to_string()};
+    if (!options.bind) return self->send(options.sink, net_in_atom::value, std::move(e));
+    if (for_workers(e.type)) return self->send(options.workers, net_in_atom::value, std::move(e));
+    if (for_clients(e.type)) return self->send(options.clients, net_in_atom::value, std::move(e));
+    drop(e.peer, std::string("a ") + wire::to_string(e.type) + " message is not for a coordinator");
+  }
+
+  void send(const wire::Envelope& e) {
+    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(e.type)};
+    try {
+      bool sent;
+      if (options.bind) {
+        std::array<zmq::const_buffer, 4> frames{zmq::buffer(e.peer), zmq::buffer(header, 1), zmq::buffer(header + 1, 1),
+                                                zmq::buffer(e.payload)};
+        sent = zmq::send_multipart(*socket, frames, zmq::send_flags::dontwait).has_value();
+      } else {
+        std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(e.payload)};
+        sent = zmq::send_multipart(*socket, frames, zmq::send_flags::dontwait).has_value();
+      }
+      if (!sent) ++dropped_out;  // its queue is full: a slow peer loses messages, nobody waits for it
+    } catch (const zmq::error_t& err) {
+      if (err.num() == EHOSTUNREACH && options.bind && options.workers)
+        self->send(options.workers, lost_atom::value, e.peer);
+      else
+        log_line(std::string() + "gantry: cannot send a " + wire::to_string(e.type) + " message: " + err.what());
+    }
+  }
+
+  void run() {
+    for (bool running = true; running;) {
+      zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, 1, std::chrono::milliseconds(1));
+      for (int n = 0; n < 4096; ++n) {  // what has arrived, a bounded amount per turn
+        std::vector<zmq::message_t> frames;
+        if (!zmq::recv_multipart(*socket, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
+        deliver(frames);
+      }
+      for (bool more = true; more && running;)  // the mailbox, without blocking
+        self->receive([&](net_out_atom, const wire::Envelope& e) { send(e); },
+                      [&](status_atom) { return malformed; },
+                      [&](caf::exit_msg&) { running = false; },
+                      caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    }
+  }
+
+  long dropped_out = 0;
+};
+
+void gateway_actor(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket) {
+  Loop loop{self, std::move(options), std::move(socket)};
+  loop.run();
+  loop.socket->close();
+}
+
+}  // namespace
+
+bool is_local_endpoint(const std::string& endpoint) {
+  for (const char* prefix : {"inproc://", "ipc://", "tcp://127.", "tcp://localhost:", "tcp://[::1]:"})
+    if (endpoint.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& options) {
+  auto socket = std::make_shared<zmq::socket_t>(context(), options.bind ? zmq::socket_type::router : zmq::socket_type::dealer);
+  std::string endpoint = options.endpoint;
+  try {
+    socket->set(zmq::sockopt::linger, 0);
+    socket->set(zmq::sockopt::sndhwm, options.high_water_mark);
+    socket->set(zmq::sockopt::rcvhwm, options.high_water_mark);
+    socket->set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(wire::kMaxPayloadBytes + 1024));
+    socket->set(zmq::sockopt::heartbeat_ivl, 1000);  // ZMTP pings keep idle TCP connections honest
+    socket->set(zmq::sockopt::heartbeat_timeout, 3000);
+    if (options.bind) {
+      socket->set(zmq::sockopt::router_mandatory, 1);  // a gone peer is an error, not a silent drop
+      socket->set(zmq::sockopt::router_handover, 1);   // a reconnecting worker takes its identity back
+      // "tcp://host:0" is how users ask for any free port; ZeroMQ spells it "*".
+      if (endpoint.rfind("tcp://", 0) == 0 && endpoint.size() > 2 && endpoint.substr(endpoint.size() - 2) == ":0")
+        endpoint = endpoint.substr(0, endpoint.size() - 1) + "*";
+      socket->bind(endpoint);
+      endpoint = socket->get(zmq::sockopt::last_endpoint);
+    } else {
+      socket->set(zmq::sockopt::routing_id, options.identity);
+      socket->set(zmq::sockopt::reconnect_ivl, 100);      // reconnect with backoff: 100 ms doubling
+      socket->set(zmq::sockopt::reconnect_ivl_max, 5000);  // up to 5 s
+      socket->connect(endpoint);
+    }
+  } catch (const zmq::error_t& e) {
+    return make_error(std::string(options.bind ? "cannot bind " : "cannot connect to ") + options.endpoint + ": " + e.what());
+  }
+  // The socket moves to the gateway's thread here; the spawn is the memory fence ZeroMQ asks for.
+  caf::actor actor = system.spawn<caf::detached>(gateway_actor, options, socket);
+  return Gateway{actor, endpoint};
+}
+
+}  // namespace gantry

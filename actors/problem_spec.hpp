@@ -1,0 +1,66 @@
+#pragma once
+// A placement problem as content: the graph (gantry JSON), the cluster (YAML) and the simulator
+// options (JSON). This is what crosses processes; each process rebuilds Graph, Cluster and CostTable
+// from it once and caches the result under the content's fingerprint.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/cluster.hpp"
+#include "core/cost_model.hpp"
+#include "core/fingerprint.hpp"
+#include "core/graph.hpp"
+#include "core/result.hpp"
+#include "sim/sim_options.hpp"
+#include "tuner/placement_method.hpp"
+
+namespace gantry {
+
+struct ProblemSpec {
+  std::string graph_json;
+  std::string cluster_yaml;
+  std::string sim_json;     // sim_options_json()
+  std::string graph_label;  // shown in listings; not part of the key
+};
+
+// The key of a problem's content (graph, cluster, simulator options; not the label).
+Fingerprint problem_key(const ProblemSpec& spec);
+
+ProblemSpec make_problem_spec(const Graph& graph, const Cluster& cluster, const SimOptions& sim,
+                              const std::string& graph_label, const std::string& graph_json = "");
+
+struct BuiltProblem {
+  Fingerprint key;
+  ProblemSpec spec;
+  Graph graph;
+  Cluster cluster;
+  std::unique_ptr<CostTable> costs;
+  SimOptions sim;
+  PlacementProblem placement() const { return PlacementProblem{graph, cluster, *costs, sim}; }
+};
+
+// Parses and checks the content; the error names the part that is wrong.
+Result<std::shared_ptr<const BuiltProblem>> build_problem(const ProblemSpec& spec);
+
+// Built problems by key, the most recently used kept (a worker serves few problems at a time; a
+// cost table of a large graph is tens of megabytes). Thread-safe.
+class ProblemCache {
+ public:
+  explicit ProblemCache(std::size_t capacity = 8) : capacity_(capacity) {}
+  std::shared_ptr<const BuiltProblem> find(const Fingerprint& key);
+  Result<std::shared_ptr<const BuiltProblem>> build(const ProblemSpec& spec);  // builds once per key
+  void insert(std::shared_ptr<const BuiltProblem> problem);
+
+ private:
+  struct Entry {
+    std::shared_ptr<const BuiltProblem> problem;
+    std::uint64_t used = 0;
+  };
+  std::size_t capacity_;
+  std::uint64_t clock_ = 0;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Entry> entries_;
+  std::mutex mutex_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,288 @@
+#include "actors/rollout_pool.hpp"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "actors/log_line.hpp"
+#include "actors/messages.hpp"
+
+namespace gantry {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Task {
+  std::string job;
+  int priority = 0;
+  long order = 0;          // submission order among equal priorities
+  int attempts = 0;
+  BatchRequest batch;
+  caf::response_promise answer;
+};
+
+struct Lease {
+  Task task;
+  std::string peer;
+  Clock::time_point deadline;
+};
+
+struct Worker {
+  caf::actor link;
+  wire::Hello hello;
+  int busy = 0;
+  Clock::time_point last_seen;
+};
+
+struct PoolState {
+  PoolOptions options;
+  std::map<std::string, Worker> workers;      // by peer identity
+  std::deque<Task> queue;                     // kept sorted: priority desc, then order
+  std::map<std::uint64_t, Lease> leases;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, ProblemSpec> problems;
+  std::uint64_t lease_epoch = 0, next_lease = 1;
+  long next_order = 0;
+  Clock::time_point last_beat;
+  PoolStatus counters;
+  static inline const char* name = "rollout_pool";
+};
+
+using Self = caf::stateful_actor<PoolState>*;
+
+void send_to(Self self, const Worker& w, const std::string& peer, wire::Type type, std::string payload) {
+  self->send(w.link, net_out_atom::value, wire::Envelope{peer, type, std::move(payload)});
+}
+
+void enqueue(Self self, Task task) {
+  auto& q = self->state.queue;
+  auto at = q.begin();
+  while (at != q.end() && (at->priority > task.priority || (at->priority == task.priority && at->order < task.order))) ++at;
+  q.insert(at, std::move(task));
+}
+
+double deadline_seconds(const PoolState& s, const BatchRequest& b) { return s.options.lease_seconds + b.seconds; }
+
+// Leases queued tasks to free slots, the emptiest worker first, until one or the other runs out.
+void dispatch(Self self) {
+  PoolState& s = self->state;
+  while (!s.queue.empty()) {
+    Worker* best = nullptr;
+    const std::string* peer = nullptr;
+    for (auto& [id, w] : s.workers)
+      if (w.busy < w.hello.slots && (!best || w.hello.slots - w.busy > best->hello.slots - best->busy)) {
+        best = &w;
+        peer = &id;
+      }
+    if (!best) return;
+    Task task = std::move(s.queue.front());
+    s.queue.pop_front();
+    const std::uint64_t id = s.lease_epoch | s.next_lease++;
+    const double seconds = deadline_seconds(s, task.batch);
+    wire::Assign assign{id, seconds, task.batch};
+    ++best->busy;
+    send_to(self, *best, *peer, wire::Type::assign, wire::encode(assign));
+    s.leases.emplace(id, Lease{std::move(task), *peer,
+                               Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))});
+  }
+}
+
+// Sends a lease's task back to the queue (its result, should it still come, will be dropped).
+void requeue(Self self, std::uint64_t lease_id, const std::string& why) {
+  PoolState& s = self->state;
+  auto it = s.leases.find(lease_id);
+  if (it == s.leases.end()) return;
+  Lease lease = std::move(it->second);
+  s.leases.erase(it);
+  auto w = s.workers.find(lease.peer);
+  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  ++s.counters.requeued;
+  log_line(std::string() + "gantry: batch " + std::to_string(lease.task.batch.sequence) + " of job " + lease.task.job + " re-queued: " + why);
+  enqueue(self, std::move(lease.task));
+}
+
+void forget_worker(Self self, const std::string& peer, const std::string& why) {
+  PoolState& s = self->state;
+  auto w = s.workers.find(peer);
+  if (w == s.workers.end()) return;
+  if (s.options.announce) log_line("gantry: worker " + w->second.hello.name + " gone (" + why + ")");
+  s.workers.erase(w);
+  std::vector<std::uint64_t> mine;
+  for (const auto& [id, lease] : s.leases)
+    if (lease.peer == peer) mine.push_back(id);
+  for (std::uint64_t id : mine) requeue(self, id, "worker lost");
+  dispatch(self);
+}
+
+void on_done(Self self, const std::string& peer, const wire::Done& done) {
+  PoolState& s = self->state;
+  auto it = s.leases.find(done.lease);
+  if (it == s.leases.end()) {  // expired and re-queued, or a duplicate: the task counts once
+    ++s.counters.stale;
+    return;
+  }
+  Lease& lease = it->second;
+  if (!done.result.error.empty()) {
+    Task& task = lease.task;
+    ++task.attempts;
+    if (task.attempts >= s.options.max_attempts) {
+      task.answer.deliver(caf::make_error(caf::sec::runtime_error, "batch " + std::to_string(task.batch.sequence) +
+                                                                       " failed " + std::to_string(task.attempts) +
+                                                                       " times, last on " + done.result.worker + ": " +
+                                                                       done.result.error));
+      auto w = s.workers.find(lease.peer);
+      if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+      s.leases.erase(it);
+    } else {
+      if (task.batch.fail_times > 0) --task.batch.fail_times;  // an injected fault strikes a given number of times
+      requeue(self, done.lease, "failed on " + done.result.worker + ": " + done.result.error);
+    }
+    dispatch(self);
+    return;
+  }
+  ++s.counters.committed;
+  lease.task.answer.deliver(done.result);
+  auto w = s.workers.find(lease.peer);
+  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  s.leases.erase(it);
+  dispatch(self);
+}
+
+void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
+  PoolState& s = self->state;
+  auto [it, fresh] = s.workers.try_emplace(peer);
+  Worker& w = it->second;
+  w.link = caf::actor_cast<caf::actor>(self->current_sender());
+  w.hello = hello;
+  w.last_seen = Clock::now();
+  if (fresh && s.options.announce) log_line(std::string() + "gantry: worker " + hello.name + " (" + hello.host + ") joined with " + std::to_string(hello.slots) + " slots");
+  dispatch(self);
+}
+
+void on_message(Self self, const wire::Envelope& e) {
+  PoolState& s = self->state;
+  auto known = s.workers.find(e.peer);
+  if (known != s.workers.end()) known->second.last_seen = Clock::now();
+  const auto bad = [&](const Error& error) {
+    ++s.counters.malformed;
+    log_line(std::string() + "gantry: dropped a " + wire::to_string(e.type) + " message from " + e.peer + ": " + error.message);
+  };
+  switch (e.type) {
+    case wire::Type::hello: {
+      auto m = wire::decode<wire::Hello>(e.payload);
+      if (!m) return bad(m.error());
+      return on_hello(self, e.peer, m.value());
+    }
+    case wire::Type::heartbeat:
+      if (known == s.workers.end())  // a worker from before a restart: it must say hello again
+        self->send(caf::actor_cast<caf::actor>(self->current_sender()), net_out_atom::value,
+                   wire::Envelope{e.peer, wire::Type::hello, wire::encode_empty()});
+      return;
+    case wire::Type::done: {
+      auto m = wire::decode<wire::Done>(e.payload);
+      if (!m) return bad(m.error());
+      return on_done(self, e.peer, m.value());
+    }
+    case wire::Type::need_problem: {
+      auto m = wire::decode<wire::NeedProblem>(e.payload);
+      if (!m) return bad(m.error());
+      auto p = s.problems.find({m.value().key.hi, m.value().key.lo});
+      if (p == s.problems.end() || known == s.workers.end()) return;  // its task was withdrawn meanwhile
+      send_to(self, known->second, e.peer, wire::Type::problem, wire::encode(wire::ProblemContent{m.value().key, p->second}));
+      return;
+    }
+    case wire::Type::bye:
+      return forget_worker(self, e.peer, "said bye");
+    default:
+      return bad(make_error(std::string("not a worker message: ") + wire::to_string(e.type)));
+  }
+}
+
+// Heartbeats to every worker; workers silent too long are gone; leases past their deadline return.
+void on_tick(Self self) {
+  PoolState& s = self->state;
+  const double gone_after = s.options.heartbeat_seconds * s.options.liveness;
+  const bool beat = seconds_since(s.last_beat) >= s.options.heartbeat_seconds;
+  if (beat) s.last_beat = Clock::now();
+  std::vector<std::string> silent;
+  for (auto& [peer, w] : s.workers) {
+    if (seconds_since(w.last_seen) > gone_after)
+      silent.push_back(peer);
+    else if (beat)
+      send_to(self, w, peer, wire::Type::heartbeat, wire::encode_empty());
+  }
+  for (const std::string& peer : silent) forget_worker(self, peer, "no heartbeat for " + std::to_string(static_cast<int>(gone_after)) + " s");
+  std::vector<std::uint64_t> expired;
+  const auto now = Clock::now();
+  for (const auto& [id, lease] : s.leases)
+    if (lease.deadline < now) expired.push_back(id);
+  for (std::uint64_t id : expired) requeue(self, id, "lease deadline passed");
+  dispatch(self);
+}
+
+caf::behavior rollout_pool(Self self, PoolOptions options) {
+  PoolState& s = self->state;
+  s.options = options;
+  // Lease ids of two coordinator runs never meet: a worker's late answer from before a restart is stale.
+  s.lease_epoch = (std::random_device{}() & 0x7fffffffull) << 32;
+  if (options.timers) self->delayed_send(self, milliseconds_of(options.heartbeat_seconds), tick_atom::value);
+  return {
+      [=](run_task_atom, const std::string& job, int priority, BatchRequest batch) -> caf::result<BatchResult> {
+        Task task{job, priority, self->state.next_order++, 0, std::move(batch), self->make_response_promise()};
+        caf::response_promise answer = task.answer;
+        enqueue(self, std::move(task));
+        dispatch(self);
+        return answer;
+      },
+      [=](withdraw_atom, const std::string& job) {
+        auto& q = self->state.queue;
+        for (auto it = q.begin(); it != q.end();) {
+          if (it->job != job) {
+            ++it;
+            continue;
+          }
+          BatchResult withdrawn;
+          withdrawn.sequence = it->batch.sequence;
+          withdrawn.withdrawn = true;
+          it->answer.deliver(withdrawn);
+          it = q.erase(it);
+        }
+      },
+      [=](slots_atom) {
+        int n = 0;
+        for (const auto& [peer, w] : self->state.workers) n += w.hello.slots;
+        return n;
+      },
+      [=](status_atom) {
+        PoolState& st = self->state;
+        PoolStatus out = st.counters;
+        for (const auto& [peer, w] : st.workers)
+          out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, seconds_since(w.last_seen)});
+        out.queued = static_cast<long>(st.queue.size());
+        out.leased = static_cast<long>(st.leases.size());
+        return out;
+      },
+      [=](add_problem_atom, const ProblemSpec& spec) {
+        const Fingerprint key = problem_key(spec);
+        self->state.problems[{key.hi, key.lo}] = spec;
+      },
+      [=](drop_problem_atom, const Fingerprint& key) { self->state.problems.erase({key.hi, key.lo}); },
+      [=](net_in_atom, const wire::Envelope& e) { on_message(self, e); },
+      [=](lost_atom, const std::string& peer) { forget_worker(self, peer, "unreachable"); },
+      [=](tick_atom) {
+        on_tick(self);
+        self->delayed_send(self, milliseconds_of(self->state.options.heartbeat_seconds / 4), tick_atom::value);
+      },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_rollout_pool(caf::actor_system& system, PoolOptions options) {
+  return system.spawn(rollout_pool, options);
+}
+
+}  // namespace gantry

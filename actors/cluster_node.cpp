@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <system_error>
+#include <thread>
 
 #include "actors/direct_link.hpp"
 #include "actors/messages.hpp"
 #include "actors/net/gateway.hpp"
 #include "actors/store_actor.hpp"
+#include "actors/problem_spec.hpp"
 #include "core/host_name.hpp"
+#include "storage/store.hpp"
 
 namespace gantry {
 
@@ -90,6 +94,52 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
   node.gateway = gateway.value().actor;
   connect_worker(node.worker, node.gateway);
   return node;
+}
+
+namespace {
+
+void serve_until(const std::atomic<bool>& stop) {
+  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+}  // namespace
+
+Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
+                         const std::function<void(const std::string& endpoint)>& ready) {
+  auto opened = Store::open(options.data_dir);
+  if (!opened) return opened.error();
+  std::shared_ptr<Store> store = std::move(opened).value();
+  ProblemCache cache;
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  CoordinatorNodeOptions c;
+  c.bind = options.bind;
+  c.pool = options.pool;
+  c.coordinator.max_running = options.max_running;
+  c.coordinator.cache = &cache;
+  auto node = start_coordinator_node(system, store, c);
+  if (!node) return node.error();
+  ready(node.value().endpoint);
+  serve_until(stop);
+  node.value().shutdown(system);
+  return Ok{};
+}
+
+Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& stop,
+                    const std::function<void(const std::string& name)>& ready) {
+  ProblemCache cache;
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  WorkerNodeOptions w;
+  w.worker = options.worker;
+  if (w.worker.name.empty()) w.worker.name = default_worker_name();
+  w.connect = options.connect;
+  auto node = start_worker_node(system, w, &cache);
+  if (!node) return node.error();
+  ready(w.worker.name);
+  serve_until(stop);
+  node.value().shutdown(system);
+  return Ok{};
 }
 
 }  // namespace gantry

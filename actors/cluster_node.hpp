@@ -4,6 +4,8 @@
 // host (tcp://). `gantry coordinator`, `gantry worker` and the embedded `gantry tune` all start
 // their nodes here.
 #include <caf/all.hpp>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,5 +52,23 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
 
 // "host/pid": a worker's default name, stable while it runs.
 std::string default_worker_name();
+
+// The processes' main loops: start the node in an actor system of their own, call `ready` (with
+// the bound endpoint), serve until `stop` is set, then shut down cleanly. Errors (a store that
+// cannot be opened, an endpoint that cannot be bound) come back before `ready`.
+struct CoordinatorServeOptions {
+  std::string bind, data_dir;
+  int max_running = 4;
+  PoolOptions pool;
+};
+Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
+                         const std::function<void(const std::string& endpoint)>& ready);
+
+struct WorkerServeOptions {
+  std::string connect;
+  WorkerOptions worker;
+};
+Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& stop,
+                    const std::function<void(const std::string& name)>& ready);
 
 }  // namespace gantry

@@ -33,7 +33,9 @@ std::string embedded_endpoint() {
   return "inproc://gantry-embedded-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 }
 
-JobSpec job_spec(const TuneProblem& problem, const TuneOptions& options) {
+}  // namespace
+
+JobSpec make_job_spec(const TuneProblem& problem, const TuneOptions& options) {
   JobSpec spec;
   spec.problem = make_problem_spec(problem.graph, problem.cluster, problem.sim, problem.graph_label, problem.graph_json);
   spec.budget_seconds = options.budget_seconds;
@@ -46,8 +48,6 @@ JobSpec job_spec(const TuneProblem& problem, const TuneOptions& options) {
   spec.fail_times = options.faults.batch_times;
   return spec;
 }
-
-}  // namespace
 
 int max_rollouts() {
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -112,7 +112,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
     self->monitor(node.coordinator);  // a coordinator that dies must not leave us waiting
     std::string job_id;
     bool done = false, cancel_sent = false;
-    self->send(node.coordinator, submit_atom::value, job_spec(problem, options), hooks);
+    self->send(node.coordinator, submit_atom::value, make_job_spec(problem, options), hooks);
     const auto failed = [&](const std::string& what) {
       result = make_error(what);
       done = true;

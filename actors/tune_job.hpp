@@ -1,7 +1,7 @@
 #pragma once
-// A tuning job: many rollout actors search placements in parallel on their own simulators, a
-// tuner actor keeps the best, and every batch and improvement is persisted in the store. This
-// header is the job's whole interface; the CAF actor system behind it stays in actors/*.cpp.
+// A tuning job: rollouts search placements in parallel on their own simulators, a tuner actor keeps
+// the best, and every batch and improvement is persisted in the store. This header is the embedded
+// job's whole interface; the CAF actor system behind it stays in actors/*.cpp.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -11,6 +11,7 @@
 #include "core/cost_model.hpp"
 #include "core/fingerprint.hpp"
 #include "core/graph.hpp"
+#include "actors/job_spec.hpp"
 #include "core/result.hpp"
 #include "sim/sim_options.hpp"
 #include "storage/records.hpp"
@@ -81,6 +82,12 @@ struct TuneOutcome {
   Fingerprint graph, runtime;   // the store key of the result
 };
 
+// Runs the job on an embedded cluster: a coordinator and one worker with `options.rollouts` slots in
+// this process, over inproc:// (or direct links under the test scheduler), with the very code that
+// `gantry coordinator` and `gantry worker` run between hosts.
 Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& options);
+
+// The job as a coordinator takes it: the problem as content, the budgets of `options`.
+JobSpec make_job_spec(const TuneProblem& problem, const TuneOptions& options);
 
 }  // namespace gantry

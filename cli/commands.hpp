@@ -15,6 +15,11 @@ void add_db_command(CLI::App& app);
 void add_jobs_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_models_command(CLI::App& app);
+void add_coordinator_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
+void add_submit_command(CLI::App& app);
+void add_status_command(CLI::App& app);
+void add_cancel_command(CLI::App& app);
 
 // Every verb above, in the order `gantry --help` lists them.
 void add_all_commands(CLI::App& app);

@@ -22,6 +22,11 @@ void add_all_commands(CLI::App& app) {
   add_query_command(app);
   add_db_command(app);
   add_jobs_command(app);
+  add_coordinator_command(app);
+  add_worker_command(app);
+  add_submit_command(app);
+  add_status_command(app);
+  add_cancel_command(app);
   add_pipeline_command(app);
   add_models_command(app);
   add_workloads_command(app);

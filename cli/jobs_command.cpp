@@ -1,13 +1,12 @@
-// gantry jobs: the tuning jobs of the local store, read-only (works while a job runs). A RUNNING
-// job whose process is gone shows as INTERRUPTED.
-#include <algorithm>
-#include <ctime>
+// gantry jobs: the tuning jobs of the local store, read-only (works while a job runs), or of a
+// coordinator (--coordinator). A RUNNING job whose process is gone shows as INTERRUPTED.
 #include <iostream>
-#include <nlohmann/json.hpp>
 
+#include "actors/net/client.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "cli/text_table.hpp"
+#include "cli/job_args.hpp"
+#include "cli/job_listing.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -15,45 +14,43 @@ namespace gantry::cli {
 namespace {
 
 struct JobsArgs {
-  std::string data;
+  std::string data, coordinator, job;
   OutputArgs out;
 };
 
 void run_jobs(const JobsArgs& args) {
+  if (!args.coordinator.empty()) {
+    const std::string endpoint = coordinator_endpoint(args.coordinator);
+    wire::Request request;
+    request.job = args.job;
+    auto reply = call_coordinator(endpoint, wire::Type::jobs, request);
+    if (!reply) throw CliError(reply.error().message);
+    auto jobs = wire::job_records_from_json(reply.value().data);
+    if (!jobs) throw CliError("the coordinator at " + endpoint + " sent " + jobs.error().message);
+    print_jobs(std::cout, jobs.value(), args.out.json(), "at " + endpoint);
+    return;
+  }
   const std::string dir = args.data.empty() ? default_data_dir() : args.data;
   auto store = Store::open_read_only(dir);
   if (!store) throw CliError(store.error().message);
   auto jobs = store.value()->jobs();
   if (!jobs) throw CliError(jobs.error().message);
-  std::sort(jobs.value().begin(), jobs.value().end(),
-            [](const JobRecord& a, const JobRecord& b) { return a.started < b.started; });
-  if (args.out.json()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : jobs.value())
-      j.push_back({{"id", r.id}, {"state", to_string(r.state)}, {"graph", r.graph_label}, {"cluster", r.cluster_name},
-                   {"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()},
-                   {"started", r.started}, {"finished", r.finished}, {"evaluations", r.evaluations},
-                   {"best_makespan", r.best_makespan}, {"owner_pid", r.owner_pid}, {"owner_host", r.owner_host},
-                   {"message", r.message}});
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  TextTable t({"job", "state", "graph", "cluster", "started", "seconds", "evaluations", "best", "owner", "message"});
-  for (const auto& r : jobs.value())
-    t.add({r.id, to_string(r.state), r.graph_label, r.cluster_name, format_unix_time(r.started),
-           r.finished > 0 ? format_fixed(r.finished - r.started, 1) : "-", std::to_string(r.evaluations),
-           r.best_makespan > 0 ? format_fixed(r.best_makespan, 6) : "-",
-           r.owner_pid > 0 ? std::to_string(r.owner_pid) + "@" + r.owner_host : "-", r.message});
-  t.print(std::cout);
-  std::cout << jobs.value().size() << " job(s) in " << dir << "\n";
+  std::vector<JobRecord> list;
+  for (const JobRecord& j : jobs.value())
+    if (args.job.empty() || j.id == args.job) list.push_back(j);
+  if (!args.job.empty() && list.empty()) throw CliError("no job " + args.job + " in " + dir);
+  print_jobs(std::cout, list, args.out.json(), "in " + dir);
 }
 
 }  // namespace
 
 void add_jobs_command(CLI::App& app) {
   auto args = std::make_shared<JobsArgs>();
-  CLI::App* cmd = app.add_subcommand("jobs", "the tuning jobs of the local store (read-only: works while a job runs)");
+  CLI::App* cmd = app.add_subcommand("jobs", "tuning jobs: of the local store (read-only: works while a job runs) or of a coordinator");
+  cmd->add_option("job", args->job, "only this job");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_option("--coordinator", args->coordinator,
+                  "ask this coordinator (tcp://HOST:PORT) instead of the local store");
   args->out.add_to(*cmd, false);
   cmd->callback([args] { run_jobs(*args); });
 }

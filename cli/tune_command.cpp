@@ -10,7 +10,8 @@
 #include "actors/tune_job.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "cli/duration.hpp"
+#include "cli/job_args.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/result_table.hpp"
 #include "core/graph_io.hpp"
 #include "sim/simulator.hpp"
@@ -19,40 +20,6 @@
 namespace gantry::cli {
 
 namespace {
-
-std::atomic<bool> g_cancel{false};
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
-extern "C" void on_stop_signal(int signal) {
-  g_cancel.store(true);
-  std::signal(signal, SIG_DFL);  // the same signal again kills at once
-}
-
-// Ctrl-C, SIGTERM and SIGHUP end the job as CANCELLED with its best kept; the previous handlers
-// come back when the job ends.
-struct StopSignals {
-  struct sigaction old[3];
-  StopSignals() {
-    g_cancel.store(false);
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &action, &old[i]);
-  }
-  ~StopSignals() {
-    for (int i = 0; i < 3; ++i) sigaction(kStopSignals[i], &old[i], nullptr);
-  }
-};
-
-struct TuneArgs {
-  ProblemArgs problem;
-  SimArgs sim;
-  OutputArgs out;
-  std::string data, budget = "30s", patience;
-  long evals = 0;
-  int rollouts = 0;
-  bool budget_given = false;
-};
 
 std::string progress_bar(double fraction) {
   const int width = 24, filled = static_cast<int>(fraction * width + 0.5);
@@ -69,22 +36,10 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
 }
 
 void run_tune(TuneArgs& args) {
+  if (!args.coordinator.empty()) return submit_job(args, coordinator_endpoint(args.coordinator), true);
   Problem problem = load_problem(args.problem);
-  TuneOptions options;
-  options.data_dir = args.data.empty() ? default_data_dir() : args.data;
-  options.rollouts = args.rollouts;
-  options.seed = args.problem.seed;
-  auto seconds = parse_duration(args.budget);
-  if (!seconds) throw CliError("--budget: " + seconds.error().message);
-  // --evals alone means "until N evaluations"; with --budget both limits apply.
-  options.budget_seconds = args.evals > 0 && !args.budget_given ? 0 : seconds.value();
-  options.budget_evaluations = args.evals;
-  if (!args.patience.empty()) {
-    auto p = parse_duration(args.patience);
-    if (!p) throw CliError("--patience: " + p.error().message);
-    options.patience_seconds = p.value();
-  }
-  options.cancel = &g_cancel;
+  TuneOptions options = tune_options(args);
+  options.cancel = &StopSignals::requested();
 
   const std::string& unit = problem.graph.cost_unit();
   const bool bar = isatty(STDERR_FILENO);
@@ -186,6 +141,12 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
+  cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();
+  cmd->add_option("--batch-evals", args->batch_evals, "fixed evaluations per batch instead (reproducible runs)");
+  cmd->add_option("--coordinator", args->coordinator,
+                  "run the job on this coordinator's cluster (tcp://HOST:PORT) and follow it, instead of in this process");
+  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
+  cmd->add_option("--parallelism", args->parallelism, "with --coordinator: batches in flight at most (default: every slot)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

@@ -1,0 +1,61 @@
+// gantry coordinator: the cluster's center. Owns the store, the job queue and the rollout pool;
+// workers connect to it, clients submit jobs and ask for status. Runs until Ctrl-C / SIGTERM.
+#include <iostream>
+
+#include "actors/cluster_node.hpp"
+#include "actors/net/gateway.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
+#include "storage/store.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct CoordinatorArgs {
+  std::string bind = "tcp://127.0.0.1:7700", data;
+  int max_jobs = 4;
+  double lease_seconds = 60;
+  bool insecure = false;
+};
+
+void run_coordinator(const CoordinatorArgs& args) {
+  // Without authentication anyone who reaches the port can submit work: loopback unless told.
+  if (!is_local_endpoint(args.bind) && !args.insecure)
+    throw CliError("--bind " + args.bind + ": binding beyond this host needs --insecure (anyone who reaches the port could submit jobs and take work)");
+  CoordinatorServeOptions options;
+  options.bind = args.bind;
+  options.data_dir = args.data.empty() ? default_data_dir() : args.data;
+  options.max_running = args.max_jobs;
+  options.pool.lease_seconds = args.lease_seconds;
+  StopSignals signals;
+  auto served = serve_coordinator(options, StopSignals::requested(), [&](const std::string& endpoint) {
+    std::cout << "gantry coordinator: listening on " << endpoint << ", store " << options.data_dir
+              << ", up to " << args.max_jobs << " jobs at once (Ctrl-C stops)" << std::endl;
+  });
+  if (!served) throw CliError(served.error().message);
+  std::cout << "gantry coordinator: stopped" << std::endl;
+}
+
+}  // namespace
+
+void add_coordinator_command(CLI::App& app) {
+  auto args = std::make_shared<CoordinatorArgs>();
+  CLI::App* cmd = app.add_subcommand("coordinator", "serve the cluster: the store, the job queue and the rollout pool that workers join");
+  cmd->add_option("--bind", args->bind, "endpoint to listen on (tcp://HOST:PORT; port 0 = any free port)")->capture_default_str();
+  cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_option("--max-jobs", args->max_jobs, "jobs running at once; the others wait in the queue")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--lease-seconds", args->lease_seconds,
+                  "a leased batch goes back to the queue when its worker has not answered this long after the batch's own time")
+      ->check(finite_in(1, 86400))
+      ->capture_default_str();
+  cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
+  cmd->footer("Workers join with `gantry worker --connect ENDPOINT`; jobs come from `gantry submit` and `gantry tune --coordinator`.\n"
+              "A worker that misses 3 heartbeats (1 s each) is gone and its leased batches run elsewhere.");
+  cmd->callback([args] { run_coordinator(*args); });
+}
+
+}  // namespace gantry::cli

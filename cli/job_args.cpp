@@ -1,0 +1,189 @@
+#include "cli/job_args.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "actors/net/client.hpp"
+#include "cli/duration.hpp"
+#include "cli/job_listing.hpp"
+#include "cli/stop_signals.hpp"
+#include "core/graph_io.hpp"
+#include "storage/store.hpp"
+
+namespace gantry::cli {
+
+TuneOptions tune_options(const TuneArgs& args) {
+  TuneOptions options;
+  options.data_dir = args.data.empty() ? default_data_dir() : args.data;
+  options.rollouts = args.rollouts;
+  options.seed = args.problem.seed;
+  auto seconds = parse_duration(args.budget);
+  if (!seconds) throw CliError("--budget: " + seconds.error().message);
+  // --evals alone means "until N evaluations"; with --budget both limits apply.
+  options.budget_seconds = args.evals > 0 && !args.budget_given ? 0 : seconds.value();
+  options.budget_evaluations = args.evals;
+  if (args.evals < 0) throw CliError("--evals " + std::to_string(args.evals) + ": must be >= 0");
+  if (!args.patience.empty()) {
+    auto p = parse_duration(args.patience);
+    if (!p) throw CliError("--patience: " + p.error().message);
+    options.patience_seconds = p.value();
+  }
+  auto batch = parse_duration(args.batch);
+  if (!batch || batch.value() <= 0) throw CliError("--batch " + args.batch + ": a duration above 0 (e.g. 0.2s)");
+  options.batch_seconds = batch.value();
+  if (args.batch_evals < 0) throw CliError("--batch-evals " + std::to_string(args.batch_evals) + ": must be >= 0");
+  options.batch_evaluations = args.batch_evals;
+  return options;
+}
+
+namespace {
+
+// One key of a job file, converted as its flag would be; the error names the file and the key.
+template <class T>
+void read_key(const YAML::Node& root, const std::string& path, const char* key, T& out) {
+  const YAML::Node node = root[key];
+  if (!node) return;
+  try {
+    out = node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw CliError(path + ": key \"" + key + "\": cannot read \"" + YAML::Dump(node) + "\" as a " +
+                   (std::is_same<T, std::string>::value ? "string" : std::is_same<T, bool>::value ? "true/false" : "number"));
+  }
+}
+
+const char* const kJobKeys[] = {"kind", "graph", "workload", "cluster", "seed", "sim", "dispatch", "links", "no-dedup",
+                                "streams", "noise", "noise-seed", "noise-samples", "memory", "budget", "evals",
+                                "patience", "batch", "batch-evals", "priority", "parallelism"};
+
+}  // namespace
+
+void read_job_file(const std::string& path, TuneArgs& args) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw CliError(path + ": cannot read the job file");
+  } catch (const YAML::Exception& e) {
+    throw CliError(path + ":" + std::to_string(e.mark.line + 1) + ": not YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw CliError(path + ": a job file is a map of settings (see configs/jobs/)");
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    bool known = false;
+    for (const char* k : kJobKeys) known = known || key == k;
+    if (!known) throw CliError(path + ": unknown key \"" + key + "\" (keys are `gantry tune`'s flag names)");
+  }
+  std::string kind = "tune";
+  read_key(root, path, "kind", kind);
+  if (kind != "tune") throw CliError(path + ": key \"kind\": \"" + kind + "\" is not a job kind this gantry runs (tune)");
+  read_key(root, path, "graph", args.problem.graph_file);
+  read_key(root, path, "workload", args.problem.workload);
+  if (!args.problem.graph_file.empty() && std::filesystem::path(args.problem.graph_file).is_relative())
+    args.problem.graph_file = (std::filesystem::path(path).parent_path() / args.problem.graph_file).string();
+  if (!args.problem.graph_file.empty() && !args.problem.workload.empty())
+    throw CliError(path + ": give either \"graph\" or \"workload\", not both");
+  read_key(root, path, "cluster", args.problem.cluster);
+  read_key(root, path, "seed", args.problem.seed);
+  read_key(root, path, "sim", args.sim.sim);
+  read_key(root, path, "dispatch", args.sim.dispatch);
+  read_key(root, path, "links", args.sim.links);
+  read_key(root, path, "no-dedup", args.sim.no_dedup);
+  read_key(root, path, "streams", args.sim.streams);
+  read_key(root, path, "noise", args.sim.noise);
+  read_key(root, path, "noise-seed", args.sim.noise_seed);
+  read_key(root, path, "noise-samples", args.sim.noise_samples);
+  read_key(root, path, "memory", args.sim.memory);
+  args.budget_given = static_cast<bool>(root["budget"]);
+  read_key(root, path, "budget", args.budget);
+  read_key(root, path, "evals", args.evals);
+  read_key(root, path, "patience", args.patience);
+  read_key(root, path, "batch", args.batch);
+  read_key(root, path, "batch-evals", args.batch_evals);
+  read_key(root, path, "priority", args.priority);
+  read_key(root, path, "parallelism", args.parallelism);
+  for (auto [value, name, names] : {std::tuple{&args.sim.sim, "sim", "default, doppler"},
+                                    std::tuple{&args.sim.dispatch, "dispatch", "fifo, priority"},
+                                    std::tuple{&args.sim.links, "links", "contention, unlimited"}}) {
+    const std::string allowed = std::string(", ") + names + ",";
+    if (allowed.find(", " + *value + ",") == std::string::npos)
+      throw CliError(path + ": key \"" + name + "\": \"" + *value + "\" is not one of " + names);
+  }
+}
+
+std::string coordinator_endpoint(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("GANTRY_COORDINATOR"); env && *env) return env;
+  return "tcp://127.0.0.1:7700";
+}
+
+void add_coordinator_option(CLI::App& cmd, std::string& endpoint) {
+  cmd.add_option("--coordinator", endpoint, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
+}
+
+namespace {
+
+// Follows a job until it ends; a line on stderr whenever its state changes.
+JobRecord wait_for_job(const std::string& endpoint, const std::string& id) {
+  std::string last_state;
+  StopSignals signals;
+  bool cancel_sent = false;
+  for (;;) {
+    if (StopSignals::requested().load() && !cancel_sent) {  // Ctrl-C while waiting cancels the job
+      wire::Request cancel;
+      cancel.job = id;
+      auto r = call_coordinator(endpoint, wire::Type::cancel, cancel);
+      std::cerr << "gantry: " << (r ? "cancelling job " + id : "cannot cancel job " + id + ": " + r.error().message) << "\n";
+      cancel_sent = true;
+    }
+    wire::Request request;
+    request.job = id;
+    auto reply = call_coordinator(endpoint, wire::Type::jobs, request);
+    if (!reply) throw CliError("following job " + id + ": " + reply.error().message);
+    auto jobs = wire::job_records_from_json(reply.value().data);
+    if (!jobs || jobs.value().size() != 1) throw CliError("following job " + id + ": the coordinator sent no record of it");
+    const JobRecord& job = jobs.value().front();
+    const std::string state = to_string(job.state);
+    if (state != last_state) std::cerr << "job " << id << " " << state << "\n";
+    last_state = state;
+    if (job.state != JobState::queued && job.state != JobState::running) return job;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+void submit_job(const TuneArgs& args, const std::string& endpoint, bool wait) {
+  Problem problem = load_problem(args.problem);
+  TuneOptions options = tune_options(args);
+  TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(), problem.graph_label,
+                           graph_to_json(problem.graph, -1)};
+  wire::Request request;
+  request.spec = make_job_spec(tune_problem, options);
+  request.spec.priority = args.priority;
+  request.spec.parallelism = args.parallelism;
+  auto reply = call_coordinator(endpoint, wire::Type::submit, request, 60);
+  if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
+  const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
+  if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");
+  if (!wait) {
+    if (args.out.json())
+      std::cout << nlohmann::json{{"job", id}, {"coordinator", endpoint}}.dump(2) << "\n";
+    else
+      std::cout << id << "\n";
+    return;
+  }
+  std::cerr << "job " << id << " submitted to " << endpoint << " (Ctrl-C cancels it)\n";
+  const JobRecord job = wait_for_job(endpoint, id);
+  print_jobs(std::cout, {job}, args.out.json(), "at " + endpoint);
+  std::cout.flush();
+  if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + id + " cancelled; its best so far is stored by the coordinator"};
+  if (job.state != JobState::complete) throw CliExit{1, "job " + id + " " + to_string(job.state) + ": " + job.message};
+}
+
+}  // namespace gantry::cli

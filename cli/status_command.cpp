@@ -1,0 +1,52 @@
+// gantry status: a coordinator's workers, slots, leases in flight, queues and dropped messages.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "actors/net/client.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/job_args.hpp"
+#include "cli/text_table.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct StatusArgs {
+  std::string coordinator;
+  OutputArgs out;
+};
+
+void run_status(const StatusArgs& args) {
+  const std::string endpoint = coordinator_endpoint(args.coordinator);
+  auto reply = call_coordinator(endpoint, wire::Type::status, {});
+  if (!reply) throw CliError(reply.error().message);
+  auto j = nlohmann::json::parse(reply.value().data, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw CliError("the coordinator at " + endpoint + " sent an unreadable status");
+  if (args.out.json()) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  TextTable workers({"worker", "host", "pid", "slots", "busy", "last heard"});
+  for (const auto& w : j.value("workers", nlohmann::json::array()))
+    workers.add({w.value("name", ""), w.value("host", ""), std::to_string(w.value("pid", 0L)), std::to_string(w.value("slots", 0)),
+                 std::to_string(w.value("busy", 0)), format_fixed(w.value("silent_seconds", 0.0), 1) + " s ago"});
+  workers.print(std::cout);
+  std::cout << j["workers"].size() << " worker(s), " << j.value("slots", 0) << " slots, " << j.value("leases", 0L)
+            << " batches leased, " << j.value("queued_tasks", 0L) << " queued\n"
+            << "jobs: " << j["jobs_running"].size() << " running, " << j["jobs_queued"].size() << " queued\n"
+            << "results: " << j.value("committed", 0L) << " committed, " << j.value("requeued", 0L) << " re-queued, "
+            << j.value("stale_results", 0L) << " stale (dropped), " << j.value("malformed", 0L) << " malformed messages dropped\n";
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app) {
+  auto args = std::make_shared<StatusArgs>();
+  CLI::App* cmd = app.add_subcommand("status", "a coordinator's workers, slots, leases in flight and queues");
+  add_coordinator_option(*cmd, args->coordinator);
+  args->out.add_to(*cmd, false);
+  cmd->callback([args] { run_status(*args); });
+}
+
+}  // namespace gantry::cli

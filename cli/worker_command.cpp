@@ -1,0 +1,49 @@
+// gantry worker: rollout slots for a coordinator's pool. Connects, says hello, runs the batches it
+// is leased, reconnects with backoff when the coordinator goes away. Runs until Ctrl-C / SIGTERM.
+#include <iostream>
+#include <thread>
+
+#include "actors/cluster_node.hpp"
+#include "actors/tune_job.hpp"
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/job_args.hpp"
+#include "cli/stop_signals.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct WorkerArgs {
+  std::string connect, name;
+  int rollouts = 0;
+};
+
+void run_worker(const WorkerArgs& args) {
+  if (args.rollouts < 0 || args.rollouts > max_rollouts())
+    throw CliError("--rollouts " + std::to_string(args.rollouts) + ": must be between 1 and " + std::to_string(max_rollouts()));
+  WorkerServeOptions options;
+  options.connect = coordinator_endpoint(args.connect);
+  options.worker.name = args.name;
+  options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  StopSignals signals;
+  auto served = serve_worker(options, StopSignals::requested(), [&](const std::string& name) {
+    std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots for " << options.connect
+              << " (Ctrl-C stops)" << std::endl;
+  });
+  if (!served) throw CliError(served.error().message);
+  std::cout << "gantry worker: stopped" << std::endl;
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app) {
+  auto args = std::make_shared<WorkerArgs>();
+  CLI::App* cmd = app.add_subcommand("worker", "offer rollout slots to a coordinator's cluster");
+  cmd->add_option("--connect", args->connect, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
+  cmd->add_option("--rollouts", args->rollouts, "rollout slots (default: one per core)");
+  cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
+  cmd->callback([args] { run_worker(*args); });
+}
+
+}  // namespace gantry::cli

@@ -237,7 +237,7 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, long gateway_malfo
   CoordinatorState& s = self->state;
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : pool.workers)
-    workers.push_back({{"name", w.name}, {"host", w.host}, {"pid", w.pid}, {"slots", w.slots}, {"busy", w.busy},
+    workers.push_back({{"name", w.name}, {"host", w.host}, {"pid", w.pid}, {"slots", w.slots}, {"busy", w.busy}, {"done", w.done},
                        {"silent_seconds", w.silent_seconds}});
   nlohmann::json queued = nlohmann::json::array(), running = nlohmann::json::array();
   for (const Job& j : s.queue) queued.push_back({{"id", j.id}, {"graph", j.record.graph_label}, {"priority", j.spec.priority}});

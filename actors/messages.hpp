@@ -87,6 +87,7 @@ struct PoolStatus {
     std::string peer, name, host;
     long pid = 0;
     int slots = 0, busy = 0;
+    long done = 0;              // results of this worker committed
     double silent_seconds = 0;  // since its last message
   };
   std::vector<Worker> workers;

@@ -21,6 +21,7 @@ struct Task {
   int priority = 0;
   long order = 0;          // submission order among equal priorities
   int attempts = 0;
+  std::string last_peer;   // the worker that lost or failed it last: another one is preferred
   BatchRequest batch;
   caf::response_promise answer;
 };
@@ -35,6 +36,7 @@ struct Worker {
   caf::actor link;
   wire::Hello hello;
   int busy = 0;
+  long done = 0;
   Clock::time_point last_seen;
 };
 
@@ -66,14 +68,19 @@ void enqueue(Self self, Task task) {
 
 double deadline_seconds(const PoolState& s, const BatchRequest& b) { return s.options.lease_seconds + b.seconds; }
 
-// Leases queued tasks to free slots, the emptiest worker first, until one or the other runs out.
+// Leases queued tasks to free slots until one or the other runs out: the emptiest worker first,
+// and a task that was lost or failed on a worker goes elsewhere when another worker is free.
 void dispatch(Self self) {
   PoolState& s = self->state;
   while (!s.queue.empty()) {
     Worker* best = nullptr;
     const std::string* peer = nullptr;
+    const std::string& avoid = s.queue.front().last_peer;
+    const auto rank = [&](const std::string& id, const Worker& w) {
+      return std::make_pair(id != avoid, w.hello.slots - w.busy);
+    };
     for (auto& [id, w] : s.workers)
-      if (w.busy < w.hello.slots && (!best || w.hello.slots - w.busy > best->hello.slots - best->busy)) {
+      if (w.busy < w.hello.slots && (!best || rank(id, w) > rank(*peer, *best))) {
         best = &w;
         peer = &id;
       }
@@ -100,6 +107,7 @@ void requeue(Self self, std::uint64_t lease_id, const std::string& why) {
   auto w = s.workers.find(lease.peer);
   if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
   ++s.counters.requeued;
+  lease.task.last_peer = lease.peer;
   log_line(std::string() + "gantry: batch " + std::to_string(lease.task.batch.sequence) + " of job " + lease.task.job + " re-queued: " + why);
   enqueue(self, std::move(lease.task));
 }
@@ -147,6 +155,7 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
   lease.task.answer.deliver(done.result);
   auto w = s.workers.find(lease.peer);
   if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  if (w != s.workers.end()) ++w->second.done;
   s.leases.erase(it);
   dispatch(self);
 }
@@ -231,7 +240,7 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
   if (options.timers) self->delayed_send(self, milliseconds_of(options.heartbeat_seconds), tick_atom::value);
   return {
       [=](run_task_atom, const std::string& job, int priority, BatchRequest batch) -> caf::result<BatchResult> {
-        Task task{job, priority, self->state.next_order++, 0, std::move(batch), self->make_response_promise()};
+        Task task{job, priority, self->state.next_order++, 0, {}, std::move(batch), self->make_response_promise()};
         caf::response_promise answer = task.answer;
         enqueue(self, std::move(task));
         dispatch(self);
@@ -260,7 +269,7 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
         PoolState& st = self->state;
         PoolStatus out = st.counters;
         for (const auto& [peer, w] : st.workers)
-          out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, seconds_since(w.last_seen)});
+          out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, w.done, seconds_since(w.last_seen)});
         out.queued = static_cast<long>(st.queue.size());
         out.leased = static_cast<long>(st.leases.size());
         return out;

@@ -1,0 +1,181 @@
+// The cluster across real processes on loopback: a `gantry coordinator` and `gantry worker`
+// processes, driven by the client verbs. What must hold: a job's committed evaluations equal what
+// it asked for, whatever happens to the workers, and its stored best is the best of its episodes.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <regex>
+
+#include "actors/tune_job.hpp"
+#include "core/graph_io.hpp"
+#include "sim/runtime_fingerprint.hpp"
+#include "sim/simulator.hpp"
+#include "storage/store.hpp"
+#include "tests/cli/cli_runner.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace gantry;
+using gantry::testing::ChildProcess;
+using gantry::testing::run_cli;
+using gantry::testing::TempDir;
+using gantry::testing::wait_until;
+
+namespace {
+
+const std::string kFfnn = std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt";
+
+// A coordinator on a free loopback port, and workers joining it.
+struct LoopbackCluster {
+  TempDir dir;
+  std::unique_ptr<ChildProcess> coordinator;
+  std::vector<std::unique_ptr<ChildProcess>> workers;
+  std::string endpoint;
+
+  LoopbackCluster() { start_coordinator(); }
+
+  void start_coordinator() {
+    coordinator = std::make_unique<ChildProcess>(
+        std::vector<std::string>{GANTRY_BINARY, "coordinator", "--bind", "tcp://127.0.0.1:0", "--data", dir.sub("data")},
+        dir.sub("coordinator.log"));
+    std::smatch m;
+    std::string log;
+    const std::regex listening("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)");
+    REQUIRE(wait_until([&] { log = coordinator->log(); return std::regex_search(log, m, listening); }, 20));
+    endpoint = m[1];
+  }
+
+  ChildProcess& start_worker(const std::string& name, int slots = 1) {
+    workers.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{GANTRY_BINARY, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name},
+        dir.sub(name + ".log")));
+    return *workers.back();
+  }
+
+  nlohmann::json status() {
+    auto run = run_cli({"status", "--coordinator", endpoint, "-f", "json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    return nlohmann::json::parse(run.out);
+  }
+
+  const nlohmann::json* worker(const nlohmann::json& status, const std::string& name) {
+    for (const auto& w : status["workers"])
+      if (w["name"] == name) return &w;
+    return nullptr;
+  }
+
+  bool slots_are(int slots) { return status()["slots"] == slots; }
+
+  std::string write_job(long evals, long batch_evals) {
+    const std::string path = dir.sub("job.yaml");
+    std::ofstream(path) << "graph: " << kFfnn << "\ncluster: identical:4\nsim: doppler\nevals: " << evals
+                        << "\nbatch-evals: " << batch_evals << "\nseed: 5\n";
+    return path;
+  }
+
+  std::string submit(const std::string& job_file) {
+    auto run = run_cli({"submit", job_file, "--coordinator", endpoint, "-f", "json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    return nlohmann::json::parse(run.out)["job"];
+  }
+
+  JobRecord job(const std::string& id) {
+    auto store = Store::open_read_only(dir.sub("data")).value();
+    return *store->job(id).value();
+  }
+
+  bool ended(const std::string& id) {
+    auto run = run_cli({"jobs", id, "--coordinator", endpoint, "-f", "json"});
+    if (run.code != 0) return false;
+    const std::string state = nlohmann::json::parse(run.out)[0]["state"];
+    return state != "RUNNING" && state != "QUEUED";
+  }
+};
+
+struct Expected {
+  Graph graph = read_graph_file(kFfnn).value();
+  gantry::Cluster cluster = gantry::Cluster::identical(4).value();
+  CostTable costs{graph, cluster};
+  SimOptions sim = [] {
+    SimOptions o;
+    o.doppler = true;
+    return o;
+  }();
+  PlacementProblem problem() const { return PlacementProblem{graph, cluster, costs, sim}; }
+  // The heuristics' share of an evaluation budget (they run first, on the coordinator).
+  long heuristic_evaluations(long budget) const {
+    SearchBudget b;
+    b.seed = 5;
+    b.seconds = 0;
+    b.evaluations = budget;
+    return best_heuristic(problem(), b).evaluations;
+  }
+};
+
+long episode_evaluations(Store& store, const std::string& job) {
+  const std::vector<EpisodeRecord> episodes = store.episodes(job).value();
+  return std::accumulate(episodes.begin(), episodes.end(), 0L, [](long s, const EpisodeRecord& e) { return s + e.candidates; });
+}
+
+}  // namespace
+
+TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, the stored best is the best episode", "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1");
+  c.start_worker("w2");
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  const long budget = 20000;
+  const std::string id = c.submit(c.write_job(budget, 250));
+  REQUIRE(wait_until([&] { return c.ended(id); }, 60));
+  const JobRecord job = c.job(id);
+  CHECK(job.state == JobState::complete);
+  CHECK(job.evaluations == budget);
+  Expected e;
+  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  CHECK(e.heuristic_evaluations(budget) + episode_evaluations(*store, id) == budget);
+  // Both workers ran batches.
+  const auto status = c.status();
+  CHECK((*c.worker(status, "w1"))["done"].get<long>() > 0);
+  CHECK((*c.worker(status, "w2"))["done"].get<long>() > 0);
+  // The stored best is the best of the heuristics and the episodes, and simulates to its makespan.
+  auto best = store->best(fingerprint(e.graph), runtime_fingerprint(e.cluster, e.sim)).value();
+  REQUIRE(best.has_value());
+  double best_episode = std::numeric_limits<double>::infinity();
+  const std::vector<EpisodeRecord> episodes = store->episodes(id).value();
+  for (const EpisodeRecord& ep : episodes) best_episode = std::min(best_episode, ep.best_makespan);
+  SearchBudget b;
+  b.seed = 5;
+  b.seconds = 0;
+  b.evaluations = budget;
+  const double heuristic = best_heuristic(e.problem(), b).makespan;
+  CHECK(best->makespan == std::min(heuristic, best_episode));
+  CHECK(best->makespan == Simulator(e.graph, e.costs, e.cluster, e.sim).makespan(best->placement));
+  CHECK(job.best_makespan == best->makespan);
+}
+
+TEST_CASE("a worker killed mid-job loses nothing; a worker joining mid-job gets work", "[cluster]") {
+  LoopbackCluster c;
+  ChildProcess& doomed = c.start_worker("w1");
+  c.start_worker("w2");
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  const long budget = 300000;
+  const std::string id = c.submit(c.write_job(budget, 500));
+  REQUIRE(wait_until([&] { return c.status()["committed"].get<long>() >= 20; }, 60));
+  doomed.signal(SIGKILL);
+  REQUIRE(doomed.wait(10) == 128 + SIGKILL);
+  c.start_worker("w3");
+  REQUIRE(wait_until([&] { return c.ended(id); }, 120));
+  const JobRecord job = c.job(id);
+  CHECK(job.state == JobState::complete);
+  CHECK(job.evaluations == budget);
+  Expected e;
+  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  CHECK(e.heuristic_evaluations(budget) + episode_evaluations(*store, id) == budget);
+  const auto status = c.status();
+  INFO(status.dump());
+  CHECK(c.worker(status, "w1") == nullptr);  // gone: 3 heartbeats missed
+  REQUIRE(c.worker(status, "w3") != nullptr);
+  CHECK((*c.worker(status, "w3"))["done"].get<long>() > 0);
+}

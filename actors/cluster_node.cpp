@@ -119,6 +119,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.coordinator.cache = &cache;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
+  caf::anon_send(node.value().coordinator, recover_atom::value);
   ready(node.value().endpoint);
   serve_until(stop);
   node.value().shutdown(system);

@@ -38,6 +38,7 @@ struct Job {
   long order = 0;
   caf::actor tuner;        // while running
   bool cancelled = false;  // asked to stop before its tuner existed
+  TunerConfig::Resume resume;
 };
 
 struct CoordinatorState {
@@ -116,7 +117,7 @@ void run_job(Self self, Job job) {
   CoordinatorState& s = self->state;
   const std::string id = job.id;
   job.record.state = JobState::running;
-  job.record.started = unix_now();
+  if (!job.resume.active) job.record.started = unix_now();  // a resumed job keeps its first start
   TunerConfig config;
   config.problem = job.problem;
   config.spec = job.spec;
@@ -127,6 +128,7 @@ void run_job(Self self, Job job) {
   config.store = s.store;
   config.pool = s.pool;
   config.timers = s.options.timers;
+  config.resume = job.resume;
   self->send(s.pool, add_problem_atom::value, job.problem->spec);
   const std::string graph_json = job.problem->spec.graph_json;
   const std::string cluster_yaml = job.problem->cluster.to_yaml();
@@ -170,7 +172,17 @@ Status check_spec(const JobSpec& spec) {
   return Ok{};
 }
 
-Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks) {
+// Queues a job: priority first, then submission order.
+void enqueue(Self self, Job job) {
+  CoordinatorState& s = self->state;
+  auto at = s.queue.begin();
+  while (at != s.queue.end() && at->spec.priority >= job.spec.priority) ++at;
+  s.queue.insert(at, std::move(job));
+}
+
+// `durable`: the job came from a client, so the store keeps its spec and a restarted coordinator
+// runs it on; an embedded job ends with its process.
+Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable) {
   CoordinatorState& s = self->state;
   if (auto ok = check_spec(spec); !ok) return ok.error();
   auto built = s.options.cache ? s.options.cache->build(spec.problem) : build_problem(spec.problem);
@@ -191,13 +203,53 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks) {
   r.started = unix_now();
   r.owner_pid = static_cast<long>(getpid());
   r.owner_host = host_name();
+  if (durable) r.spec = wire::job_spec_text(job.spec);
   put_job(self, r);
   const std::string id = job.id;
-  auto at = s.queue.begin();
-  while (at != s.queue.end() && at->spec.priority >= job.spec.priority) ++at;
-  s.queue.insert(at, std::move(job));
+  enqueue(self, std::move(job));
   start_next(self);
   return id;
+}
+
+// After a restart: the jobs the previous coordinator was running or had queued (the store marked
+// them INTERRUPTED when this one opened it) go back to the queue, each to go on from its stored
+// episodes and best.
+void recover(Self self) {
+  self->request(self->state.store, std::chrono::seconds(60), get_jobs_atom::value).then([=](const StoredJobs& stored) {
+    if (!stored.error.empty()) return log_line("gantry: cannot read the stored jobs, none resumed: " + stored.error);
+    for (const JobRecord& record : stored.jobs) {
+      if (record.state != JobState::interrupted || record.spec.empty()) continue;
+      auto spec = wire::parse_job_spec_text(record.spec);
+      auto built = spec ? self->state.options.cache->build(spec.value().problem)
+                        : Result<std::shared_ptr<const BuiltProblem>>(spec.error());
+      if (!built) {
+        log_line("gantry: job " + record.id + " cannot be resumed: " + built.error().message);
+        continue;
+      }
+      self->request(self->state.store, std::chrono::seconds(60), tally_atom::value, record.id)
+          .then([=](const EpisodeTally& tally) {
+            if (!tally.error.empty()) return log_line("gantry: job " + record.id + " cannot be resumed: " + tally.error);
+            Job job;
+            job.id = record.id;
+            job.spec = spec.value();
+            job.problem = built.value();
+            job.order = self->state.next_order++;
+            job.record = record;
+            job.record.state = JobState::queued;
+            job.record.owner_pid = static_cast<long>(getpid());
+            job.record.owner_host = host_name();
+            job.record.message = "resumed after a coordinator restart";
+            job.resume.active = tally.episodes > 0;
+            job.resume.evaluations = tally.evaluations;
+            job.resume.next_sequence = tally.last_sequence + 1;
+            job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
+            log_line("gantry: job " + record.id + " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)");
+            put_job(self, job.record);
+            enqueue(self, std::move(job));
+            start_next(self);
+          });
+    }
+  });
 }
 
 std::string cancel(Self self, const std::string& id, bool& known) {
@@ -259,7 +311,7 @@ void on_client(Self self, const wire::Envelope& e) {
   const wire::Request& r = request.value();
   switch (e.type) {
     case wire::Type::submit: {
-      auto id = submit(self, r.spec, {});
+      auto id = submit(self, r.spec, {}, true);
       if (!id) return reply(self, peer, wire::Reply{r.id, false, id.error().message, ""});
       return reply(self, peer, wire::Reply{r.id, true, "", nlohmann::json{{"job", id.value()}}.dump()});
     }
@@ -314,7 +366,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   });
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
-        auto id = submit(self, std::move(spec), std::move(hooks));
+        auto id = submit(self, std::move(spec), std::move(hooks), false);
         if (!id) return caf::make_error(caf::sec::invalid_argument, id.error().message);
         return id.value();
       },
@@ -336,6 +388,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         return text;
       },
       [=](net_in_atom, const wire::Envelope& e) { on_client(self, e); },
+      [=](recover_atom) { recover(self); },
   };
 }
 

@@ -9,6 +9,8 @@
 //   await, job id               -> TuneOutcome, when the job ends
 //   cancel, job id              -> std::string (what happened), or an error for an unknown job
 //   net_in, Envelope            client requests (submit, status, cancel, jobs) answered by reply
+//   recover                     re-queue the jobs a killed coordinator left (stored as INTERRUPTED
+//                               with their spec); each goes on from its stored episodes and best
 #include <caf/all.hpp>
 
 namespace gantry {

@@ -25,6 +25,8 @@ using get_best_atom = caf::atom_constant<caf::atom("getbest")>;
 using get_job_atom = caf::atom_constant<caf::atom("getjob")>;
 using get_jobs_atom = caf::atom_constant<caf::atom("getjobs")>;
 using put_content_atom = caf::atom_constant<caf::atom("putcontent")>;
+using tally_atom = caf::atom_constant<caf::atom("tally")>;
+using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)
 // rollouts and the pool
@@ -76,6 +78,14 @@ struct StoredBest {
   std::string error;
 };
 
+// What a job's stored episodes add up to (a restarted coordinator resumes the job from them).
+struct EpisodeTally {
+  long episodes = 0, evaluations = 0;
+  long last_sequence = -1;
+  double first_time = 0, last_time = 0;  // unix seconds
+  std::string error;
+};
+
 struct StoredJobs {
   std::vector<JobRecord> jobs;
   std::string error;
@@ -110,6 +120,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::BatchResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeTally)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ScheduleRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::JobRecord)

@@ -53,6 +53,22 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         auto c = store->put_cluster(runtime, cluster_yaml);
         return c ? StoreReply{} : StoreReply{false, false, c.error().message};
       },
+      [=](tally_atom, const std::string& job) {
+        EpisodeTally t;
+        auto episodes = store->episodes(job);
+        if (!episodes) {
+          t.error = episodes.error().message;
+          return t;
+        }
+        for (const EpisodeRecord& e : episodes.value()) {
+          ++t.episodes;
+          t.evaluations += e.candidates;
+          t.last_sequence = std::max(t.last_sequence, static_cast<long>(e.sequence));
+          t.first_time = t.first_time == 0 ? e.time : std::min(t.first_time, e.time);
+          t.last_time = std::max(t.last_time, e.time);
+        }
+        return t;
+      },
       [=](sync_atom) { return sync(); },
       [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves
         *armed = false;

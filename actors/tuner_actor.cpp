@@ -20,7 +20,7 @@ struct TunerState {
   std::chrono::steady_clock::time_point begin;
   TuneOutcome outcome;
   double last_improvement = 0, last_tick = -1;
-  long outstanding = 0, next_sequence = 0;
+  long outstanding = 0, next_sequence = 1;  // episode 0 is the heuristics
   long promised = 0;                          // evaluations handed out in batches not yet returned
   std::map<long, long> cap_of;                // batch sequence -> its evaluation cap
   // Annealing chains: one per batch in flight. A chain's next batch starts where its last ended.
@@ -284,41 +284,59 @@ void refresh_width(caf::stateful_actor<TunerState>* self) {
             [=](const caf::error&) {});
 }
 
+// The heuristics, cheapest first, under the job's budgets; their evaluations are the job's
+// episode 0, so a job's episodes add up to every evaluation it committed.
+void run_heuristics(caf::stateful_actor<TunerState>* self) {
+  TunerState& s = self->state;
+  const PlacementProblem problem = s.config.problem->placement();
+  SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
+  heuristics.seed = s.config.spec.seed;
+  heuristics.seconds = s.config.spec.budget_seconds > 0 ? std::max(0.0, s.config.spec.budget_seconds - elapsed(s)) : 0;
+  heuristics.evaluations = s.config.spec.budget_evaluations > 0 ? unpromised(s) : 0;
+  const long before = s.outcome.evaluations;
+  s.outcome.best = best_heuristic(problem, heuristics);
+  s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
+  s.outcome.evaluations = before + s.outcome.heuristic_evaluations;
+  s.outcome.heuristic_seconds = elapsed(s);
+  s.outcome.best_heuristic = s.outcome.best.method;
+  s.outcome.heuristic_makespan = s.outcome.best.makespan;
+  self->send(s.config.store, put_episode_atom::value,
+             EpisodeRecord{s.config.job_id, 0, -1, s.outcome.heuristic_evaluations, s.outcome.best.makespan,
+                           s.outcome.best.makespan, unix_now()});
+  report(s, TuneProgress::Kind::improvement);
+}
+
 caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig config) {
   self->state.config = std::move(config);
   return {
       [=](start_atom) {
         TunerState& s = self->state;
+        const TunerConfig::Resume& resume = s.config.resume;
         s.done = self->make_response_promise();
-        s.begin = std::chrono::steady_clock::now();  // the budgets cover the heuristics too
+        // The budgets cover the heuristics too, and a resumed job's earlier run.
+        s.begin = std::chrono::steady_clock::now() -
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(resume.seconds));
         s.outcome.job_id = s.config.job_id;
         s.outcome.graph = s.config.graph;
         s.outcome.runtime = s.config.runtime;
-        const PlacementProblem problem = s.config.problem->placement();
-        SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
-        heuristics.seed = s.config.spec.seed;
-        heuristics.seconds = s.config.spec.budget_seconds;
-        heuristics.evaluations = s.config.spec.budget_evaluations;
-        s.outcome.best = best_heuristic(problem, heuristics);
-        s.outcome.evaluations = s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
-        s.outcome.heuristic_seconds = elapsed(s);
-        s.outcome.best_heuristic = s.outcome.best.method;
-        s.outcome.heuristic_makespan = s.outcome.best.makespan;
-        report(s, TuneProgress::Kind::improvement);
-        // Resume: a best already stored for this graph and runtime is the starting point if better.
-        auto resume = [=](const StoredBest& stored) {
+        s.outcome.evaluations = resume.evaluations;
+        if (resume.active) s.next_sequence = resume.next_sequence;
+        else run_heuristics(self);
+        auto with_stored = [=](const StoredBest& stored) {
           TunerState& st = self->state;
           const BuiltProblem& built = *st.config.problem;
           if (!stored.error.empty())
-            log_line(std::string() + "gantry: cannot read the stored best, starting without it: " + stored.error);
+            log_line("gantry: cannot read the stored best, starting without it: " + stored.error);
           const Status fits = stored.found ? stored.record.placement.check(built.graph, built.cluster, "stored best")
                                            : Status(Ok{});
-          if (!fits) log_line(std::string() + "gantry: ignoring the stored best: " + fits.error().message);
-          if (stored.found && fits) {
+          if (!fits) log_line("gantry: ignoring the stored best: " + fits.error().message);
+          const bool usable = stored.found && fits;
+          if (st.config.resume.active && !usable) run_heuristics(self);  // nothing to go on from
+          if (usable) {
             const double makespan = evaluate_placement(built.placement(), stored.record.placement);
             st.outcome.resumed = true;
             st.outcome.resumed_makespan = makespan;
-            if (makespan < st.outcome.best.makespan) {
+            if (makespan < st.outcome.best.makespan || st.outcome.best.placement.size() == 0) {
               st.outcome.best.placement = stored.record.placement;
               st.outcome.best.makespan = makespan;
               st.outcome.best.method = "stored:" + stored.record.method;
@@ -330,7 +348,7 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
           refresh_width(self);
         };
         self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
-            .then(resume, [=](const caf::error& e) { resume(StoredBest{false, {}, self->system().render(e)}); });
+            .then(with_stored, [=](const caf::error& e) { with_stored(StoredBest{false, {}, self->system().render(e)}); });
         if (s.config.timers) self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
         return s.done;
       },

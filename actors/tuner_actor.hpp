@@ -1,5 +1,6 @@
 #pragma once
-// The tuner actor drives one job's search: heuristics first, then the stored best if there is one,
+// The tuner actor drives one job's search: heuristics first (episode 0 of the job), then the stored
+// best if there is one,
 // then annealing batches run by the rollout pool until the budget (time, evaluations, patience) runs
 // out or the job is cancelled. It keeps one annealing chain per batch in flight (as many as the
 // pool has slots, or the job's parallelism), the best so far, and sends every batch (as an
@@ -21,6 +22,15 @@ struct TunerConfig {
   Fingerprint graph, runtime;
   caf::actor store, pool;
   bool timers = true;  // the budget clock's tick (off under the test scheduler)
+  // A job that ran before (its coordinator was killed) goes on from its stored episodes and best:
+  // the budgets count what those episodes spent, batch numbers continue, the heuristics do not run
+  // again (their result is the stored best).
+  struct Resume {
+    bool active = false;
+    long evaluations = 0;     // committed by the earlier run (its episodes)
+    long next_sequence = 1;   // after its last episode
+    double seconds = 0;       // the earlier run's time
+  } resume;
 };
 
 // Spawns a tuner; it handles start -> TuneOutcome (delivered when the job ends, then it quits) and

@@ -364,6 +364,7 @@ std::string encode(const JobRecord& r) {
   j["message"] = r.message;
   if (r.owner_pid > 0) j["owner_pid"] = static_cast<std::int64_t>(r.owner_pid);
   if (!r.owner_host.empty()) j["owner_host"] = r.owner_host;
+  if (!r.spec.empty()) j["spec"] = r.spec;
   return to_bytes(j);
 }
 
@@ -386,6 +387,7 @@ Result<JobRecord> decode_job(std::string_view bytes) {
   f.text("message", r.message);
   f.integer("owner_pid", r.owner_pid);
   f.text("owner_host", r.owner_host);
+  f.text("spec", r.spec);
   if (!f.ok()) return f.error();
   auto parsed = parse_job_state(state);
   if (!parsed) return make_error("jobs value: field 'state' has unknown job state '" + state + "'");

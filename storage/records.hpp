@@ -71,6 +71,8 @@ struct JobRecord {
   std::string message;  // why it failed, or a summary
   long owner_pid = 0;    // the process running the job, on host `owner_host`
   std::string owner_host;
+  std::string spec;      // the job as submitted to a coordinator (JSON), so a restarted coordinator
+                         // can run it on; empty for jobs run in their own process (`gantry tune`)
 };
 
 }  // namespace gantry

@@ -324,6 +324,18 @@ Result<Reply> decode<Reply>(std::string_view payload) {
 
 std::string encode_empty() { return pack(json::object()); }
 
+std::string job_spec_text(const JobSpec& spec) { return job_spec_json(spec).dump(); }
+
+Result<JobSpec> parse_job_spec_text(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error("stored job spec: not a JSON object");
+  JobSpec spec;
+  Reader r{j, "stored job spec", {}};
+  read_job_spec(r, spec);
+  if (!r.error.empty()) return make_error(r.error);
+  return spec;
+}
+
 std::string job_records_json(const std::vector<JobRecord>& jobs) {
   json list = json::array();
   for (const JobRecord& j : jobs)

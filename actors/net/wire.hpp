@@ -99,6 +99,10 @@ std::string encode_empty();  // heartbeat, bye
 template <class T>
 Result<T> decode(std::string_view payload);
 
+// A job spec as JSON text, as the store keeps it for a coordinator's restart.
+std::string job_spec_text(const JobSpec& spec);
+Result<JobSpec> parse_job_spec_text(const std::string& text);
+
 // JSON views shared with the CLI's output (jobs and schedules as the clients print them).
 std::string job_records_json(const std::vector<JobRecord>& jobs);
 Result<std::vector<JobRecord>> job_records_from_json(const std::string& text);

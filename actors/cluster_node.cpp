@@ -34,6 +34,7 @@ Result<CoordinatorNode> start_coordinator_node(caf::actor_system& system, std::s
     g.endpoint = options.bind;
     g.workers = node.pool;
     g.clients = node.coordinator;
+    g.curve = options.curve;
     auto gateway = spawn_gateway(system, g);
     if (!gateway) {
       node.shutdown(system);
@@ -85,6 +86,7 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
   g.endpoint = options.connect;
   g.identity = w.name;
   g.sink = node.worker;
+  g.curve = options.curve;
   auto gateway = spawn_gateway(system, g);
   if (!gateway) {
     caf::scoped_actor self{system};
@@ -116,6 +118,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.bind = options.bind;
   c.pool = options.pool;
   c.coordinator.max_running = options.max_running;
+  c.curve = options.curve;
   c.coordinator.cache = &cache;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
@@ -135,6 +138,7 @@ Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& 
   w.worker = options.worker;
   if (w.worker.name.empty()) w.worker.name = default_worker_name();
   w.connect = options.connect;
+  w.curve = options.curve;
   auto node = start_worker_node(system, w, &cache);
   if (!node) return node.error();
   ready(w.worker.name);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "actors/coordinator.hpp"
+#include "actors/net/curve_keys.hpp"
 #include "actors/rollout_pool.hpp"
 #include "actors/worker_actor.hpp"
 #include "core/result.hpp"
@@ -26,6 +27,7 @@ struct CoordinatorNode {
 
 struct CoordinatorNodeOptions {
   std::string bind;                // "" = no gateway (workers connect through direct links)
+  CurveSettings curve;
   bool detached_store = true;      // the store on its own thread (false under the test scheduler)
   PoolOptions pool;
   CoordinatorOptions coordinator;
@@ -42,6 +44,7 @@ struct WorkerNode {
 struct WorkerNodeOptions {
   WorkerOptions worker;
   std::string connect;              // the coordinator's endpoint; "" = link directly to `pool`
+  CurveSettings curve;
   caf::actor pool;                  // for a direct link
   int fail_spawn = -1;              // fault injection (tests): rollout number `fail_spawn` cannot start
 };
@@ -60,6 +63,7 @@ struct CoordinatorServeOptions {
   std::string bind, data_dir;
   int max_running = 4;
   PoolOptions pool;
+  CurveSettings curve;
 };
 Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
                          const std::function<void(const std::string& endpoint)>& ready);
@@ -67,6 +71,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
 struct WorkerServeOptions {
   std::string connect;
   WorkerOptions worker;
+  CurveSettings curve;
 };
 Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& stop,
                     const std::function<void(const std::string& name)>& ready);

@@ -285,7 +285,7 @@ void reply(Self self, const std::string& peer, wire::Reply r) {
              wire::Envelope{peer, wire::Type::reply, wire::encode(r)});
 }
 
-nlohmann::json status_json(Self self, const PoolStatus& pool, long gateway_malformed) {
+nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCounters& gateway) {
   CoordinatorState& s = self->state;
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : pool.workers)
@@ -296,7 +296,8 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, long gateway_malfo
   for (const auto& [id, j] : s.running) running.push_back({{"id", id}, {"graph", j.record.graph_label}, {"priority", j.spec.priority}});
   return {{"workers", workers}, {"slots", pool.slots()}, {"leases", pool.leased}, {"queued_tasks", pool.queued},
           {"committed", pool.committed}, {"requeued", pool.requeued}, {"stale_results", pool.stale},
-          {"malformed", pool.malformed + s.malformed + gateway_malformed}, {"jobs_queued", queued}, {"jobs_running", running}};
+          {"malformed", pool.malformed + s.malformed + gateway.malformed}, {"refused", gateway.refused},
+          {"jobs_queued", queued}, {"jobs_running", running}};
 }
 
 void on_client(Self self, const wire::Envelope& e) {
@@ -339,12 +340,13 @@ void on_client(Self self, const wire::Envelope& e) {
       caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
       const std::uint64_t id = r.id;
       self->request(s.pool, std::chrono::seconds(10), status_atom::value).then([=](const PoolStatus& pool) {
-        auto answer_with = [=](long gateway_malformed) {
-          wire::Reply answer{id, true, "", status_json(self, pool, gateway_malformed).dump()};
+        auto answer_with = [=](const GatewayCounters& counters) {
+          wire::Reply answer{id, true, "", status_json(self, pool, counters).dump()};
           self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(answer)});
         };
         self->request(gateway, std::chrono::seconds(5), status_atom::value)
-            .then([=](long malformed) { answer_with(malformed); }, [=](const caf::error&) { answer_with(0); });
+            .then([=](const GatewayCounters& counters) { answer_with(counters); },
+                  [=](const caf::error&) { answer_with(GatewayCounters{}); });
       });
       return;
     }

@@ -86,6 +86,12 @@ struct EpisodeTally {
   std::string error;
 };
 
+// A gateway's own counters.
+struct GatewayCounters {
+  long malformed = 0;  // messages dropped unread
+  long refused = 0;    // connections refused by CURVE authentication
+};
+
 struct StoredJobs {
   std::vector<JobRecord> jobs;
   std::string error;
@@ -121,6 +127,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeTally)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::GatewayCounters)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ScheduleRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::JobRecord)

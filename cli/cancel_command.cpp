@@ -11,14 +11,14 @@ namespace gantry::cli {
 
 void add_cancel_command(CLI::App& app) {
   auto job = std::make_shared<std::string>();
-  auto coordinator = std::make_shared<std::string>();
+  auto remote = std::make_shared<RemoteArgs>();
   CLI::App* cmd = app.add_subcommand("cancel", "stop a coordinator's job (it keeps its best)");
   cmd->add_option("job", *job, "the job id (gantry jobs --coordinator ...)")->required();
-  add_coordinator_option(*cmd, *coordinator);
-  cmd->callback([job, coordinator] {
+  remote->add_to(*cmd);
+  cmd->callback([job, remote] {
     wire::Request request;
     request.job = *job;
-    auto reply = call_coordinator(coordinator_endpoint(*coordinator), wire::Type::cancel, request);
+    auto reply = call_coordinator(remote->client(), wire::Type::cancel, request);
     if (!reply) throw CliError(reply.error().message);
     std::cout << nlohmann::json::parse(reply.value().data, nullptr, false).value("message", "cancelled") << "\n";
   });

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "actors/cluster_node.hpp"
+#include "actors/net/curve_keys.hpp"
 #include "actors/net/gateway.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
@@ -14,24 +15,36 @@ namespace gantry::cli {
 namespace {
 
 struct CoordinatorArgs {
-  std::string bind = "tcp://127.0.0.1:7700", data;
+  std::string bind = "tcp://127.0.0.1:7700", data, curve_key, authorized_keys;
   int max_jobs = 4;
   double lease_seconds = 60;
   bool insecure = false;
 };
 
 void run_coordinator(const CoordinatorArgs& args) {
-  // Without authentication anyone who reaches the port can submit work: loopback unless told.
-  if (!is_local_endpoint(args.bind) && !args.insecure)
-    throw CliError("--bind " + args.bind + ": binding beyond this host needs --insecure (anyone who reaches the port could submit jobs and take work)");
   CoordinatorServeOptions options;
+  if (args.curve_key.empty() != args.authorized_keys.empty())
+    throw CliError("CURVE needs both --curve-key and --authorized-keys (or neither)");
+  if (!args.curve_key.empty()) {
+    auto own = read_curve_key_pair(args.curve_key);
+    if (!own) throw CliError("--curve-key: " + own.error().message);
+    auto authorized = read_authorized_keys(args.authorized_keys);
+    if (!authorized) throw CliError("--authorized-keys: " + authorized.error().message);
+    options.curve.enabled = true;
+    options.curve.own = own.value();
+    options.curve.authorized = authorized.value();
+  }
+  // Without authentication anyone who reaches the port can submit work: loopback unless told.
+  if (!options.curve.enabled && !is_local_endpoint(args.bind) && !args.insecure)
+    throw CliError("--bind " + args.bind + ": binding beyond this host needs CURVE keys (--curve-key, --authorized-keys) or --insecure (anyone who reaches the port could submit jobs and take work)");
   options.bind = args.bind;
   options.data_dir = args.data.empty() ? default_data_dir() : args.data;
   options.max_running = args.max_jobs;
   options.pool.lease_seconds = args.lease_seconds;
   StopSignals signals;
   auto served = serve_coordinator(options, StopSignals::requested(), [&](const std::string& endpoint) {
-    std::cout << "gantry coordinator: listening on " << endpoint << ", store " << options.data_dir
+    std::cout << "gantry coordinator: listening on " << endpoint << (options.curve.enabled ? " (CURVE, " + std::to_string(options.curve.authorized.size()) + " authorized keys)" : "")
+              << ", store " << options.data_dir
               << ", up to " << args.max_jobs << " jobs at once (Ctrl-C stops)" << std::endl;
   });
   if (!served) throw CliError(served.error().message);
@@ -53,6 +66,9 @@ void add_coordinator_command(CLI::App& app) {
       ->check(finite_in(1, 86400))
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
+  cmd->add_option("--curve-key", args->curve_key, "the coordinator's CURVE key pair (gantry keys generate coordinator): traffic is encrypted");
+  cmd->add_option("--authorized-keys", args->authorized_keys,
+                  "file of the public keys (one per line) of the workers and clients allowed in; all others are refused");
   cmd->footer("Workers join with `gantry worker --connect ENDPOINT`; jobs come from `gantry submit` and `gantry tune --coordinator`.\n"
               "A worker that misses 3 heartbeats (1 s each) is gone and its leased batches run elsewhere.");
   cmd->callback([args] { run_coordinator(*args); });

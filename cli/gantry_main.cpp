@@ -27,6 +27,7 @@ void add_all_commands(CLI::App& app) {
   add_submit_command(app);
   add_status_command(app);
   add_cancel_command(app);
+  add_keys_command(app);
   add_pipeline_command(app);
   add_models_command(app);
   add_workloads_command(app);

@@ -116,20 +116,55 @@ void read_job_file(const std::string& path, TuneArgs& args) {
   }
 }
 
-std::string coordinator_endpoint(const std::string& flag) {
+namespace {
+
+std::string flag_or_env(const std::string& flag, const char* env, const std::string& fallback) {
   if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("GANTRY_COORDINATOR"); env && *env) return env;
-  return "tcp://127.0.0.1:7700";
+  if (const char* value = std::getenv(env); value && *value) return value;
+  return fallback;
 }
 
-void add_coordinator_option(CLI::App& cmd, std::string& endpoint) {
-  cmd.add_option("--coordinator", endpoint, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
+}  // namespace
+
+void RemoteArgs::add_to(CLI::App& cmd, const std::string& endpoint_help) {
+  cmd.add_option("--coordinator", endpoint,
+                 endpoint_help.empty() ? "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)" : endpoint_help);
+  cmd.add_option("--timeout", timeout, "seconds to wait for the coordinator's answer")->check(finite_in(0.1, 3600))->capture_default_str();
+  cmd.add_option("--curve-key", curve_key, "this client's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
+  cmd.add_option("--coordinator-key", coordinator_key,
+                 "the coordinator's CURVE public key (its .pub file; default: $GANTRY_COORDINATOR_KEY)");
+}
+
+CurveSettings curve_settings(const std::string& own_key_file, const std::string& server_key_file,
+                             const std::string& own_flag, const std::string& server_flag) {
+  CurveSettings curve;
+  if (own_key_file.empty() && server_key_file.empty()) return curve;
+  if (own_key_file.empty() || server_key_file.empty())
+    throw CliError("CURVE needs both " + own_flag + " and " + server_flag + " (or neither)");
+  auto own = read_curve_key_pair(own_key_file);
+  if (!own) throw CliError(own_flag + ": " + own.error().message);
+  auto server = read_curve_public_key(server_key_file);
+  if (!server) throw CliError(server_flag + ": " + server.error().message);
+  curve.enabled = true;
+  curve.own = own.value();
+  curve.server_public_key = server.value();
+  return curve;
+}
+
+ClientOptions RemoteArgs::client() const {
+  ClientOptions options;
+  options.endpoint = flag_or_env(endpoint, "GANTRY_COORDINATOR", "tcp://127.0.0.1:7700");
+  options.timeout_seconds = timeout;
+  options.curve = curve_settings(flag_or_env(curve_key, "GANTRY_CURVE_KEY", ""),
+                                 flag_or_env(coordinator_key, "GANTRY_COORDINATOR_KEY", ""), "--curve-key",
+                                 "--coordinator-key");
+  return options;
 }
 
 namespace {
 
 // Follows a job until it ends; a line on stderr whenever its state changes.
-JobRecord wait_for_job(const std::string& endpoint, const std::string& id) {
+JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
   std::string last_state;
   StopSignals signals;
   bool cancel_sent = false;
@@ -137,13 +172,13 @@ JobRecord wait_for_job(const std::string& endpoint, const std::string& id) {
     if (StopSignals::requested().load() && !cancel_sent) {  // Ctrl-C while waiting cancels the job
       wire::Request cancel;
       cancel.job = id;
-      auto r = call_coordinator(endpoint, wire::Type::cancel, cancel);
+      auto r = call_coordinator(client, wire::Type::cancel, cancel);
       std::cerr << "gantry: " << (r ? "cancelling job " + id : "cannot cancel job " + id + ": " + r.error().message) << "\n";
       cancel_sent = true;
     }
     wire::Request request;
     request.job = id;
-    auto reply = call_coordinator(endpoint, wire::Type::jobs, request);
+    auto reply = call_coordinator(client, wire::Type::jobs, request);
     if (!reply) throw CliError("following job " + id + ": " + reply.error().message);
     auto jobs = wire::job_records_from_json(reply.value().data);
     if (!jobs || jobs.value().size() != 1) throw CliError("following job " + id + ": the coordinator sent no record of it");
@@ -158,7 +193,9 @@ JobRecord wait_for_job(const std::string& endpoint, const std::string& id) {
 
 }  // namespace
 
-void submit_job(const TuneArgs& args, const std::string& endpoint, bool wait) {
+void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
+  const ClientOptions client = remote.client();
+  const std::string& endpoint = client.endpoint;
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
   TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(), problem.graph_label,
@@ -167,7 +204,7 @@ void submit_job(const TuneArgs& args, const std::string& endpoint, bool wait) {
   request.spec = make_job_spec(tune_problem, options);
   request.spec.priority = args.priority;
   request.spec.parallelism = args.parallelism;
-  auto reply = call_coordinator(endpoint, wire::Type::submit, request, 60);
+  auto reply = call_coordinator(client, wire::Type::submit, request);
   if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");
@@ -179,7 +216,7 @@ void submit_job(const TuneArgs& args, const std::string& endpoint, bool wait) {
     return;
   }
   std::cerr << "job " << id << " submitted to " << endpoint << " (Ctrl-C cancels it)\n";
-  const JobRecord job = wait_for_job(endpoint, id);
+  const JobRecord job = wait_for_job(client, id);
   print_jobs(std::cout, {job}, args.out.json(), "at " + endpoint);
   std::cout.flush();
   if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + id + " cancelled; its best so far is stored by the coordinator"};

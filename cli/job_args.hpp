@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "actors/net/client.hpp"
 #include "actors/tune_job.hpp"
 #include "cli/cli_common.hpp"
 
@@ -17,7 +18,6 @@ struct TuneArgs {
   long evals = 0, batch_evals = 0;
   int rollouts = 0, priority = 0, parallelism = 0;
   bool budget_given = false;
-  std::string coordinator;  // "" = run embedded
 };
 
 // Budgets, seed and the store directory; errors name the flag (or job-file key).
@@ -27,12 +27,23 @@ TuneOptions tune_options(const TuneArgs& args);
 // is relative to the file. Errors name the file and the key.
 void read_job_file(const std::string& path, TuneArgs& args);
 
-// The coordinator to talk to: the flag, else $GANTRY_COORDINATOR, else tcp://127.0.0.1:7700.
-std::string coordinator_endpoint(const std::string& flag);
-void add_coordinator_option(CLI::App& cmd, std::string& endpoint);
+// How a client reaches a coordinator: --coordinator (else $GANTRY_COORDINATOR, else
+// tcp://127.0.0.1:7700), --timeout, and for a coordinator that requires CURVE the client's key pair
+// (--curve-key, else $GANTRY_CURVE_KEY) and the coordinator's public key (--coordinator-key, else
+// $GANTRY_COORDINATOR_KEY).
+struct RemoteArgs {
+  std::string endpoint, curve_key, coordinator_key;
+  double timeout = 10;
+  void add_to(CLI::App& cmd, const std::string& endpoint_help = "");
+  ClientOptions client() const;  // errors (an unreadable key file) are CliErrors
+};
 
-// Sends the job to `endpoint`; with `wait`, follows it to its end and exits with its status
+// Reads a key pair and the other side's public key (both given, or neither) into CURVE settings.
+CurveSettings curve_settings(const std::string& own_key_file, const std::string& server_key_file,
+                             const std::string& own_flag, const std::string& server_flag);
+
+// Sends the job to the coordinator; with `wait`, follows it to its end and exits with its status
 // (0 COMPLETE, 130 CANCELLED, 1 FAILED). Prints the job id (or the final record).
-void submit_job(const TuneArgs& args, const std::string& endpoint, bool wait);
+void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait);
 
 }  // namespace gantry::cli

@@ -14,16 +14,18 @@ namespace gantry::cli {
 namespace {
 
 struct JobsArgs {
-  std::string data, coordinator, job;
+  std::string data, job;
+  RemoteArgs remote;
   OutputArgs out;
 };
 
 void run_jobs(const JobsArgs& args) {
-  if (!args.coordinator.empty()) {
-    const std::string endpoint = coordinator_endpoint(args.coordinator);
+  if (!args.remote.endpoint.empty()) {
+    const ClientOptions client = args.remote.client();
+    const std::string& endpoint = client.endpoint;
     wire::Request request;
     request.job = args.job;
-    auto reply = call_coordinator(endpoint, wire::Type::jobs, request);
+    auto reply = call_coordinator(client, wire::Type::jobs, request);
     if (!reply) throw CliError(reply.error().message);
     auto jobs = wire::job_records_from_json(reply.value().data);
     if (!jobs) throw CliError("the coordinator at " + endpoint + " sent " + jobs.error().message);
@@ -49,8 +51,7 @@ void add_jobs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("jobs", "tuning jobs: of the local store (read-only: works while a job runs) or of a coordinator");
   cmd->add_option("job", args->job, "only this job");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
-  cmd->add_option("--coordinator", args->coordinator,
-                  "ask this coordinator (tcp://HOST:PORT) instead of the local store");
+  args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
   args->out.add_to(*cmd, false);
   cmd->callback([args] { run_jobs(*args); });
 }

@@ -13,13 +13,14 @@ namespace gantry::cli {
 namespace {
 
 struct StatusArgs {
-  std::string coordinator;
+  RemoteArgs remote;
   OutputArgs out;
 };
 
 void run_status(const StatusArgs& args) {
-  const std::string endpoint = coordinator_endpoint(args.coordinator);
-  auto reply = call_coordinator(endpoint, wire::Type::status, {});
+  const ClientOptions client = args.remote.client();
+  const std::string& endpoint = client.endpoint;
+  auto reply = call_coordinator(client, wire::Type::status, {});
   if (!reply) throw CliError(reply.error().message);
   auto j = nlohmann::json::parse(reply.value().data, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw CliError("the coordinator at " + endpoint + " sent an unreadable status");
@@ -36,7 +37,9 @@ void run_status(const StatusArgs& args) {
             << " batches leased, " << j.value("queued_tasks", 0L) << " queued\n"
             << "jobs: " << j["jobs_running"].size() << " running, " << j["jobs_queued"].size() << " queued\n"
             << "results: " << j.value("committed", 0L) << " committed, " << j.value("requeued", 0L) << " re-queued, "
-            << j.value("stale_results", 0L) << " stale (dropped), " << j.value("malformed", 0L) << " malformed messages dropped\n";
+            << j.value("stale_results", 0L) << " stale (dropped)\n"
+            << "dropped: " << j.value("malformed", 0L) << " malformed messages, " << j.value("refused", 0L)
+            << " connections without an authorized key\n";
 }
 
 }  // namespace
@@ -44,7 +47,7 @@ void run_status(const StatusArgs& args) {
 void add_status_command(CLI::App& app) {
   auto args = std::make_shared<StatusArgs>();
   CLI::App* cmd = app.add_subcommand("status", "a coordinator's workers, slots, leases in flight and queues");
-  add_coordinator_option(*cmd, args->coordinator);
+  args->remote.add_to(*cmd);
   args->out.add_to(*cmd, false);
   cmd->callback([args] { run_status(*args); });
 }

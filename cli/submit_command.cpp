@@ -9,7 +9,8 @@ namespace gantry::cli {
 namespace {
 
 struct SubmitArgs {
-  std::string file, coordinator;
+  std::string file;
+  RemoteArgs remote;
   bool wait = false;
   OutputArgs out;
 };
@@ -20,14 +21,14 @@ void add_submit_command(CLI::App& app) {
   auto args = std::make_shared<SubmitArgs>();
   CLI::App* cmd = app.add_subcommand("submit", "send a job file to a coordinator (see configs/jobs/)");
   cmd->add_option("job", args->file, "job file (YAML; keys are `gantry tune`'s flag names)")->required();
-  add_coordinator_option(*cmd, args->coordinator);
+  args->remote.add_to(*cmd);
   cmd->add_flag("--wait", args->wait, "follow the job to its end; exit 0 COMPLETE, 130 CANCELLED, 1 FAILED");
   args->out.add_to(*cmd, false);
   cmd->callback([args] {
     TuneArgs job;
     read_job_file(args->file, job);
     job.out = args->out;
-    submit_job(job, coordinator_endpoint(args->coordinator), args->wait);
+    submit_job(job, args->remote, args->wait);
   });
 }
 

@@ -35,8 +35,8 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
   if (t.state == JobState::failed) throw CliExit{1, "job " + t.job_id + " FAILED: " + t.stop_reason};
 }
 
-void run_tune(TuneArgs& args) {
-  if (!args.coordinator.empty()) return submit_job(args, coordinator_endpoint(args.coordinator), true);
+void run_tune(TuneArgs& args, const RemoteArgs& remote) {
+  if (!remote.endpoint.empty()) return submit_job(args, remote, true);
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
   options.cancel = &StopSignals::requested();
@@ -143,15 +143,15 @@ void add_tune_command(CLI::App& app) {
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
   cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();
   cmd->add_option("--batch-evals", args->batch_evals, "fixed evaluations per batch instead (reproducible runs)");
-  cmd->add_option("--coordinator", args->coordinator,
-                  "run the job on this coordinator's cluster (tcp://HOST:PORT) and follow it, instead of in this process");
+  auto remote = std::make_shared<RemoteArgs>();
+  remote->add_to(*cmd, "run the job on this coordinator's cluster (tcp://HOST:PORT) and follow it, instead of in this process");
   cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
   cmd->add_option("--parallelism", args->parallelism, "with --coordinator: batches in flight at most (default: every slot)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
-  cmd->callback([args, budget] {
+  cmd->callback([args, budget, remote] {
     args->budget_given = budget->count() > 0;
-    run_tune(*args);
+    run_tune(*args, *remote);
   });
 }
 

@@ -15,7 +15,7 @@ namespace gantry::cli {
 namespace {
 
 struct WorkerArgs {
-  std::string connect, name;
+  std::string connect, name, curve_key, coordinator_key;
   int rollouts = 0;
 };
 
@@ -23,7 +23,13 @@ void run_worker(const WorkerArgs& args) {
   if (args.rollouts < 0 || args.rollouts > max_rollouts())
     throw CliError("--rollouts " + std::to_string(args.rollouts) + ": must be between 1 and " + std::to_string(max_rollouts()));
   WorkerServeOptions options;
-  options.connect = coordinator_endpoint(args.connect);
+  RemoteArgs remote;  // the same defaults and key rules as every client
+  remote.endpoint = args.connect;
+  remote.curve_key = args.curve_key;
+  remote.coordinator_key = args.coordinator_key;
+  const ClientOptions client = remote.client();
+  options.connect = client.endpoint;
+  options.curve = client.curve;
   options.worker.name = args.name;
   options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   StopSignals signals;
@@ -43,6 +49,9 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--connect", args->connect, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
   cmd->add_option("--rollouts", args->rollouts, "rollout slots (default: one per core)");
   cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
+  cmd->add_option("--curve-key", args->curve_key, "this worker's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
+  cmd->add_option("--coordinator-key", args->coordinator_key,
+                  "the coordinator's CURVE public key (default: $GANTRY_COORDINATOR_KEY)");
   cmd->callback([args] { run_worker(*args); });
 }
 

@@ -9,8 +9,9 @@
 
 namespace gantry {
 
-Result<wire::Reply> call_coordinator(const std::string& endpoint, wire::Type type, wire::Request request,
-                                     double timeout_seconds) {
+Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type type, wire::Request request) {
+  const std::string& endpoint = options.endpoint;
+  const double timeout_seconds = options.timeout_seconds;
   static zmq::context_t context{1};
   std::random_device random;
   request.id = (static_cast<std::uint64_t>(random()) << 32) | random();
@@ -19,6 +20,11 @@ Result<wire::Reply> call_coordinator(const std::string& endpoint, wire::Type typ
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::routing_id, "client/" + std::to_string(getpid()) + "/" + std::to_string(request.id));
+    if (options.curve.enabled) {
+      socket.set(zmq::sockopt::curve_serverkey, options.curve.server_public_key);
+      socket.set(zmq::sockopt::curve_publickey, options.curve.own.public_key);
+      socket.set(zmq::sockopt::curve_secretkey, options.curve.own.secret_key);
+    }
     socket.connect(endpoint);
     const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(type)};
     const std::string payload = wire::encode(request);
@@ -45,7 +51,8 @@ Result<wire::Reply> call_coordinator(const std::string& endpoint, wire::Type typ
   }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds);
-  return make_error(who + " within " + seconds + " s (is `gantry coordinator` running there?)");
+  return make_error(who + " within " + seconds + " s (is `gantry coordinator` running there" +
+                    (options.curve.enabled ? ", and is this key in its authorized keys?)" : "? does it require CURVE keys?)"));
 }
 
 }  // namespace gantry

@@ -4,14 +4,20 @@
 // so this socket is theirs alone, on the calling thread.
 #include <string>
 
+#include "actors/net/curve_keys.hpp"
 #include "actors/net/wire.hpp"
 #include "core/result.hpp"
 
 namespace gantry {
 
-// Sends `request` as a message of `type` and waits up to `timeout_seconds` for its reply. A reply
-// with ok == false comes back as an error carrying the coordinator's message.
-Result<wire::Reply> call_coordinator(const std::string& endpoint, wire::Type type, wire::Request request,
-                                     double timeout_seconds = 10);
+struct ClientOptions {
+  std::string endpoint;
+  double timeout_seconds = 10;
+  CurveSettings curve;  // own key pair and the coordinator's public key, when it requires CURVE
+};
+
+// Sends `request` as a message of `type` and waits for its reply. A reply with ok == false comes
+// back as an error carrying the coordinator's message.
+Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type type, wire::Request request);
 
 }  // namespace gantry

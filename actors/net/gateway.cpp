@@ -27,20 +27,30 @@ bool for_clients(wire::Type t) {
   return t == wire::Type::submit || t == wire::Type::status || t == wire::Type::cancel || t == wire::Type::jobs;
 }
 
+// ZeroMQ's authentication protocol (ZAP, RFC 27): the library asks this socket, in the same
+// context, whether a connecting peer's CURVE public key may in.
+constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+
 struct Loop {
   caf::blocking_actor* self;
   GatewayOptions options;
   std::shared_ptr<zmq::socket_t> socket;
+  std::shared_ptr<zmq::socket_t> zap;  // bound gateways with CURVE only
   long malformed = 0;
+  long refused = 0;
   std::chrono::steady_clock::time_point last_log{};
+
+  // At most a line a second: a flood of garbage must not flood the log.
+  void note(const std::string& what, long so_far) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log < std::chrono::seconds(1)) return;
+    last_log = now;
+    log_line("gantry: " + what + " (" + std::to_string(so_far) + " so far)");
+  }
 
   void drop(const std::string& peer, const std::string& why) {
     ++malformed;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_log > std::chrono::seconds(1)) {  // a flood of garbage must not flood the log
-      last_log = now;
-      log_line(std::string() + "gantry: dropped a message" + (peer.empty() ? "" : " from " + peer) + ": " + why + " (" + std::to_string(malformed) + " so far)");
-    }
+    note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, malformed);
   }
 
   void deliver(std::vector<zmq::message_t>& frames) {
@@ -78,10 +88,33 @@ struct Loop {
     }
   }
 
+  // Answers one ZAP request: 200 for an authorized key, 400 for anything else.
+  void authenticate() {
+    std::vector<zmq::message_t> request;
+    if (!zmq::recv_multipart(*zap, std::back_inserter(request), zmq::recv_flags::dontwait)) return;
+    if (request.size() < 6) return;  // not ZAP: nothing sensible to answer
+    const std::string version = request[0].to_string(), id = request[1].to_string(), mechanism = request[5].to_string();
+    bool ok = false;
+    if (mechanism == "CURVE" && request.size() >= 7 && request[6].size() == 32) {
+      char z85[41];
+      zmq_z85_encode(z85, static_cast<const std::uint8_t*>(request[6].data()), 32);
+      for (const std::string& key : options.curve.authorized) ok = ok || key == z85;
+    }
+    if (!ok) {
+      ++refused;
+      note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", refused);
+    }
+    const std::string code = ok ? "200" : "400", text = ok ? "OK" : "not an authorized key";
+    std::array<zmq::const_buffer, 6> reply{zmq::buffer(version), zmq::buffer(id), zmq::buffer(code), zmq::buffer(text),
+                                           zmq::buffer(std::string_view()), zmq::buffer(std::string_view())};
+    zmq::send_multipart(*zap, reply);
+  }
+
   void run() {
     for (bool running = true; running;) {
-      zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}};
-      zmq::poll(items, 1, std::chrono::milliseconds(1));
+      zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, zap ? 2 : 1, std::chrono::milliseconds(1));
+      if (zap && (items[1].revents & ZMQ_POLLIN)) authenticate();
       for (int n = 0; n < 4096; ++n) {  // what has arrived, a bounded amount per turn
         std::vector<zmq::message_t> frames;
         if (!zmq::recv_multipart(*socket, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
@@ -89,7 +122,7 @@ struct Loop {
       }
       for (bool more = true; more && running;)  // the mailbox, without blocking
         self->receive([&](net_out_atom, const wire::Envelope& e) { send(e); },
-                      [&](status_atom) { return malformed; },
+                      [&](status_atom) { return GatewayCounters{malformed, refused}; },
                       [&](caf::exit_msg&) { running = false; },
                       caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     }
@@ -98,10 +131,12 @@ struct Loop {
   long dropped_out = 0;
 };
 
-void gateway_actor(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket) {
-  Loop loop{self, std::move(options), std::move(socket)};
+void gateway_actor(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
+                   std::shared_ptr<zmq::socket_t> zap) {
+  Loop loop{self, std::move(options), std::move(socket), std::move(zap)};
   loop.run();
   loop.socket->close();
+  if (loop.zap) loop.zap->close();
 }
 
 }  // namespace
@@ -114,8 +149,21 @@ bool is_local_endpoint(const std::string& endpoint) {
 
 Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& options) {
   auto socket = std::make_shared<zmq::socket_t>(context(), options.bind ? zmq::socket_type::router : zmq::socket_type::dealer);
+  std::shared_ptr<zmq::socket_t> zap;
   std::string endpoint = options.endpoint;
   try {
+    if (options.curve.enabled && options.bind) {
+      zap = std::make_shared<zmq::socket_t>(context(), zmq::socket_type::rep);
+      zap->set(zmq::sockopt::linger, 0);
+      zap->bind(kZapEndpoint);  // before the server socket, so no connection slips past it
+      socket->set(zmq::sockopt::zap_domain, "gantry");
+      socket->set(zmq::sockopt::curve_server, 1);
+      socket->set(zmq::sockopt::curve_secretkey, options.curve.own.secret_key);
+    } else if (options.curve.enabled) {
+      socket->set(zmq::sockopt::curve_serverkey, options.curve.server_public_key);
+      socket->set(zmq::sockopt::curve_publickey, options.curve.own.public_key);
+      socket->set(zmq::sockopt::curve_secretkey, options.curve.own.secret_key);
+    }
     socket->set(zmq::sockopt::linger, 0);
     socket->set(zmq::sockopt::sndhwm, options.high_water_mark);
     socket->set(zmq::sockopt::rcvhwm, options.high_water_mark);
@@ -140,7 +188,7 @@ Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& o
     return make_error(std::string(options.bind ? "cannot bind " : "cannot connect to ") + options.endpoint + ": " + e.what());
   }
   // The socket moves to the gateway's thread here; the spawn is the memory fence ZeroMQ asks for.
-  caf::actor actor = system.spawn<caf::detached>(gateway_actor, options, socket);
+  caf::actor actor = system.spawn<caf::detached>(gateway_actor, options, socket, zap);
   return Gateway{actor, endpoint};
 }
 

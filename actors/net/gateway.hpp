@@ -7,10 +7,11 @@
 // through it with (net_out, Envelope); a send that would block (a slow or gone peer) is dropped,
 // never waited for, and a gone peer is reported to the pool as (lost, peer).
 //
-// Also: (status) -> long, the messages dropped as malformed so far.
+// Also: (status) -> GatewayCounters: messages dropped as malformed, connections refused by CURVE.
 #include <caf/all.hpp>
 #include <string>
 
+#include "actors/net/curve_keys.hpp"
 #include "core/result.hpp"
 
 namespace gantry {
@@ -23,6 +24,9 @@ struct GatewayOptions {
   caf::actor clients;          // bind: submit, status, cancel, jobs
   caf::actor sink;             // connect: everything the coordinator sends
   int high_water_mark = 100000;  // messages queued per peer before sends to it are dropped
+  // CURVE: a bound gateway accepts only `curve.authorized` keys (checked by its ZAP handler) and
+  // encrypts; a connecting one authenticates with `curve.own` to `curve.server_public_key`.
+  CurveSettings curve;
 };
 
 struct Gateway {

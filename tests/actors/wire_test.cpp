@@ -3,9 +3,12 @@
 // error value naming the problem, never an exception or a crash.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <random>
 
+#include "actors/net/curve_keys.hpp"
 #include "actors/net/wire.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
 using namespace gantry::wire;
@@ -174,4 +177,25 @@ TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]")
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("over the limit"));
   }
+}
+
+TEST_CASE("authorized-keys files: comments, names, pasted .pub lines, and keys containing '#'", "[actors]") {
+  gantry::testing::TempDir dir;
+  // Z85 (ZeroMQ RFC 32) includes '#': a key may contain it anywhere.
+  const std::string with_hash = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]#yZ";
+  const std::string plain = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
+  std::ofstream(dir.sub("authorized_keys")) << "# workers\n\n" << with_hash << " worker-1\npublic-key: " << plain << "\n";
+  auto keys = read_authorized_keys(dir.sub("authorized_keys"));
+  REQUIRE(keys.ok());
+  CHECK(keys.value() == std::vector<std::string>{with_hash, plain});
+  std::ofstream(dir.sub("bad")) << plain.substr(0, 39) << "\n";
+  auto bad = read_authorized_keys(dir.sub("bad"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(bad.error().message, Catch::Contains("bad:1"));
+  // A generated pair reads back from its files.
+  auto pair = generate_curve_key_pair().value();
+  REQUIRE(write_curve_key_files(dir.path, "node", pair).ok());
+  CHECK(read_curve_key_pair(dir.sub("node.key")).value().secret_key == pair.secret_key);
+  CHECK(read_curve_public_key(dir.sub("node.pub")).value() == pair.public_key);
+  CHECK_FALSE(write_curve_key_files(dir.path, "node", pair).ok());  // never overwrites a key
 }

@@ -2,10 +2,14 @@
 // processes, driven by the client verbs. What must hold: a job's committed evaluations equal what
 // it asked for, whatever happens to the workers, and its stored best is the best of its episodes.
 #include <catch2/catch.hpp>
+#include <random>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <regex>
 
+#include "actors/net/wire.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -34,27 +38,35 @@ struct LoopbackCluster {
 
   LoopbackCluster() { start_coordinator(); }
 
+  std::vector<std::string> client_keys;  // --curve-key ... --coordinator-key ... for client calls
+
+  LoopbackCluster(std::vector<std::string> extra) { start_coordinator("tcp://127.0.0.1:0", std::move(extra)); }
+
   // On a free port, or on `bind` (a restart on the port the workers know).
-  void start_coordinator(const std::string& bind = "tcp://127.0.0.1:0") {
-    coordinator = std::make_unique<ChildProcess>(
-        std::vector<std::string>{GANTRY_BINARY, "coordinator", "--bind", bind, "--data", dir.sub("data")},
-        dir.sub("coordinator.log"));
+  void start_coordinator(const std::string& bind = "tcp://127.0.0.1:0", std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{GANTRY_BINARY, "coordinator", "--bind", bind, "--data", dir.sub("data")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    coordinator = std::make_unique<ChildProcess>(args, dir.sub("coordinator.log"));
     std::smatch m;
     std::string log;
     const std::regex listening("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)");
-    REQUIRE(wait_until([&] { log = coordinator->log(); return std::regex_search(log, m, listening); }, 20));
+    const bool up = wait_until([&] { log = coordinator->log(); return std::regex_search(log, m, listening); }, 60);
+    INFO("coordinator log: " << coordinator->log() << "; exit status " << (up ? 0 : coordinator->wait(0.1)));
+    REQUIRE(up);
     endpoint = m[1];
   }
 
-  ChildProcess& start_worker(const std::string& name, int slots = 1) {
-    workers.push_back(std::make_unique<ChildProcess>(
-        std::vector<std::string>{GANTRY_BINARY, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name},
-        dir.sub(name + ".log")));
+  ChildProcess& start_worker(const std::string& name, int slots = 1, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{GANTRY_BINARY, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    workers.push_back(std::make_unique<ChildProcess>(args, dir.sub(name + ".log")));
     return *workers.back();
   }
 
   nlohmann::json status() {
-    auto run = run_cli({"status", "--coordinator", endpoint, "-f", "json"});
+    std::vector<std::string> args{"status", "--coordinator", endpoint, "-f", "json"};
+    args.insert(args.end(), client_keys.begin(), client_keys.end());
+    auto run = run_cli(args);
     INFO(run.err);
     REQUIRE(run.code == 0);
     return nlohmann::json::parse(run.out);
@@ -222,4 +234,92 @@ TEST_CASE("a coordinator killed mid-job and restarted on its data resumes the jo
   CHECK(best->makespan <= best_before);  // the stored best survived and only improved
   CHECK(best->makespan == Simulator(e.graph, e.costs, e.cluster, e.sim).makespan(best->placement));
   CHECK_THAT(c.coordinator->log(), Catch::Contains("job " + id + " resumed"));
+}
+
+TEST_CASE("with CURVE, only authorized keys can take work, submit or ask", "[cluster]") {
+  TempDir keys;
+  for (const char* who : {"coordinator", "good", "bad"})
+    REQUIRE(run_cli({"keys", "generate", who, "--dir", keys.path}).code == 0);
+  std::ofstream(keys.sub("authorized_keys")) << "# the only key allowed in\n"
+                                             << gantry::testing::read_text(keys.sub("good.pub")).substr(
+                                                    gantry::testing::read_text(keys.sub("good.pub")).find("public-key:"));
+  LoopbackCluster c({"--curve-key", keys.sub("coordinator.key"), "--authorized-keys", keys.sub("authorized_keys")});
+  const std::vector<std::string> good{"--curve-key", keys.sub("good.key"), "--coordinator-key", keys.sub("coordinator.pub")};
+  const std::vector<std::string> bad{"--curve-key", keys.sub("bad.key"), "--coordinator-key", keys.sub("coordinator.pub")};
+  c.client_keys = good;
+  c.start_worker("good", 1, good);
+  c.start_worker("bad", 1, bad);
+  c.start_worker("plain", 1);
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  REQUIRE(wait_until([&] { return c.status()["refused"].get<long>() >= 1; }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // time enough for the others to join, were they let in
+  const auto status = c.status();
+  INFO(status.dump());
+  REQUIRE(status["workers"].size() == 1);
+  CHECK(status["workers"][0]["name"] == "good");
+  const std::string job = c.write_job(2000, 250);
+  for (const auto& keys_used : {bad, std::vector<std::string>{}}) {
+    for (std::vector<std::string> args : {std::vector<std::string>{"status"}, {"submit", job}, {"jobs", "x"}, {"cancel", "x"}}) {
+      args.insert(args.end(), {"--coordinator", c.endpoint, "--timeout", "0.5"});
+      args.insert(args.end(), keys_used.begin(), keys_used.end());
+      const auto run = run_cli(args);
+      INFO(args[0] << ": " << run.err);
+      CHECK(run.code == 1);
+      CHECK_THAT(run.err, Catch::Contains("no answer from the coordinator"));
+    }
+  }
+  // The authorized client is served, and its job runs on the authorized worker.
+  std::vector<std::string> submit{"submit", job, "--coordinator", c.endpoint, "--wait", "-f", "json"};
+  submit.insert(submit.end(), good.begin(), good.end());
+  const auto run = run_cli(submit);
+  INFO("stdout: " << run.out << "\nstderr: " << run.err << "\ncoordinator: " << c.coordinator->log());
+  CHECK(run.code == 0);
+  CHECK(nlohmann::json::parse(run.out)[0]["evaluations"] == 2000);
+}
+
+TEST_CASE("a stream of garbage frames is survived and counted; a missing job is an error reply", "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  zmq::context_t context{1};
+  zmq::socket_t junk(context, zmq::socket_type::dealer);
+  junk.set(zmq::sockopt::linger, 0);
+  junk.connect(c.endpoint);
+  std::mt19937_64 rng(9);
+  const auto bytes = [&](std::size_t n) {
+    std::string out(n, '\0');
+    for (char& ch : out) ch = static_cast<char>(rng());
+    return out;
+  };
+  const std::string version(1, static_cast<char>(wire::kProtocolVersion));
+  long sent = 0;
+  for (int round = 0; round < 200; ++round) {
+    const std::vector<std::vector<std::string>> messages = {
+        {bytes(5)},                                                         // one frame
+        {std::string(1, '\x09'), std::string(1, '\x01'), bytes(10)},        // a future protocol version
+        {version, std::string(1, '\xc8'), bytes(10)},                        // an unknown type
+        {version, std::string(1, static_cast<char>(wire::Type::submit)), bytes(64)},  // payload noise
+        {version, std::string(1, static_cast<char>(wire::Type::done)), wire::encode(wire::Done{}).substr(0, 7)},  // truncated
+        {version, std::string(1, static_cast<char>(wire::Type::hello)), bytes(3), bytes(3)},  // a frame too many
+        {version, std::string(1, static_cast<char>(wire::Type::reply)), wire::encode(wire::Reply{})},  // not for a coordinator
+    };
+    for (const auto& frames : messages) {
+      std::vector<zmq::const_buffer> buffers;
+      for (const auto& f : frames) buffers.push_back(zmq::buffer(f));
+      zmq::send_multipart(junk, buffers);
+      ++sent;
+    }
+  }
+  // Every message was dropped and counted, and the coordinator still serves workers and clients.
+  REQUIRE(wait_until([&] { return c.status()["malformed"].get<long>() >= sent; }, 30));
+  CHECK(c.status()["malformed"].get<long>() == sent);
+  const auto missing = run_cli({"jobs", "no-such-job", "--coordinator", c.endpoint});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("no job no-such-job"));
+  const auto cancel = run_cli({"cancel", "no-such-job", "--coordinator", c.endpoint});
+  CHECK(cancel.code == 1);
+  CHECK_THAT(cancel.err, Catch::Contains("no job no-such-job"));
+  const std::string id = c.submit(c.write_job(2000, 250));
+  REQUIRE(wait_until([&] { return c.ended(id); }, 60));
+  CHECK(c.job(id).state == JobState::complete);
 }

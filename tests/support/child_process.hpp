@@ -1,8 +1,10 @@
 #pragma once
 // A child process for tests that need real processes (a coordinator and workers on loopback):
-// started with fork + exec, its stdout and stderr in a log file, killed (SIGKILL) if the test ends
-// while it still runs.
+// started with posix_spawn (not fork: the test process has threads, and a forked child of a
+// threaded process may block before its exec), its stdout and stderr in a log file, killed
+// (SIGKILL) if the test ends while it still runs.
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,15 +43,13 @@ class ChildProcess {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&files, 1, 2);
+    const int rc = posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
+    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
   }
   ~ChildProcess() {
     if (pid_ > 0 && !exited_) {

@@ -2,9 +2,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench/cluster_bench.hpp"
 #include "bench/pipeline_bench.hpp"
 #include "bench/sim_bench.hpp"
 #include "bench/stg_bench.hpp"
@@ -145,6 +147,49 @@ void add_bench_tune(CLI::App& bench) {
   });
 }
 
+void add_bench_cluster(CLI::App& bench) {
+  auto options = std::make_shared<ClusterBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "cluster", "evaluations per second embedded and on 1 and 2 worker processes, message rate, memory under load");
+  cmd->add_option("--workload", options->workload, "workload of the tuning jobs")->capture_default_str();
+  cmd->add_option("--cluster", options->cluster, "cluster of the tuning jobs")->capture_default_str();
+  cmd->add_option("--seconds", options->seconds, "length of each tuning job")->capture_default_str();
+  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
+  cmd->add_option("--queued-jobs", options->queued_jobs, "jobs queued for the memory check")->capture_default_str();
+  cmd->add_option("--status-requests", options->status_requests, "status requests for the memory check")->capture_default_str();
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    options->gantry = std::filesystem::read_symlink("/proc/self/exe").string();  // this gantry runs the processes
+    const ClusterBenchResult r = run_cluster_bench(*options);
+    if (out->json()) {
+      nlohmann::json rates = nlohmann::json::array();
+      for (const auto& x : r.rates)
+        rates.push_back({{"setup", x.setup}, {"slots", x.slots}, {"samples", x.samples}, {"median", x.median},
+                         {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}});
+      std::cout << nlohmann::json{{"rates", rates}, {"tasks_per_second", r.tasks_per_second},
+                                  {"messages_per_second", r.messages_per_second}, {"rss_idle_kb", r.rss_idle_kb},
+                                  {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
+                                  {"status_per_second", r.status_per_second}, {"rss_after_status_kb", r.rss_after_status_kb}}
+                       .dump(2)
+                << "\n";
+      return;
+    }
+    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded"});
+    for (const auto& x : r.rates) {
+      std::string samples;
+      for (double s : x.samples) samples += (samples.empty() ? "" : " ") + format_fixed(s, 0);
+      table.add({x.setup, format_fixed(x.median, 0), samples, format_fixed(x.per_slot, 0), format_fixed(100 * x.vs_embedded, 1) + "%"});
+    }
+    table.print(std::cout);
+    std::cout << "tiny tasks (2 workers x " << options->tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)
+              << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done)\n"
+              << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
+              << " jobs queued, " << r.rss_after_status_kb << " kB after " << options->status_requests << " status requests ("
+              << format_fixed(r.status_per_second, 0) << "/s)\n";
+  });
+}
+
 void add_bench_store(CLI::App& bench) {
   auto options = std::make_shared<StoreBenchOptions>();
   auto out = std::make_shared<OutputArgs>();
@@ -202,11 +247,12 @@ void add_bench_pipeline(CLI::App& bench) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), store (RocksDB), pipeline");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline");
   bench->require_subcommand(1);
   add_bench_sim(*bench);
   add_bench_stg(*bench);
   add_bench_tune(*bench);
+  add_bench_cluster(*bench);
   add_bench_store(*bench);
   add_bench_pipeline(*bench);
 }

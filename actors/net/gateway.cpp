@@ -1,5 +1,8 @@
 #include "actors/net/gateway.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <zmq.hpp>
@@ -31,11 +34,23 @@ bool for_clients(wire::Type t) {
 // context, whether a connecting peer's CURVE public key may in.
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 
+// What the gateway's two threads share: counters the outbox reports, and the stop flag it sets.
+struct Shared {
+  std::atomic<long> malformed{0}, refused{0}, dropped_out{0};
+  std::atomic<bool> stop{false};
+};
+
+// The socket thread: blocks in one zmq::poll over the network socket, the outbox's inproc socket
+// and (CURVE) the ZAP socket, so it wakes the moment either side has something: no polling delay
+// between an actor's send and the wire, nor between the wire and an actor.
 struct Loop {
   caf::blocking_actor* self;
   GatewayOptions options;
   std::shared_ptr<zmq::socket_t> socket;
-  std::shared_ptr<zmq::socket_t> zap;  // bound gateways with CURVE only
+  std::shared_ptr<zmq::socket_t> zap;     // bound gateways with CURVE only
+  std::shared_ptr<zmq::socket_t> outbox;  // PULL: what actors asked the gateway to send
+  std::shared_ptr<Shared> shared;
+  caf::actor face;  // the outbox: what receivers see as the sender, and answer to
   long malformed = 0;
   long refused = 0;
   std::chrono::steady_clock::time_point last_log{};
@@ -50,6 +65,7 @@ struct Loop {
 
   void drop(const std::string& peer, const std::string& why) {
     ++malformed;
+    shared->malformed = malformed;
     note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, malformed);
   }
 
@@ -61,9 +77,9 @@ struct Loop {
     if (!type) return drop(peer, type.error().message);
     if (frames[head + 2].size() > wire::kMaxPayloadBytes) return drop(peer, "payload over the size limit");
     wire::Envelope e{std::move(peer), type.value(), frames[head + 2].to_string()};
-    if (!options.bind) return self->send(options.sink, net_in_atom::value, std::move(e));
-    if (for_workers(e.type)) return self->send(options.workers, net_in_atom::value, std::move(e));
-    if (for_clients(e.type)) return self->send(options.clients, net_in_atom::value, std::move(e));
+    if (!options.bind) return caf::send_as(face, options.sink, net_in_atom::value, std::move(e));
+    if (for_workers(e.type)) return caf::send_as(face, options.workers, net_in_atom::value, std::move(e));
+    if (for_clients(e.type)) return caf::send_as(face, options.clients, net_in_atom::value, std::move(e));
     drop(e.peer, std::string("a ") + wire::to_string(e.type) + " message is not for a coordinator");
   }
 
@@ -79,10 +95,10 @@ struct Loop {
         std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(e.payload)};
         sent = zmq::send_multipart(*socket, frames, zmq::send_flags::dontwait).has_value();
       }
-      if (!sent) ++dropped_out;  // its queue is full: a slow peer loses messages, nobody waits for it
+      if (!sent) ++shared->dropped_out;  // its queue is full: a slow peer loses messages, nobody waits for it
     } catch (const zmq::error_t& err) {
       if (err.num() == EHOSTUNREACH && options.bind && options.workers)
-        self->send(options.workers, lost_atom::value, e.peer);
+        caf::send_as(face, options.workers, lost_atom::value, e.peer);
       else
         log_line(std::string() + "gantry: cannot send a " + wire::to_string(e.type) + " message: " + err.what());
     }
@@ -102,6 +118,7 @@ struct Loop {
     }
     if (!ok) {
       ++refused;
+      shared->refused = refused;
       note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", refused);
     }
     const std::string code = ok ? "200" : "400", text = ok ? "OK" : "not an authorized key";
@@ -111,32 +128,52 @@ struct Loop {
   }
 
   void run() {
-    for (bool running = true; running;) {
-      zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0}, {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
-      zmq::poll(items, zap ? 2 : 1, std::chrono::milliseconds(1));
-      if (zap && (items[1].revents & ZMQ_POLLIN)) authenticate();
+    while (!shared->stop.load()) {
+      zmq::pollitem_t items[] = {{socket->handle(), 0, ZMQ_POLLIN, 0},
+                                 {outbox->handle(), 0, ZMQ_POLLIN, 0},
+                                 {zap ? zap->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+      zmq::poll(items, zap ? 3 : 2, std::chrono::milliseconds(100));  // the timeout only notices `stop`
+      if (zap && (items[2].revents & ZMQ_POLLIN)) authenticate();
       for (int n = 0; n < 4096; ++n) {  // what has arrived, a bounded amount per turn
         std::vector<zmq::message_t> frames;
         if (!zmq::recv_multipart(*socket, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
         deliver(frames);
       }
-      for (bool more = true; more && running;)  // the mailbox, without blocking
-        self->receive([&](net_out_atom, const wire::Envelope& e) { send(e); },
-                      [&](status_atom) { return GatewayCounters{malformed, refused}; },
-                      [&](caf::exit_msg&) { running = false; },
-                      caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+      for (int n = 0; n < 4096; ++n) {  // what actors asked to send: [peer] [type] [payload]
+        std::vector<zmq::message_t> out;
+        if (!zmq::recv_multipart(*outbox, std::back_inserter(out), zmq::recv_flags::dontwait)) break;
+        if (out.size() != 3 || out[1].size() != 1) continue;
+        send(wire::Envelope{out[0].to_string(), static_cast<wire::Type>(*out[1].data<std::uint8_t>()), out[2].to_string()});
+      }
     }
   }
-
-  long dropped_out = 0;
 };
 
-void gateway_actor(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
-                   std::shared_ptr<zmq::socket_t> zap) {
-  Loop loop{self, std::move(options), std::move(socket), std::move(zap)};
+void socket_thread(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
+                   std::shared_ptr<zmq::socket_t> zap, std::shared_ptr<zmq::socket_t> outbox, std::shared_ptr<Shared> shared,
+                   caf::actor face) {
+  Loop loop{self, std::move(options), std::move(socket), std::move(zap), std::move(outbox), std::move(shared), std::move(face)};
   loop.run();
   loop.socket->close();
+  loop.outbox->close();
   if (loop.zap) loop.zap->close();
+}
+
+// The gateway's face to actors: it blocks on its mailbox and hands every send to the socket
+// thread over inproc (a ZeroMQ socket belongs to one thread, so actors cannot touch the network
+// socket themselves).
+void outbox_actor(caf::blocking_actor* self, std::shared_ptr<zmq::socket_t> push, std::shared_ptr<Shared> shared) {
+  for (bool running = true; running;)
+    self->receive(
+        [&](net_out_atom, const wire::Envelope& e) {
+          const std::uint8_t type = static_cast<std::uint8_t>(e.type);
+          std::array<zmq::const_buffer, 3> frames{zmq::buffer(e.peer), zmq::buffer(&type, 1), zmq::buffer(e.payload)};
+          zmq::send_multipart(*push, frames);
+        },
+        [&](status_atom) { return GatewayCounters{shared->malformed.load(), shared->refused.load()}; },
+        [&](caf::exit_msg&) { running = false; });
+  shared->stop = true;
+  push->close();
 }
 
 }  // namespace
@@ -187,8 +224,18 @@ Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& o
   } catch (const zmq::error_t& e) {
     return make_error(std::string(options.bind ? "cannot bind " : "cannot connect to ") + options.endpoint + ": " + e.what());
   }
-  // The socket moves to the gateway's thread here; the spawn is the memory fence ZeroMQ asks for.
-  caf::actor actor = system.spawn<caf::detached>(gateway_actor, options, socket, zap);
+  static std::atomic<int> gateways{0};
+  const std::string inner = "inproc://gantry-gateway-" + std::to_string(getpid()) + "-" + std::to_string(gateways++);
+  auto pull = std::make_shared<zmq::socket_t>(context(), zmq::socket_type::pull);
+  auto push = std::make_shared<zmq::socket_t>(context(), zmq::socket_type::push);
+  pull->set(zmq::sockopt::linger, 0);
+  push->set(zmq::sockopt::linger, 0);
+  pull->bind(inner);
+  push->connect(inner);
+  auto shared = std::make_shared<Shared>();
+  // The sockets move to their threads here; the spawns are the memory fence ZeroMQ asks for.
+  caf::actor actor = system.spawn<caf::detached>(outbox_actor, push, shared);
+  system.spawn<caf::detached>(socket_thread, options, socket, zap, pull, shared, actor);
   return Gateway{actor, endpoint};
 }
 

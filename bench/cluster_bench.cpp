@@ -1,0 +1,279 @@
+#include "bench/cluster_bench.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "actors/net/client.hpp"
+#include "actors/tune_job.hpp"
+#include "core/graph_io.hpp"
+#include "storage/store.hpp"
+#include "workloads/workload.hpp"
+
+namespace gantry {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A gantry process of the bench (coordinator or worker), output in a log file, stopped at the end.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const std::string& log) : log_(log) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&files, 1, 2);
+    const int rc = posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
+    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
+  }
+  ~Process() {
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+  std::string log() const { return read_text(log_); }
+  long rss_kb() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return 0;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+struct LocalCluster {
+  std::string dir, endpoint;
+  std::unique_ptr<Process> coordinator;
+  std::vector<std::unique_ptr<Process>> workers;
+
+  LocalCluster(const ClusterBenchOptions& o, int max_jobs = 4) {
+    char tmpl[] = "/tmp/gantry-bench-cluster-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
+    dir = tmpl;
+    coordinator = std::make_unique<Process>(
+        std::vector<std::string>{o.gantry, "coordinator", "--bind", "tcp://127.0.0.1:0", "--data", dir + "/data",
+                                 "--max-jobs", std::to_string(max_jobs)},
+        dir + "/coordinator.log");
+    const std::regex listening("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)");
+    std::smatch m;
+    const auto begin = Clock::now();
+    std::string log;
+    while (!std::regex_search(log = coordinator->log(), m, listening)) {
+      if (seconds_since(begin) > 30) throw std::runtime_error("the coordinator did not start: " + log);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    endpoint = m[1];
+  }
+  ~LocalCluster() {
+    workers.clear();
+    coordinator.reset();
+    std::filesystem::remove_all(dir);
+  }
+  void add_worker(const ClusterBenchOptions& o, int slots) {
+    const std::string name = "bench-" + std::to_string(workers.size());
+    workers.push_back(std::make_unique<Process>(
+        std::vector<std::string>{o.gantry, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name},
+        dir + "/" + name + ".log"));
+  }
+  ClientOptions client() const {
+    ClientOptions c;
+    c.endpoint = endpoint;
+    c.timeout_seconds = 30;
+    return c;
+  }
+  nlohmann::json status() const {
+    auto reply = call_coordinator(client(), wire::Type::status, {});
+    if (!reply) throw std::runtime_error(reply.error().message);
+    return nlohmann::json::parse(reply.value().data);
+  }
+  void wait_for_slots(int slots) const {
+    const auto begin = Clock::now();
+    while (status()["slots"].get<int>() < slots) {
+      if (seconds_since(begin) > 30) throw std::runtime_error("workers did not join the coordinator");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  std::string submit(const JobSpec& spec) const {
+    wire::Request request;
+    request.spec = spec;
+    auto reply = call_coordinator(client(), wire::Type::submit, request);
+    if (!reply) throw std::runtime_error(reply.error().message);
+    return nlohmann::json::parse(reply.value().data)["job"];
+  }
+  JobRecord wait_for(const std::string& id) const {
+    for (;;) {
+      wire::Request request;
+      request.job = id;
+      auto reply = call_coordinator(client(), wire::Type::jobs, request);
+      if (!reply) throw std::runtime_error(reply.error().message);
+      auto jobs = wire::job_records_from_json(reply.value().data);
+      if (!jobs || jobs.value().empty()) throw std::runtime_error("no record of job " + id);
+      const JobRecord& job = jobs.value().front();
+      if (job.state != JobState::queued && job.state != JobState::running) return job;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+};
+
+struct Problem {
+  Graph graph;
+  gantry::Cluster cluster;
+  std::unique_ptr<CostTable> costs;
+  std::string label;
+  Problem(const std::string& workload, const std::string& cluster_name) : label(workload) {
+    auto g = make_workload(workload);
+    if (!g) throw std::runtime_error(g.error().message);
+    graph = std::move(g).value();
+    auto c = gantry::Cluster::load(cluster_name);
+    if (!c) throw std::runtime_error(c.error().message);
+    cluster = std::move(c).value();
+    costs = std::make_unique<CostTable>(graph, cluster);
+  }
+  TuneProblem tune() const { return TuneProblem{graph, cluster, *costs, SimOptions{}, label, ""}; }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double embedded_rate(const Problem& problem, const ClusterBenchOptions& o, int repeat) {
+  char tmpl[] = "/tmp/gantry-bench-cluster-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
+  TuneOptions t;
+  t.data_dir = tmpl;
+  t.rollouts = 1;
+  t.budget_seconds = o.seconds;
+  t.seed = static_cast<std::uint64_t>(repeat + 1);
+  auto outcome = run_tune_job(problem.tune(), t);
+  std::filesystem::remove_all(tmpl);
+  if (!outcome) throw std::runtime_error(outcome.error().message);
+  return outcome.value().evaluations / outcome.value().seconds;
+}
+
+double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int workers, int repeat) {
+  LocalCluster cluster(o);
+  for (int w = 0; w < workers; ++w) cluster.add_worker(o, 1);
+  cluster.wait_for_slots(workers);
+  TuneOptions t;
+  t.budget_seconds = o.seconds;
+  t.seed = static_cast<std::uint64_t>(repeat + 1);
+  const JobRecord job = cluster.wait_for(cluster.submit(make_job_spec(problem.tune(), t)));
+  if (job.state != JobState::complete) throw std::runtime_error("job " + job.id + " " + to_string(job.state) + ": " + job.message);
+  return job.evaluations / (job.finished - job.started);
+}
+
+}  // namespace
+
+ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
+  ClusterBenchResult result;
+  const Problem problem(o.workload, o.cluster);
+  // Evaluation rates: the same job embedded, then on 1 and 2 worker processes (1 slot each).
+  for (int workers : {0, 1, 2}) {
+    ClusterBenchRate rate;
+    rate.slots = std::max(1, workers);
+    rate.setup = workers == 0 ? "embedded, 1 slot" : workers == 1 ? "1 worker, 1 slot" : "2 workers, 1 slot each";
+    for (int r = 0; r < std::max(1, o.repeats); ++r)
+      rate.samples.push_back(workers == 0 ? embedded_rate(problem, o, r) : remote_rate(problem, o, workers, r));
+    rate.median = median(rate.samples);
+    rate.per_slot = rate.median / rate.slots;
+    rate.vs_embedded = result.rates.empty() ? 1.0 : rate.per_slot / result.rates.front().per_slot;
+    result.rates.push_back(rate);
+  }
+  // Tiny tasks: one evaluation of a 10-op graph per batch, so the coordinator's messages dominate.
+  {
+    const Problem tiny("random:ops=10", "identical:2");
+    LocalCluster cluster(o);
+    cluster.add_worker(o, o.tiny_slots);
+    cluster.add_worker(o, o.tiny_slots);
+    cluster.wait_for_slots(2 * o.tiny_slots);
+    TuneOptions t;
+    t.budget_seconds = o.message_seconds;
+    t.batch_evaluations = 1;
+    const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
+    const long before = cluster.status()["committed"].get<long>();
+    const auto begin = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
+    const long after = cluster.status()["committed"].get<long>();
+    result.tasks_per_second = (after - before) / seconds_since(begin);
+    result.messages_per_second = 2 * result.tasks_per_second;  // an assign and a done per task
+    cluster.wait_for(id);
+  }
+  // Memory: one long job running, the rest queued behind it; then status requests on one socket.
+  {
+    const Problem tiny("random:ops=10", "identical:2");
+    LocalCluster cluster(o, 1);
+    result.rss_idle_kb = cluster.coordinator->rss_kb();
+    TuneOptions t;
+    t.budget_seconds = 3600;
+    const std::string running = cluster.submit(make_job_spec(tiny.tune(), t));
+    t.budget_seconds = 1;
+    for (int j = 1; j < o.queued_jobs; ++j) cluster.submit(make_job_spec(tiny.tune(), t));
+    result.queued_jobs = o.queued_jobs;
+    result.rss_queued_kb = cluster.coordinator->rss_kb();
+    zmq::context_t context{1};
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.connect(cluster.endpoint);
+    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(wire::Type::status)};
+    const std::string payload = wire::encode(wire::Request{});
+    const auto begin = Clock::now();
+    long sent = 0, received = 0;
+    while (received < o.status_requests) {
+      while (sent < o.status_requests && sent - received < 256) {  // a window of requests in flight
+        std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
+        zmq::send_multipart(socket, frames);
+        ++sent;
+      }
+      std::vector<zmq::message_t> reply;
+      if (!zmq::recv_multipart(socket, std::back_inserter(reply))) break;
+      ++received;
+      if (seconds_since(begin) > 120) throw std::runtime_error("status replies stopped coming");
+    }
+    result.status_per_second = received / seconds_since(begin);
+    result.rss_after_status_kb = cluster.coordinator->rss_kb();
+    wire::Request cancel;
+    cancel.job = running;
+    call_coordinator(cluster.client(), wire::Type::cancel, cancel);
+  }
+  return result;
+}
+
+}  // namespace gantry

@@ -1,0 +1,40 @@
+#pragma once
+// `gantry bench cluster`: what the cluster costs. Evaluations per second of the same tuning job
+// embedded (one process) and on a coordinator with 1 and with 2 worker processes on loopback, per
+// rollout slot; the coordinator's sustained message rate with tiny tasks (one evaluation each);
+// and its memory with many queued jobs and a stream of status requests.
+#include <string>
+#include <vector>
+
+namespace gantry {
+
+struct ClusterBenchOptions {
+  std::string gantry;                  // the gantry binary that runs coordinator and workers
+  std::string workload = "llama-layer";
+  std::string cluster = "4xP100-pcie";
+  double seconds = 5;                  // per tuning job
+  int repeats = 3;                     // jobs per configuration, the median is reported
+  double message_seconds = 5;          // the tiny-task job
+  int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
+  int queued_jobs = 1000;
+  int status_requests = 10000;
+};
+
+struct ClusterBenchRate {
+  std::string setup;                   // "embedded, 1 slot", "1 worker, 1 slot", "2 workers, 1 slot each"
+  int slots = 0;
+  std::vector<double> samples;         // evaluations per second
+  double median = 0, per_slot = 0, vs_embedded = 0;  // per slot, relative to embedded per slot
+};
+
+struct ClusterBenchResult {
+  std::vector<ClusterBenchRate> rates;
+  double tasks_per_second = 0, messages_per_second = 0;  // tiny tasks: assign + done per task
+  long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_status_kb = 0;
+  double status_per_second = 0;
+  int queued_jobs = 0;
+};
+
+ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& options);
+
+}  // namespace gantry

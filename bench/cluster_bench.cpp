@@ -236,6 +236,35 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     result.messages_per_second = 2 * result.tasks_per_second;  // an assign and a done per task
     cluster.wait_for(id);
   }
+  // Ingest: one peer says hello, then sends results for leases that are not outstanding, as fast as
+  // it can; each is read, checked, decoded and settled (counted stale) by the coordinator.
+  {
+    LocalCluster cluster(o);
+    zmq::context_t context{1};
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::routing_id, "bench-peer");
+    socket.set(zmq::sockopt::sndhwm, 0);
+    socket.connect(cluster.endpoint);
+    const auto send = [&](wire::Type type, const std::string& payload) {
+      const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(type)};
+      std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
+      zmq::send_multipart(socket, frames);
+    };
+    send(wire::Type::hello, wire::encode(wire::Hello{"bench-peer", "bench", 0, 0}));
+    wire::Done done;
+    done.result.evaluations = 1;
+    done.result.best.device.assign(64, 0);  // a result of a 64-op placement
+    done.result.last = done.result.best;
+    const std::string payload = wire::encode(done);
+    const auto begin = Clock::now();
+    for (int i = 0; i < o.ingest_messages; ++i) send(wire::Type::done, payload);
+    while (cluster.status()["stale_results"].get<long>() < o.ingest_messages) {
+      if (seconds_since(begin) > 120) throw std::runtime_error("the coordinator did not settle the results");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    result.ingest_per_second = o.ingest_messages / seconds_since(begin);
+  }
   // Memory: one long job running, the rest queued behind it; then status requests on one socket.
   {
     const Problem tiny("random:ops=10", "identical:2");

@@ -16,6 +16,7 @@ struct ClusterBenchOptions {
   int repeats = 3;                     // jobs per configuration, the median is reported
   double message_seconds = 5;          // the tiny-task job
   int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
+  int ingest_messages = 200000;        // results (for no outstanding lease) sent as fast as possible
   int queued_jobs = 1000;
   int status_requests = 10000;
 };
@@ -30,6 +31,7 @@ struct ClusterBenchRate {
 struct ClusterBenchResult {
   std::vector<ClusterBenchRate> rates;
   double tasks_per_second = 0, messages_per_second = 0;  // tiny tasks: assign + done per task
+  double ingest_per_second = 0;  // worker messages the coordinator reads, decodes and settles
   long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_status_kb = 0;
   double status_per_second = 0;
   int queued_jobs = 0;

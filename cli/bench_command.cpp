@@ -168,7 +168,8 @@ void add_bench_cluster(CLI::App& bench) {
         rates.push_back({{"setup", x.setup}, {"slots", x.slots}, {"samples", x.samples}, {"median", x.median},
                          {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}});
       std::cout << nlohmann::json{{"rates", rates}, {"tasks_per_second", r.tasks_per_second},
-                                  {"messages_per_second", r.messages_per_second}, {"rss_idle_kb", r.rss_idle_kb},
+                                  {"messages_per_second", r.messages_per_second}, {"ingest_per_second", r.ingest_per_second},
+                                  {"rss_idle_kb", r.rss_idle_kb},
                                   {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
                                   {"status_per_second", r.status_per_second}, {"rss_after_status_kb", r.rss_after_status_kb}}
                        .dump(2)
@@ -184,6 +185,7 @@ void add_bench_cluster(CLI::App& bench) {
     table.print(std::cout);
     std::cout << "tiny tasks (2 workers x " << options->tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)
               << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done)\n"
+              << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n"
               << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
               << " jobs queued, " << r.rss_after_status_kb << " kB after " << options->status_requests << " status requests ("
               << format_fixed(r.status_per_second, 0) << "/s)\n";

@@ -35,7 +35,7 @@ void run_status(const StatusArgs& args) {
   workers.print(std::cout);
   std::cout << j["workers"].size() << " worker(s), " << j.value("slots", 0) << " slots, " << j.value("leases", 0L)
             << " batches leased, " << j.value("queued_tasks", 0L) << " queued\n"
-            << "jobs: " << j["jobs_running"].size() << " running, " << j["jobs_queued"].size() << " queued\n"
+            << "jobs: " << j["jobs_running"].size() << " running, " << j.value("queue_length", 0L) << " queued\n"
             << "results: " << j.value("committed", 0L) << " committed, " << j.value("requeued", 0L) << " re-queued, "
             << j.value("stale_results", 0L) << " stale (dropped)\n"
             << "dropped: " << j.value("malformed", 0L) << " malformed messages, " << j.value("refused", 0L)

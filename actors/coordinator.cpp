@@ -339,6 +339,18 @@ void on_client(Self self, const wire::Envelope& e) {
       });
       return;
     }
+    case wire::Type::query: {
+      caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+      const std::uint64_t id = r.id;
+      const Fingerprint graph = r.graph, runtime = r.runtime;
+      self->request(s.store, std::chrono::seconds(10), get_best_atom::value, graph, runtime).then([=](const StoredBest& best) {
+        wire::Reply answer{id, best.found, best.error, best.found ? wire::schedule_record_json(best.record) : ""};
+        if (best.error.empty() && !best.found)
+          answer.error = "no stored placement for graph " + graph.hex() + " on runtime " + runtime.hex();
+        self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(answer)});
+      });
+      return;
+    }
     case wire::Type::status: {
       caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
       const std::uint64_t id = r.id;

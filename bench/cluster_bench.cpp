@@ -21,6 +21,7 @@
 #include "actors/net/client.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
+#include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
 #include "workloads/workload.hpp"
 
@@ -265,7 +266,7 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     }
     result.ingest_per_second = o.ingest_messages / seconds_since(begin);
   }
-  // Memory: one long job running, the rest queued behind it; then status requests on one socket.
+  // Memory: one long job running, the rest queued behind it; then `query best` requests on one socket.
   {
     const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o, 1);
@@ -281,12 +282,21 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     socket.set(zmq::sockopt::linger, 0);
     socket.connect(cluster.endpoint);
-    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(wire::Type::status)};
-    const std::string payload = wire::encode(wire::Request{});
+    // `query best` of the running job's problem (its best is stored within its first second).
+    wire::Request query;
+    query.graph = fingerprint(tiny.graph);
+    query.runtime = runtime_fingerprint(tiny.cluster, SimOptions{});
+    const auto stored = Clock::now();
+    while (!call_coordinator(cluster.client(), wire::Type::query, query)) {
+      if (seconds_since(stored) > 30) throw std::runtime_error("the running job stored no best");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(wire::Type::query)};
+    const std::string payload = wire::encode(query);
     const auto begin = Clock::now();
     long sent = 0, received = 0;
-    while (received < o.status_requests) {
-      while (sent < o.status_requests && sent - received < 256) {  // a window of requests in flight
+    while (received < o.query_requests) {
+      while (sent < o.query_requests && sent - received < 256) {  // a window of requests in flight
         std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
         zmq::send_multipart(socket, frames);
         ++sent;
@@ -294,10 +304,10 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
       std::vector<zmq::message_t> reply;
       if (!zmq::recv_multipart(socket, std::back_inserter(reply))) break;
       ++received;
-      if (seconds_since(begin) > 120) throw std::runtime_error("status replies stopped coming");
+      if (seconds_since(begin) > 120) throw std::runtime_error("query replies stopped coming");
     }
-    result.status_per_second = received / seconds_since(begin);
-    result.rss_after_status_kb = cluster.coordinator->rss_kb();
+    result.query_per_second = received / seconds_since(begin);
+    result.rss_after_queries_kb = cluster.coordinator->rss_kb();
     wire::Request cancel;
     cancel.job = running;
     call_coordinator(cluster.client(), wire::Type::cancel, cancel);

@@ -2,7 +2,7 @@
 // `gantry bench cluster`: what the cluster costs. Evaluations per second of the same tuning job
 // embedded (one process) and on a coordinator with 1 and with 2 worker processes on loopback, per
 // rollout slot; the coordinator's sustained message rate with tiny tasks (one evaluation each);
-// and its memory with many queued jobs and a stream of status requests.
+// and its memory with many queued jobs and a stream of `query best` requests.
 #include <string>
 #include <vector>
 
@@ -18,7 +18,7 @@ struct ClusterBenchOptions {
   int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
   int ingest_messages = 200000;        // results (for no outstanding lease) sent as fast as possible
   int queued_jobs = 1000;
-  int status_requests = 10000;
+  int query_requests = 10000;
 };
 
 struct ClusterBenchRate {
@@ -32,8 +32,8 @@ struct ClusterBenchResult {
   std::vector<ClusterBenchRate> rates;
   double tasks_per_second = 0, messages_per_second = 0;  // tiny tasks: assign + done per task
   double ingest_per_second = 0;  // worker messages the coordinator reads, decodes and settles
-  long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_status_kb = 0;
-  double status_per_second = 0;
+  long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_queries_kb = 0;
+  double query_per_second = 0;
   int queued_jobs = 0;
 };
 

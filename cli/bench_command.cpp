@@ -157,7 +157,7 @@ void add_bench_cluster(CLI::App& bench) {
   cmd->add_option("--seconds", options->seconds, "length of each tuning job")->capture_default_str();
   cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
   cmd->add_option("--queued-jobs", options->queued_jobs, "jobs queued for the memory check")->capture_default_str();
-  cmd->add_option("--status-requests", options->status_requests, "status requests for the memory check")->capture_default_str();
+  cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")->capture_default_str();
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     options->gantry = std::filesystem::read_symlink("/proc/self/exe").string();  // this gantry runs the processes
@@ -171,7 +171,7 @@ void add_bench_cluster(CLI::App& bench) {
                                   {"messages_per_second", r.messages_per_second}, {"ingest_per_second", r.ingest_per_second},
                                   {"rss_idle_kb", r.rss_idle_kb},
                                   {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
-                                  {"status_per_second", r.status_per_second}, {"rss_after_status_kb", r.rss_after_status_kb}}
+                                  {"query_per_second", r.query_per_second}, {"rss_after_queries_kb", r.rss_after_queries_kb}}
                        .dump(2)
                 << "\n";
       return;
@@ -187,8 +187,8 @@ void add_bench_cluster(CLI::App& bench) {
               << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done)\n"
               << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n"
               << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
-              << " jobs queued, " << r.rss_after_status_kb << " kB after " << options->status_requests << " status requests ("
-              << format_fixed(r.status_per_second, 0) << "/s)\n";
+              << " jobs queued, " << r.rss_after_queries_kb << " kB after " << options->query_requests << " query best requests ("
+              << format_fixed(r.query_per_second, 0) << "/s)\n";
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/job_args.hpp"
 #include "cli/text_table.hpp"
 #include "core/hex.hpp"
 #include "core/placement.hpp"
@@ -22,6 +23,7 @@ struct QueryArgs {
   SimArgs sim;
   OutputArgs out;
   std::string data, fingerprint;
+  RemoteArgs remote;  // query best: ask a coordinator instead of the local store
 };
 
 std::unique_ptr<Store> open_store(const QueryArgs& args) {
@@ -123,11 +125,40 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
   args.out.add_to(cmd, false);
 }
 
+// A coordinator's stored best: the key from --graph/--cluster, or full fingerprints (prefixes need
+// a store to match against).
+ScheduleRecord remote_best(const QueryArgs& args) {
+  std::pair<Fingerprint, Fingerprint> key;
+  if (!args.fingerprint.empty()) {
+    const auto colon = args.fingerprint.find(':');
+    if (colon == std::string::npos || !Fingerprint::from_hex(lower(args.fingerprint.substr(0, colon)), key.first) ||
+        !Fingerprint::from_hex(lower(args.fingerprint.substr(colon + 1)), key.second))
+      throw CliError("--fingerprint '" + args.fingerprint + "': with --coordinator give both fingerprints in full (32 hex digits each)");
+  } else {
+    Problem problem = load_problem(args.problem);
+    key = {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, args.sim.options())};
+  }
+  wire::Request request;
+  request.graph = key.first;
+  request.runtime = key.second;
+  const ClientOptions client = args.remote.client();
+  auto reply = call_coordinator(client, wire::Type::query, request);
+  if (!reply) throw CliError(reply.error().message + " (asking " + client.endpoint + ")");
+  auto record = wire::schedule_record_from_json(reply.value().data);
+  if (!record) throw CliError("the coordinator at " + client.endpoint + " sent " + record.error().message);
+  return record.value();
+}
+
 void run_best(const QueryArgs& args) {
-  auto store = open_store(args);
-  std::vector<std::pair<int, Fingerprint>> older;
-  const auto key = key_of(*store, args, &older);
-  const ScheduleRecord r = require_best(*store, key, older);
+  ScheduleRecord r;
+  if (!args.remote.endpoint.empty()) {
+    r = remote_best(args);
+  } else {
+    auto store = open_store(args);
+    std::vector<std::pair<int, Fingerprint>> older;
+    const auto key = key_of(*store, args, &older);
+    r = require_best(*store, key, older);
+  }
   if (args.out.json()) {
     std::cout << record_json(r).dump(2) << "\n";
     return;
@@ -232,6 +263,8 @@ void add_query_command(CLI::App& app) {
     auto args = std::make_shared<QueryArgs>();
     CLI::App* cmd = query->add_subcommand(verb.name, verb.help);
     add_key_options(*cmd, *args);
+    if (verb.run == run_best)
+      args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
     auto run = verb.run;
     cmd->callback([args, run] { run(*args); });
   }

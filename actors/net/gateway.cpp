@@ -27,7 +27,8 @@ bool for_workers(wire::Type t) {
 }
 
 bool for_clients(wire::Type t) {
-  return t == wire::Type::submit || t == wire::Type::status || t == wire::Type::cancel || t == wire::Type::jobs;
+  return t == wire::Type::submit || t == wire::Type::status || t == wire::Type::cancel || t == wire::Type::jobs ||
+         t == wire::Type::query;
 }
 
 // ZeroMQ's authentication protocol (ZAP, RFC 27): the library asks this socket, in the same

@@ -21,6 +21,7 @@ const char* to_string(Type type) {
     case Type::jobs: return "jobs";
     case Type::reply: return "reply";
     case Type::bye: return "bye";
+    case Type::query: return "query";
   }
   return "unknown";
 }
@@ -294,7 +295,8 @@ Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
 }
 
 std::string encode(const Request& m) {
-  return pack(json{{"id", m.id}, {"job", m.job}, {"spec", job_spec_json(m.spec)}});
+  return pack(json{{"id", m.id}, {"job", m.job}, {"spec", job_spec_json(m.spec)}, {"graph", m.graph.hex()},
+                   {"runtime", m.runtime.hex()}});
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
@@ -306,6 +308,8 @@ Result<Request> decode<Request>(std::string_view payload) {
       read_job_spec(inner, m.spec);
       if (!inner.error.empty()) r.error = inner.error;
     }
+    r.get("graph", m.graph);
+    r.get("runtime", m.runtime);
   });
 }
 
@@ -325,6 +329,39 @@ Result<Reply> decode<Reply>(std::string_view payload) {
 std::string encode_empty() { return pack(json::object()); }
 
 std::string job_spec_text(const JobSpec& spec) { return job_spec_json(spec).dump(); }
+
+std::string schedule_record_json(const ScheduleRecord& r) {
+  return json{{"graph", r.graph.hex()}, {"cluster", r.cluster.hex()}, {"graph_label", r.graph_label},
+              {"cluster_name", r.cluster_name}, {"method", r.method}, {"sim", r.sim}, {"unit", r.unit},
+              {"makespan", r.makespan}, {"lower_bound", r.lower_bound}, {"placement", placement_json(r.placement)},
+              {"job_id", r.job_id}, {"found_at", r.found_at}, {"evaluations", r.evaluations},
+              {"model_version", r.model_version}, {"sim_options", r.sim_options}}
+      .dump();
+}
+
+Result<ScheduleRecord> schedule_record_from_json(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error("stored best: not a JSON object");
+  ScheduleRecord r;
+  Reader f{j, "stored best", {}};
+  f.get("graph", r.graph);
+  f.get("cluster", r.cluster);
+  f.get("graph_label", r.graph_label);
+  f.get("cluster_name", r.cluster_name);
+  f.get("method", r.method);
+  f.get("sim", r.sim);
+  f.get("unit", r.unit);
+  f.get("makespan", r.makespan);
+  f.get("lower_bound", r.lower_bound);
+  f.get("placement", r.placement);
+  f.get("job_id", r.job_id);
+  f.get("found_at", r.found_at);
+  f.get("evaluations", r.evaluations);
+  f.get("model_version", r.model_version);
+  f.get("sim_options", r.sim_options);
+  if (!f.error.empty()) return make_error(f.error);
+  return r;
+}
 
 Result<JobSpec> parse_job_spec_text(const std::string& text) {
   json j = json::parse(text, nullptr, false);

@@ -33,8 +33,9 @@ enum class Type : std::uint8_t {
   jobs = 10,        // client -> coordinator: job records
   reply = 11,       // coordinator -> client: the answer to a request (ok or error)
   bye = 12,         // worker -> coordinator: leaving; its leases go back to the queue now
+  query = 13,       // client -> coordinator: the stored best of a (graph, runtime) key
 };
-constexpr std::uint8_t kLastType = 12;
+constexpr std::uint8_t kLastType = 13;
 const char* to_string(Type type);
 
 struct Hello {
@@ -68,6 +69,7 @@ struct Request {
   std::uint64_t id = 0;
   std::string job;        // cancel, jobs (one job; empty = all)
   JobSpec spec;           // submit
+  Fingerprint graph, runtime;  // query
 };
 
 struct Reply {
@@ -102,6 +104,10 @@ Result<T> decode(std::string_view payload);
 // A job spec as JSON text, as the store keeps it for a coordinator's restart.
 std::string job_spec_text(const JobSpec& spec);
 Result<JobSpec> parse_job_spec_text(const std::string& text);
+
+// A stored best as a query reply carries it (every field, so a client can print or re-simulate it).
+std::string schedule_record_json(const ScheduleRecord& record);
+Result<ScheduleRecord> schedule_record_from_json(const std::string& text);
 
 // JSON views shared with the CLI's output (jobs and schedules as the clients print them).
 std::string job_records_json(const std::vector<JobRecord>& jobs);

@@ -102,6 +102,21 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     const Reply y = decode<Reply>(encode(Reply{9, false, "no job x", "{}"})).value();
     CHECK((y.id == 9 && !y.ok && y.error == "no job x" && y.data == "{}"));
   }
+  SECTION("stored bests") {
+    ScheduleRecord r;
+    r.graph = Fingerprint{5, 6};
+    r.cluster = Fingerprint{7, 8};
+    r.graph_label = "ffnn";
+    r.method = "search";
+    r.makespan = 7.5e11;
+    r.placement = some_placement();
+    r.model_version = 2;
+    r.sim_options = "{\"doppler\":true}";
+    const ScheduleRecord back = schedule_record_from_json(schedule_record_json(r)).value();
+    CHECK((back.graph == r.graph && back.cluster == r.cluster && back.graph_label == "ffnn" && back.method == "search" &&
+           back.makespan == 7.5e11 && back.placement.device == r.placement.device &&
+           back.placement.priority == r.placement.priority && back.model_version == 2 && back.sim_options == r.sim_options));
+  }
   SECTION("job records") {
     JobRecord j;
     j.id = "job-7";

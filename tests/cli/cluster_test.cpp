@@ -175,6 +175,18 @@ TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, th
   CHECK(best->makespan == std::min(heuristic, best_episode));
   CHECK(best->makespan == Simulator(e.graph, e.costs, e.cluster, e.sim).makespan(best->placement));
   CHECK(job.best_makespan == best->makespan);
+  // Anyone can ask the coordinator for it.
+  const auto query = run_cli({"query", "best", "--coordinator", c.endpoint, "--graph", kFfnn, "--cluster", "identical:4",
+                              "--sim", "doppler", "-f", "json"});
+  INFO(query.err);
+  REQUIRE(query.code == 0);
+  const auto answer = nlohmann::json::parse(query.out);
+  CHECK(answer["makespan"].get<double>() == best->makespan);
+  CHECK(answer["placement"].get<std::vector<int>>() == std::vector<int>(best->placement.device.begin(), best->placement.device.end()));
+  const auto missing = run_cli({"query", "best", "--coordinator", c.endpoint, "--graph", kFfnn, "--cluster", "identical:3",
+                                "--sim", "doppler"});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("no stored placement"));
 }
 
 TEST_CASE("a worker killed mid-job loses nothing; a worker joining mid-job gets work", "[cluster]") {

@@ -133,6 +133,9 @@ Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& 
                     const std::function<void(const std::string& name)>& ready) {
   ProblemCache cache;
   caf::actor_system_config cfg;
+  // The rollouts are detached threads; the scheduler only serves the worker actor, and more of its
+  // threads would spin between messages on the cores the rollouts need.
+  cfg.set("scheduler.max-threads", 1);
   caf::actor_system system{cfg};
   WorkerNodeOptions w;
   w.worker = options.worker;

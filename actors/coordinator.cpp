@@ -103,10 +103,12 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
             });
 }
 
-TuneOutcome failed_outcome(const Job& job, const std::string& why) {
+// The outcome of a job that ended without a tuner's result (it failed to start, or was cancelled
+// while queued).
+TuneOutcome outcome_without_run(const Job& job, JobState state, const std::string& why) {
   TuneOutcome outcome;
   outcome.job_id = job.id;
-  outcome.state = JobState::failed;
+  outcome.state = state;
   outcome.stop_reason = why;
   outcome.graph = job.record.graph;
   outcome.runtime = job.record.cluster;
@@ -136,7 +138,7 @@ void run_job(Self self, Job job) {
   s.running.emplace(id, std::move(job));
   auto fail = [=](const std::string& why) {
     auto it = self->state.running.find(id);
-    if (it != self->state.running.end()) close_job(self, id, failed_outcome(it->second, why));
+    if (it != self->state.running.end()) close_job(self, id, outcome_without_run(it->second, JobState::failed, why));
   };
   self->request(s.store, caf::infinite, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
       .then([=](const StoreReply& content) {
@@ -262,8 +264,7 @@ std::string cancel(Self self, const std::string& id, bool& known) {
     record.finished = unix_now();
     record.message = "cancelled before it started";
     put_job(self, record);
-    TuneOutcome outcome = failed_outcome(*it, record.message);
-    outcome.state = JobState::cancelled;
+    const TuneOutcome outcome = outcome_without_run(*it, JobState::cancelled, record.message);
     s.queue.erase(it);
     job_ended(self, id, outcome);
     return "job " + id + " cancelled (it had not started)";
@@ -299,7 +300,7 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCount
   for (const auto& [id, j] : s.running) running.push_back({{"id", id}, {"graph", j.record.graph_label}, {"priority", j.spec.priority}});
   return {{"workers", workers}, {"slots", pool.slots()}, {"leases", pool.leased}, {"queued_tasks", pool.queued},
           {"committed", pool.committed}, {"requeued", pool.requeued}, {"stale_results", pool.stale},
-          {"malformed", pool.malformed + s.malformed + gateway.malformed}, {"refused", gateway.refused},
+          {"malformed", pool.malformed + s.malformed + gateway.malformed}, {"refused", gateway.refused}, {"dropped_sends", gateway.dropped_sends},
           {"jobs_queued", queued}, {"queue_length", s.queue.size()}, {"jobs_running", running}};
 }
 

@@ -90,6 +90,7 @@ struct EpisodeTally {
 struct GatewayCounters {
   long malformed = 0;  // messages dropped unread
   long refused = 0;    // connections refused by CURVE authentication
+  long dropped_sends = 0;  // messages not sent because their peer's queue was full (a slow peer)
 };
 
 struct StoredJobs {

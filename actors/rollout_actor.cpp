@@ -45,7 +45,7 @@ caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
           const BatchRequest& request) -> caf::result<BatchResult> {
         BatchResult out;
         out.sequence = request.sequence;
-        if (request.fail_times > 0) {
+        if (request.attempt < request.fail_times) {
           out.error = "rollout " + std::to_string(index) + ": injected fault in batch " + std::to_string(request.sequence);
           return out;
         }

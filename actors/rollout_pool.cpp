@@ -87,6 +87,7 @@ void dispatch(Self self) {
     if (!best) return;
     Task task = std::move(s.queue.front());
     s.queue.pop_front();
+    task.batch.attempt = task.attempts;
     const std::uint64_t id = s.lease_epoch | s.next_lease++;
     const double seconds = deadline_seconds(s, task.batch);
     wire::Assign assign{id, seconds, task.batch};
@@ -145,7 +146,6 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
       if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
       s.leases.erase(it);
     } else {
-      if (task.batch.fail_times > 0) --task.batch.fail_times;  // an injected fault strikes a given number of times
       requeue(self, done.lease, "failed on " + done.result.worker + ": " + done.result.error);
     }
     dispatch(self);

@@ -23,7 +23,8 @@ struct BatchRequest {
   double t_start = 0.02, t_end = 0.002;
   double perturb = 0;     // share of ops moved to random devices before annealing
   long sequence = 0;      // the job's batch number
-  int fail_times = 0;     // fault injection (tests): the batch fails on this many workers in a row
+  int attempt = 0;        // earlier runs of this batch that failed (set by the pool when it leases it)
+  int fail_times = 0;     // fault injection (tests): the batch fails while attempt < fail_times
 };
 
 struct BatchResult {

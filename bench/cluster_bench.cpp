@@ -1,24 +1,19 @@
 #include "bench/cluster_bench.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
 #include "actors/net/client.hpp"
+#include "bench/child_process.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -33,61 +28,16 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A gantry process of the bench (coordinator or worker), output in a log file, stopped at the end.
-class Process {
- public:
-  Process(const std::vector<std::string>& args, const std::string& log) : log_(log) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t files;
-    posix_spawn_file_actions_init(&files);
-    posix_spawn_file_actions_addopen(&files, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&files, 1, 2);
-    const int rc = posix_spawn(&pid_, argv[0], &files, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&files);
-    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
-  }
-  ~Process() {
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
-  pid_t pid() const { return pid_; }
-  std::string log() const { return read_text(log_); }
-  long rss_kb() const {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    return 0;
-  }
-
- private:
-  std::string log_;
-  pid_t pid_ = -1;
-};
-
 struct LocalCluster {
   std::string dir, endpoint;
-  std::unique_ptr<Process> coordinator;
-  std::vector<std::unique_ptr<Process>> workers;
+  std::unique_ptr<ChildProcess> coordinator;
+  std::vector<std::unique_ptr<ChildProcess>> workers;
 
   LocalCluster(const ClusterBenchOptions& o, int max_jobs = 4) {
     char tmpl[] = "/tmp/gantry-bench-cluster-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
     dir = tmpl;
-    coordinator = std::make_unique<Process>(
+    coordinator = std::make_unique<ChildProcess>(
         std::vector<std::string>{o.gantry, "coordinator", "--bind", "tcp://127.0.0.1:0", "--data", dir + "/data",
                                  "--max-jobs", std::to_string(max_jobs)},
         dir + "/coordinator.log");
@@ -108,7 +58,7 @@ struct LocalCluster {
   }
   void add_worker(const ClusterBenchOptions& o, int slots) {
     const std::string name = "bench-" + std::to_string(workers.size());
-    workers.push_back(std::make_unique<Process>(
+    workers.push_back(std::make_unique<ChildProcess>(
         std::vector<std::string>{o.gantry, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name},
         dir + "/" + name + ".log"));
   }

@@ -32,15 +32,19 @@ void ProblemArgs::add_to(CLI::App& app) {
   app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str();
 }
 
+const std::vector<std::string> kSimNames = {"default", "doppler"};
+const std::vector<std::string> kDispatchNames = {"fifo", "priority"};
+const std::vector<std::string> kLinkNames = {"contention", "unlimited"};
+
 void SimArgs::add_to(CLI::App& app) {
   app.add_option("--sim", sim, "simulator: default, or doppler (the public DOPPLER simulator, event for event)")
-      ->check(CLI::IsMember({"default", "doppler"}))
+      ->check(CLI::IsMember(kSimNames))
       ->capture_default_str();
   app.add_option("--dispatch", dispatch, "ready-op choice: fifo (by readiness) or priority (placement's priorities)")
-      ->check(CLI::IsMember({"fifo", "priority"}))
+      ->check(CLI::IsMember(kDispatchNames))
       ->capture_default_str();
   app.add_option("--links", links, "link model: contention (one transfer at a time per directed link) or unlimited")
-      ->check(CLI::IsMember({"contention", "unlimited"}))
+      ->check(CLI::IsMember(kLinkNames))
       ->capture_default_str();
   app.add_flag("--no-dedup", no_dedup, "ship a tensor once per consumer instead of once per device");
   app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
@@ -33,6 +34,9 @@ struct ProblemArgs {
   std::uint64_t seed = 1;
   void add_to(CLI::App& app);
 };
+
+// The names --sim, --dispatch and --links take (flags and job files check against these).
+extern const std::vector<std::string> kSimNames, kDispatchNames, kLinkNames;
 
 struct SimArgs {
   std::string sim = "default", dispatch = "fifo", links = "contention";

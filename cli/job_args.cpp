@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -107,12 +108,13 @@ void read_job_file(const std::string& path, TuneArgs& args) {
   read_key(root, path, "batch-evals", args.batch_evals);
   read_key(root, path, "priority", args.priority);
   read_key(root, path, "parallelism", args.parallelism);
-  for (auto [value, name, names] : {std::tuple{&args.sim.sim, "sim", "default, doppler"},
-                                    std::tuple{&args.sim.dispatch, "dispatch", "fifo, priority"},
-                                    std::tuple{&args.sim.links, "links", "contention, unlimited"}}) {
-    const std::string allowed = std::string(", ") + names + ",";
-    if (allowed.find(", " + *value + ",") == std::string::npos)
-      throw CliError(path + ": key \"" + name + "\": \"" + *value + "\" is not one of " + names);
+  for (auto [value, name, names] : {std::tuple{&args.sim.sim, "sim", &kSimNames},
+                                    std::tuple{&args.sim.dispatch, "dispatch", &kDispatchNames},
+                                    std::tuple{&args.sim.links, "links", &kLinkNames}}) {
+    if (std::find(names->begin(), names->end(), *value) != names->end()) continue;
+    std::string list;
+    for (const std::string& n : *names) list += (list.empty() ? "" : ", ") + n;
+    throw CliError(path + ": key \"" + name + "\": \"" + *value + "\" is not one of " + list);
   }
 }
 

@@ -39,7 +39,8 @@ void run_status(const StatusArgs& args) {
             << "results: " << j.value("committed", 0L) << " committed, " << j.value("requeued", 0L) << " re-queued, "
             << j.value("stale_results", 0L) << " stale (dropped)\n"
             << "dropped: " << j.value("malformed", 0L) << " malformed messages, " << j.value("refused", 0L)
-            << " connections without an authorized key\n";
+            << " connections without an authorized key, " << j.value("dropped_sends", 0L)
+            << " sends to peers too slow to take them\n";
 }
 
 }  // namespace

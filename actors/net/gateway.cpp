@@ -45,15 +45,12 @@ struct Shared {
 // and (CURVE) the ZAP socket, so it wakes the moment either side has something: no polling delay
 // between an actor's send and the wire, nor between the wire and an actor.
 struct Loop {
-  caf::blocking_actor* self;
   GatewayOptions options;
   std::shared_ptr<zmq::socket_t> socket;
   std::shared_ptr<zmq::socket_t> zap;     // bound gateways with CURVE only
   std::shared_ptr<zmq::socket_t> outbox;  // PULL: what actors asked the gateway to send
   std::shared_ptr<Shared> shared;
   caf::actor face;  // the outbox: what receivers see as the sender, and answer to
-  long malformed = 0;
-  long refused = 0;
   std::chrono::steady_clock::time_point last_log{};
 
   // At most a line a second: a flood of garbage must not flood the log.
@@ -65,9 +62,7 @@ struct Loop {
   }
 
   void drop(const std::string& peer, const std::string& why) {
-    ++malformed;
-    shared->malformed = malformed;
-    note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, malformed);
+    note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, ++shared->malformed);
   }
 
   void deliver(std::vector<zmq::message_t>& frames) {
@@ -118,9 +113,7 @@ struct Loop {
       for (const std::string& key : options.curve.authorized) ok = ok || key == z85;
     }
     if (!ok) {
-      ++refused;
-      shared->refused = refused;
-      note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", refused);
+      note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", ++shared->refused);
     }
     const std::string code = ok ? "200" : "400", text = ok ? "OK" : "not an authorized key";
     std::array<zmq::const_buffer, 6> reply{zmq::buffer(version), zmq::buffer(id), zmq::buffer(code), zmq::buffer(text),
@@ -150,10 +143,10 @@ struct Loop {
   }
 };
 
-void socket_thread(caf::blocking_actor* self, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
+void socket_thread(caf::blocking_actor*, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
                    std::shared_ptr<zmq::socket_t> zap, std::shared_ptr<zmq::socket_t> outbox, std::shared_ptr<Shared> shared,
                    caf::actor face) {
-  Loop loop{self, std::move(options), std::move(socket), std::move(zap), std::move(outbox), std::move(shared), std::move(face)};
+  Loop loop{std::move(options), std::move(socket), std::move(zap), std::move(outbox), std::move(shared), std::move(face)};
   loop.run();
   loop.socket->close();
   loop.outbox->close();
@@ -171,7 +164,7 @@ void outbox_actor(caf::blocking_actor* self, std::shared_ptr<zmq::socket_t> push
           std::array<zmq::const_buffer, 3> frames{zmq::buffer(e.peer), zmq::buffer(&type, 1), zmq::buffer(e.payload)};
           zmq::send_multipart(*push, frames);
         },
-        [&](status_atom) { return GatewayCounters{shared->malformed.load(), shared->refused.load()}; },
+        [&](status_atom) { return GatewayCounters{shared->malformed.load(), shared->refused.load(), shared->dropped_out.load()}; },
         [&](caf::exit_msg&) { running = false; });
   shared->stop = true;
   push->close();

@@ -7,7 +7,8 @@
 // through it with (net_out, Envelope); a send that would block (a slow or gone peer) is dropped,
 // never waited for, and a gone peer is reported to the pool as (lost, peer).
 //
-// Also: (status) -> GatewayCounters: messages dropped as malformed, connections refused by CURVE.
+// Also: (status) -> GatewayCounters: messages dropped as malformed, connections refused by CURVE,
+// sends dropped because a peer's queue was full.
 #include <caf/all.hpp>
 #include <string>
 

@@ -151,7 +151,8 @@ Result<T> read(std::string_view payload, const char* what, Fill fill) {
 json batch_json(const BatchRequest& b) {
   return json{{"problem", b.problem.hex()}, {"start", placement_json(b.start)}, {"seed", b.seed},
               {"evaluations", b.evaluations}, {"seconds", b.seconds}, {"t_start", b.t_start},
-              {"t_end", b.t_end}, {"perturb", b.perturb}, {"sequence", b.sequence}, {"fail_times", b.fail_times}};
+              {"t_end", b.t_end}, {"perturb", b.perturb}, {"sequence", b.sequence}, {"attempt", b.attempt},
+              {"fail_times", b.fail_times}};
 }
 
 void read_batch(Reader& r, BatchRequest& b) {
@@ -164,6 +165,7 @@ void read_batch(Reader& r, BatchRequest& b) {
   r.get("t_end", b.t_end);
   r.get("perturb", b.perturb);
   r.get("sequence", b.sequence);
+  r.get("attempt", b.attempt);
   r.get("fail_times", b.fail_times);
 }
 

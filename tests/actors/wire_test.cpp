@@ -33,6 +33,7 @@ BatchRequest some_batch() {
   b.t_end = 2e-4;
   b.perturb = 0.05;
   b.sequence = 99;
+  b.attempt = 1;
   b.fail_times = 2;
   return b;
 }
@@ -55,6 +56,7 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     CHECK(d.batch.t_end == 2e-4);
     CHECK(d.batch.perturb == 0.05);
     CHECK(d.batch.sequence == 99);
+    CHECK(d.batch.attempt == 1);
     CHECK(d.batch.fail_times == 2);
   }
   SECTION("done") {

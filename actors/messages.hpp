@@ -29,6 +29,7 @@ using tally_atom = caf::atom_constant<caf::atom("tally")>;
 using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)
+using write_atom = caf::atom_constant<caf::atom("write")>;  // the store writes the episodes it holds
 // rollouts and the pool
 using batch_atom = caf::atom_constant<caf::atom("batch")>;
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;

@@ -10,7 +10,20 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
   // `armed`: a flush timer is pending. A failed sync re-arms it, so a later one can succeed.
   auto dirty = std::make_shared<bool>(false);
   auto armed = std::make_shared<bool>(false);
-  auto sync = [store, dirty] {
+  // Episodes that arrive together are written together: the first of them sends us a `write`,
+  // which comes after every message already in the mailbox, so one write takes them all (at
+  // thousands of batches a second, one write each cost more than the rest of the coordinator).
+  // Every other request writes them first, so reads see them and a sync covers them.
+  auto pending = std::make_shared<std::vector<EpisodeRecord>>();
+  auto write_pending = [store, pending] {
+    if (pending->empty()) return;
+    auto s = store->put_episodes(*pending);
+    if (!s) log_line(std::string() + "gantry: storing " + std::to_string(pending->size()) + " episodes failed: " + s.error().message);
+    pending->clear();
+  };
+  self->attach_functor([write_pending] { write_pending(); });
+  auto sync = [store, dirty, write_pending] {
+    write_pending();
     if (!*dirty) return StoreReply{};
     auto s = store->sync_wal();
     if (!s) return StoreReply{false, false, s.error().message};  // stays dirty
@@ -19,12 +32,13 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
   };
   return {
       [=](put_best_atom, const ScheduleRecord& record) {
+        write_pending();
         auto r = store->put_if_better(record);
         return r ? StoreReply{true, r.value(), {}} : StoreReply{false, false, r.error().message};
       },
       [=](put_episode_atom, const EpisodeRecord& episode) {
-        auto s = store->put_episode(episode);
-        if (!s) log_line(std::string() + "gantry: storing an episode failed: " + s.error().message);
+        if (pending->empty()) self->send(self, write_atom::value);
+        pending->push_back(episode);
         *dirty = true;
         if (!*armed) {
           *armed = true;
@@ -32,16 +46,19 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         }
       },
       [=](put_job_atom, const JobRecord& job) {
+        write_pending();
         auto s = store->put_job(job);
         return s ? StoreReply{} : StoreReply{false, false, s.error().message};
       },
       [=](get_best_atom, const Fingerprint& graph, const Fingerprint& runtime) {
+        write_pending();
         auto r = store->best(graph, runtime);
         if (!r) return StoredBest{false, {}, r.error().message};
         if (!r.value()) return StoredBest{};
         return StoredBest{true, *r.value(), {}};
       },
       [=](get_jobs_atom) {
+        write_pending();
         auto r = store->jobs();
         return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
       },
@@ -54,6 +71,7 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         return c ? StoreReply{} : StoreReply{false, false, c.error().message};
       },
       [=](tally_atom, const std::string& job) {
+        write_pending();
         EpisodeTally t;
         auto episodes = store->episodes(job);
         if (!episodes) {
@@ -69,6 +87,7 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         }
         return t;
       },
+      [=](write_atom) { write_pending(); },
       [=](sync_atom) { return sync(); },
       [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves
         *armed = false;

@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -72,6 +74,19 @@ class ChildProcess {
     for (std::string line; std::getline(in, line);)
       if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
     return 0;
+  }
+  // CPU time (user + system, all threads) used so far, in seconds.
+  double cpu_seconds() const {
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');  // the command name may hold spaces: fields count from its end
+    if (close == std::string::npos) return 0;
+    std::istringstream fields(text.substr(close + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i)
+      if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
   }
 
  private:

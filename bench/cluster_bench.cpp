@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -150,6 +151,55 @@ double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int wor
   return job.evaluations / (job.finished - job.started);
 }
 
+// Peers that say hello with `slots` slots each and answer every assign with a done at once (the
+// start placement, one evaluation), until `stop`.
+void run_echo_peers(const std::string& endpoint, int peers, int slots, const std::atomic<bool>& stop) {
+  zmq::context_t context{1};
+  std::vector<zmq::socket_t> sockets;
+  for (int p = 0; p < peers; ++p) {
+    sockets.emplace_back(context, zmq::socket_type::dealer);
+    sockets.back().set(zmq::sockopt::linger, 0);
+    sockets.back().set(zmq::sockopt::routing_id, "echo-" + std::to_string(p));
+    sockets.back().connect(endpoint);
+  }
+  const auto send = [](zmq::socket_t& socket, wire::Type type, const std::string& payload) {
+    const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(type)};
+    std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
+    zmq::send_multipart(socket, frames);
+  };
+  for (int p = 0; p < peers; ++p)
+    send(sockets[p], wire::Type::hello, wire::encode(wire::Hello{"echo-" + std::to_string(p), "bench", 0, slots}));
+  std::vector<zmq::pollitem_t> items;
+  for (auto& socket : sockets) items.push_back({socket.handle(), 0, ZMQ_POLLIN, 0});
+  auto last_beat = Clock::now();
+  while (!stop) {
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(100));
+    for (int p = 0; p < peers; ++p) {
+      std::vector<zmq::message_t> frames;
+      while (zmq::recv_multipart(sockets[p], std::back_inserter(frames), zmq::recv_flags::dontwait)) {
+        if (frames.size() == 3 && frames[1].size() == 1 && frames[1].data<std::uint8_t>()[0] == static_cast<std::uint8_t>(wire::Type::assign)) {
+          auto assign = wire::decode<wire::Assign>(frames[2].to_string_view());
+          if (assign) {
+            wire::Done done;
+            done.lease = assign.value().lease;
+            done.result.sequence = assign.value().batch.sequence;
+            done.result.evaluations = 1;
+            done.result.best = assign.value().batch.start;
+            done.result.last = done.result.best;
+            done.result.best_makespan = done.result.mean_makespan = 1.0;
+            done.result.worker = "echo-" + std::to_string(p);
+            send(sockets[p], wire::Type::done, wire::encode(done));
+          }
+        }
+        frames.clear();
+      }
+    }
+    if (seconds_since(last_beat) > 0.5) {
+      for (auto& socket : sockets) send(socket, wire::Type::heartbeat, wire::encode_empty());
+      last_beat = Clock::now();
+    }
+  }
+}
 }  // namespace
 
 ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
@@ -157,6 +207,7 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
   const Problem problem(o.workload, o.cluster);
   // Evaluation rates: the same job embedded, then on 1 and 2 worker processes (1 slot each).
   for (int workers : {0, 1, 2}) {
+    if (!o.runs("rates")) break;
     ClusterBenchRate rate;
     rate.slots = std::max(1, workers);
     rate.setup = workers == 0 ? "embedded, 1 slot" : workers == 1 ? "1 worker, 1 slot" : "2 workers, 1 slot each";
@@ -168,7 +219,7 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     result.rates.push_back(rate);
   }
   // Tiny tasks: one evaluation of a 10-op graph per batch, so the coordinator's messages dominate.
-  {
+  if (o.runs("tiny")) {
     const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o);
     cluster.add_worker(o, o.tiny_slots);
@@ -180,16 +231,46 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
     std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
     const long before = cluster.status()["committed"].get<long>();
+    const double cpu_before = cluster.coordinator->cpu_seconds();
     const auto begin = Clock::now();
     std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
     const long after = cluster.status()["committed"].get<long>();
+    const double cpu = cluster.coordinator->cpu_seconds() - cpu_before;
     result.tasks_per_second = (after - before) / seconds_since(begin);
+    result.cpu_us_per_message = after > before ? 1e6 * cpu / (2.0 * (after - before)) : 0;
     result.messages_per_second = 2 * result.tasks_per_second;  // an assign and a done per task
     cluster.wait_for(id);
   }
+  // The coordinator alone with tiny tasks: echo peers in this process take the workers' place and
+  // answer every assign at once, so the coordinator (tuner, pool, store, gateway) does all the work
+  // it does for real workers and the machine's cores are not shared with worker processes.
+  if (o.runs("echo")) {
+    const Problem tiny("random:ops=10", "identical:2");
+    LocalCluster cluster(o);
+    std::atomic<bool> stop{false};
+    std::thread peers([&] { run_echo_peers(cluster.endpoint, o.echo_peers, o.echo_slots, stop); });
+    cluster.wait_for_slots(o.echo_peers * o.echo_slots);
+    TuneOptions t;
+    t.budget_seconds = o.message_seconds;
+    t.batch_evaluations = 1;
+    const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
+    const long before = cluster.status()["committed"].get<long>();
+    const double cpu_before = cluster.coordinator->cpu_seconds();
+    const auto begin = Clock::now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
+    const long after = cluster.status()["committed"].get<long>();
+    const double cpu = cluster.coordinator->cpu_seconds() - cpu_before;
+    result.echo_tasks_per_second = (after - before) / seconds_since(begin);
+    result.echo_messages_per_second = 2 * result.echo_tasks_per_second;
+    result.echo_cpu_us_per_message = after > before ? 1e6 * cpu / (2.0 * (after - before)) : 0;
+    cluster.wait_for(id);
+    stop = true;
+    peers.join();
+  }
   // Ingest: one peer says hello, then sends results for leases that are not outstanding, as fast as
   // it can; each is read, checked, decoded and settled (counted stale) by the coordinator.
-  {
+  if (o.runs("ingest")) {
     LocalCluster cluster(o);
     zmq::context_t context{1};
     zmq::socket_t socket(context, zmq::socket_type::dealer);
@@ -217,7 +298,7 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     result.ingest_per_second = o.ingest_messages / seconds_since(begin);
   }
   // Memory: one long job running, the rest queued behind it; then `query best` requests on one socket.
-  {
+  if (o.runs("memory")) {
     const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o, 1);
     result.rss_idle_kb = cluster.coordinator->rss_kb();

@@ -16,9 +16,12 @@ struct ClusterBenchOptions {
   int repeats = 3;                     // jobs per configuration, the median is reported
   double message_seconds = 5;          // the tiny-task job
   int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
+  int echo_peers = 2, echo_slots = 32;  // echo peers in place of workers for the coordinator alone
   int ingest_messages = 200000;        // results (for no outstanding lease) sent as fast as possible
   int queued_jobs = 1000;
   int query_requests = 10000;
+  std::string parts = "rates,tiny,echo,ingest,memory";  // the measurements to run
+  bool runs(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
 };
 
 struct ClusterBenchRate {
@@ -31,6 +34,8 @@ struct ClusterBenchRate {
 struct ClusterBenchResult {
   std::vector<ClusterBenchRate> rates;
   double tasks_per_second = 0, messages_per_second = 0;  // tiny tasks: assign + done per task
+  double echo_tasks_per_second = 0, echo_messages_per_second = 0;  // the same, workers replaced by echo peers
+  double cpu_us_per_message = 0, echo_cpu_us_per_message = 0;     // the coordinator's CPU time per message
   double ingest_per_second = 0;  // worker messages the coordinator reads, decodes and settles
   long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_queries_kb = 0;
   double query_per_second = 0;

@@ -158,6 +158,11 @@ void add_bench_cluster(CLI::App& bench) {
   cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
   cmd->add_option("--queued-jobs", options->queued_jobs, "jobs queued for the memory check")->capture_default_str();
   cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")->capture_default_str();
+  cmd->add_option("--parts", options->parts,
+                  "measurements to run, comma-separated: rates (evals/s embedded, 1 and 2 workers), tiny (tiny tasks on 2 "
+                  "workers), echo (the coordinator alone, echo peers as workers), ingest, memory")
+      ->capture_default_str();
+  cmd->add_option("--message-seconds", options->message_seconds, "length of the tiny-task jobs")->capture_default_str();
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     options->gantry = std::filesystem::read_symlink("/proc/self/exe").string();  // this gantry runs the processes
@@ -169,6 +174,10 @@ void add_bench_cluster(CLI::App& bench) {
                          {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}});
       std::cout << nlohmann::json{{"rates", rates}, {"tasks_per_second", r.tasks_per_second},
                                   {"messages_per_second", r.messages_per_second}, {"ingest_per_second", r.ingest_per_second},
+                                  {"echo_tasks_per_second", r.echo_tasks_per_second},
+                                  {"echo_messages_per_second", r.echo_messages_per_second},
+                                  {"cpu_us_per_message", r.cpu_us_per_message},
+                                  {"echo_cpu_us_per_message", r.echo_cpu_us_per_message},
                                   {"rss_idle_kb", r.rss_idle_kb},
                                   {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
                                   {"query_per_second", r.query_per_second}, {"rss_after_queries_kb", r.rss_after_queries_kb}}
@@ -184,7 +193,12 @@ void add_bench_cluster(CLI::App& bench) {
     }
     table.print(std::cout);
     std::cout << "tiny tasks (2 workers x " << options->tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)
-              << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done)\n"
+              << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done), coordinator CPU "
+              << format_fixed(r.cpu_us_per_message, 1) << " us/message\n"
+              << "coordinator alone (echo peers, " << options->echo_peers << " x " << options->echo_slots
+              << " slots): " << format_fixed(r.echo_tasks_per_second, 0) << " tasks/s = "
+              << format_fixed(r.echo_messages_per_second, 0) << " messages/s, coordinator CPU "
+              << format_fixed(r.echo_cpu_us_per_message, 1) << " us/message\n"
               << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n"
               << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
               << " jobs queued, " << r.rss_after_queries_kb << " kB after " << options->query_requests << " query best requests ("

@@ -616,12 +616,28 @@ Result<std::vector<HistoryRecord>> Store::history(const Fingerprint& graph, cons
 
 // ---- episodes ----------------------------------------------------------------------------------------
 
-Status Store::put_episode(const EpisodeRecord& episode) {
+namespace {
+Status check_episode(const EpisodeRecord& episode) {
   if (episode.job_id.empty()) return make_error("storing an episode: the job id is empty");
   if (episode.job_id.find('\0') != std::string::npos)
     return make_error("storing an episode: the job id contains a NUL byte");
-  return impl_->put(kEpisodes, codec::episode_key(episode.job_id, episode.sequence), codec::encode(episode),
-                    /*sync=*/false, "storing an episode");
+  return Ok{};
+}
+}  // namespace
+
+Status Store::put_episode(const EpisodeRecord& episode) { return put_episodes({episode}); }
+
+Status Store::put_episodes(const std::vector<EpisodeRecord>& episodes) {
+  if (impl_->read_only) return read_only_error(impl_->path, "storing episodes");
+  rocksdb::WriteBatch batch;
+  for (const EpisodeRecord& episode : episodes) {
+    if (Status ok = check_episode(episode); !ok) return ok;
+    batch.Put(impl_->cf[kEpisodes], codec::episode_key(episode.job_id, episode.sequence), codec::encode(episode));
+  }
+  rocksdb::WriteOptions unsynced;  // episodes are bulk data: sync_wal() makes them durable
+  rocksdb::Status s = impl_->db->Write(unsynced, &batch);
+  if (!s.ok()) return rocks_error("storing episodes in " + impl_->path, s);
+  return Ok{};
 }
 
 Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) const {

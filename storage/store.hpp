@@ -59,6 +59,7 @@ class Store {
 
   // Episodes are bulk data: written without sync; sync_wal() makes them durable.
   Status put_episode(const EpisodeRecord& episode);
+  Status put_episodes(const std::vector<EpisodeRecord>& episodes);  // one write for all of them
   Result<std::vector<EpisodeRecord>> episodes(const std::string& job_id) const;
   Status sync_wal();
 

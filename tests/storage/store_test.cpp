@@ -254,6 +254,23 @@ TEST_CASE("a reopened store keeps all its data", "[storage]") {
   CHECK(store.episodes("nobody").value().empty());
 }
 
+TEST_CASE("episodes written together land together, or not at all", "[storage]") {
+  TempDir tmp;
+  auto opened = Store::open(tmp.sub("db"));
+  REQUIRE(opened.ok());
+  Store& store = *opened.value();
+  std::vector<EpisodeRecord> episodes;
+  for (std::uint64_t seq = 1; seq <= 50; ++seq) episodes.push_back(EpisodeRecord{"job-2", seq, 0, 3, 1.0, 2.0, 0});
+  REQUIRE(store.put_episodes(episodes).ok());
+  CHECK(store.episodes("job-2").value().size() == 50);
+  // One bad record refuses the whole write: the ones before it are not written either.
+  std::vector<EpisodeRecord> damaged{EpisodeRecord{"job-3", 1, 0, 3, 1.0, 2.0, 0}, EpisodeRecord{"", 2, 0, 3, 1.0, 2.0, 0}};
+  auto refused = store.put_episodes(damaged);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("job id is empty"));
+  CHECK(store.episodes("job-3").value().empty());
+}
+
 TEST_CASE("a database written by a newer schema is refused", "[storage]") {
   TempDir tmp;
   const std::string db = tmp.sub("db");

@@ -1,11 +1,13 @@
 #include "actors/net/wire.hpp"
 
+#include <bitset>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
-namespace gantry::wire {
+#include "core/msgpack.hpp"
 
-using nlohmann::json;
+namespace gantry::wire {
 
 const char* to_string(Type type) {
   switch (type) {
@@ -39,381 +41,596 @@ Result<Type> parse_header(std::string_view version, std::string_view type) {
 
 namespace {
 
-// ---- field helpers: a missing or mistyped field is an error naming it -------------------------------
+// ---- writing ----------------------------------------------------------------------------------------
 
-struct Reader {
-  const json& j;
-  std::string what;
-  std::string error;
+using Writer = MsgpackWriter;
 
-  const json* field(const char* name, json::value_t type) {
-    if (!error.empty()) return nullptr;
-    auto it = j.find(name);
-    if (it == j.end()) {
-      error = what + ": field \"" + name + "\" is missing";
-      return nullptr;
-    }
-    const bool number = type == json::value_t::number_float;
-    const bool integer = type == json::value_t::number_unsigned;
-    if ((number && !it->is_number()) || (integer && !it->is_number_integer()) ||
-        (!number && !integer && it->type() != type)) {
-      error = what + ": field \"" + name + "\" has the wrong type";
-      return nullptr;
-    }
-    return &*it;
-  }
-  void get(const char* name, std::string& out) {
-    if (auto f = field(name, json::value_t::string)) out = f->get<std::string>();
-  }
-  void get(const char* name, double& out) {
-    if (auto f = field(name, json::value_t::number_float)) {
-      out = f->get<double>();
-      if (!std::isfinite(out)) error = what + ": field \"" + name + "\" is not finite";
-    }
-  }
-  template <class Int>
-  void get_int(const char* name, Int& out) {
-    if (auto f = field(name, json::value_t::number_unsigned)) out = f->get<Int>();
-  }
-  void get(const char* name, long& out) { get_int(name, out); }
-  void get(const char* name, int& out) { get_int(name, out); }
-  void get(const char* name, std::uint64_t& out) { get_int(name, out); }
-  void get(const char* name, bool& out) {
-    if (auto f = field(name, json::value_t::boolean)) out = f->get<bool>();
-  }
-  void get(const char* name, Fingerprint& out) {
-    std::string hex;
-    get(name, hex);
-    if (error.empty() && !Fingerprint::from_hex(hex, out)) error = what + ": field \"" + name + "\" is not a fingerprint";
-  }
-  void get(const char* name, Placement& out) {
-    const json* f = field(name, json::value_t::object);
-    if (!f) return;
-    Reader inner{*f, what + "." + name, {}};
-    const json* devices = inner.field("device", json::value_t::array);
-    const json* priority = inner.field("priority", json::value_t::array);
-    if (!inner.error.empty()) {
-      error = inner.error;
-      return;
-    }
-    out.device.clear();
-    out.priority.clear();
-    for (const json& d : *devices) {
-      if (!d.is_number_integer() || d.get<long long>() < 0 || d.get<long long>() > (1 << 30)) {
-        error = what + "." + name + ".device: not a device index";
-        return;
-      }
-      out.device.push_back(d.get<std::int32_t>());
-    }
-    for (const json& p : *priority) {
-      if (!p.is_number()) {
-        error = what + "." + name + ".priority: not a number";
-        return;
-      }
-      out.priority.push_back(p.get<double>());
-    }
-  }
+void put(Writer& w, const std::string& v) { w.str(v); }
+void put(Writer& w, double v) { w.real(v); }
+void put(Writer& w, long v) { w.sint(v); }
+void put(Writer& w, int v) { w.sint(v); }
+void put(Writer& w, std::uint64_t v) { w.uint(v); }
+void put(Writer& w, bool v) { w.boolean(v); }
+void put(Writer& w, const Fingerprint& v) { w.str(v.hex()); }
+void put(Writer& w, const Placement& p) {
+  w.map(2);
+  w.str("device");
+  w.array(static_cast<std::uint32_t>(p.device.size()));
+  for (std::int32_t d : p.device) w.sint(d);
+  w.str("priority");
+  w.array(static_cast<std::uint32_t>(p.priority.size()));
+  for (double x : p.priority) w.real(x);
+}
+
+void put(Writer& w, const BatchRequest& b);
+void put(Writer& w, const ProblemSpec& p);
+void put(Writer& w, const JobSpec& s);
+
+// A map's entry: a name and its value.
+template <class T>
+void entry(Writer& w, const char* name, const T& value) {
+  w.str(name);
+  put(w, value);
+}
+
+// A message: a map with the schema version first, then `entries` more written by `fill`.
+template <class Fill>
+std::string message(std::uint32_t entries, Fill fill) {
+  Writer w;
+  w.map(entries + 1);
+  entry(w, "v", kSchemaVersion);
+  fill(w);
+  return w.take();
+}
+
+void put(Writer& w, const BatchRequest& b) {
+  w.map(11);
+  entry(w, "problem", b.problem);
+  entry(w, "start", b.start);
+  entry(w, "seed", b.seed);
+  entry(w, "evaluations", b.evaluations);
+  entry(w, "seconds", b.seconds);
+  entry(w, "t_start", b.t_start);
+  entry(w, "t_end", b.t_end);
+  entry(w, "perturb", b.perturb);
+  entry(w, "sequence", b.sequence);
+  entry(w, "attempt", b.attempt);
+  entry(w, "fail_times", b.fail_times);
+}
+
+void put(Writer& w, const ProblemSpec& p) {
+  w.map(4);
+  entry(w, "graph", p.graph_json);
+  entry(w, "cluster", p.cluster_yaml);
+  entry(w, "sim", p.sim_json);
+  entry(w, "label", p.graph_label);
+}
+
+void put(Writer& w, const JobSpec& s) {
+  w.map(12);
+  entry(w, "kind", s.kind);
+  entry(w, "problem", s.problem);
+  entry(w, "budget_seconds", s.budget_seconds);
+  entry(w, "budget_evaluations", s.budget_evaluations);
+  entry(w, "patience_seconds", s.patience_seconds);
+  entry(w, "batch_seconds", s.batch_seconds);
+  entry(w, "batch_evaluations", s.batch_evaluations);
+  entry(w, "seed", s.seed);
+  entry(w, "parallelism", s.parallelism);
+  entry(w, "priority", s.priority);
+  entry(w, "fail_batch", s.fail_batch);
+  entry(w, "fail_times", s.fail_times);
+}
+
+void put(Writer& w, const ScheduleRecord& r) {
+  w.map(15);
+  entry(w, "graph", r.graph);
+  entry(w, "cluster", r.cluster);
+  entry(w, "graph_label", r.graph_label);
+  entry(w, "cluster_name", r.cluster_name);
+  entry(w, "method", r.method);
+  entry(w, "sim", r.sim);
+  entry(w, "unit", r.unit);
+  entry(w, "makespan", r.makespan);
+  entry(w, "lower_bound", r.lower_bound);
+  entry(w, "placement", r.placement);
+  entry(w, "job_id", r.job_id);
+  entry(w, "found_at", r.found_at);
+  entry(w, "evaluations", r.evaluations);
+  entry(w, "model_version", r.model_version);
+  entry(w, "sim_options", r.sim_options);
+}
+
+void put(Writer& w, const JobRecord& j) {
+  w.map(13);
+  entry(w, "id", j.id);
+  entry(w, "state", std::string(to_string(j.state)));
+  entry(w, "graph", j.graph);
+  entry(w, "cluster", j.cluster);
+  entry(w, "graph_label", j.graph_label);
+  entry(w, "cluster_name", j.cluster_name);
+  entry(w, "started", j.started);
+  entry(w, "finished", j.finished);
+  entry(w, "evaluations", j.evaluations);
+  entry(w, "best_makespan", j.best_makespan);
+  entry(w, "message", j.message);
+  entry(w, "owner_pid", j.owner_pid);
+  entry(w, "owner_host", j.owner_host);
+}
+
+// ---- reading: a missing, mistyped or invalid field is an error naming it -----------------------------
+
+// What is wrong with a value just read: nothing (nullptr), or `kNested` when a nested object has
+// already named its own problem, or a phrase ("has the wrong type").
+const char* const kNested = "";
+const char* const kWrongType = "has the wrong type";
+
+struct Decoder {
+  MsgpackReader in;
+  std::string error;  // the first problem, with the path of its field
 };
 
-json placement_json(const Placement& p) { return json{{"device", p.device}, {"priority", p.priority}}; }
-
-std::string pack(json j) {
-  j["v"] = kSchemaVersion;
-  std::vector<std::uint8_t> bytes = json::to_msgpack(j);
-  return std::string(bytes.begin(), bytes.end());
+const char* get(Decoder& d, std::string& out) {
+  std::string_view v;
+  if (!d.in.str(v)) return kWrongType;
+  out.assign(v.data(), v.size());
+  return nullptr;
+}
+const char* get(Decoder& d, double& out) {
+  if (!d.in.real(out)) return kWrongType;
+  return std::isfinite(out) ? nullptr : "is not finite";
+}
+template <class Int>
+const char* get_int(Decoder& d, Int& out) {
+  std::int64_t v = 0;
+  if (!d.in.sint(v)) return kWrongType;
+  if (v < std::numeric_limits<Int>::min() || v > std::numeric_limits<Int>::max()) return "is out of range";
+  out = static_cast<Int>(v);
+  return nullptr;
+}
+const char* get(Decoder& d, long& out) { return get_int(d, out); }
+const char* get(Decoder& d, int& out) { return get_int(d, out); }
+const char* get(Decoder& d, std::uint64_t& out) { return d.in.uint(out) ? nullptr : kWrongType; }
+const char* get(Decoder& d, bool& out) { return d.in.boolean(out) ? nullptr : kWrongType; }
+const char* get(Decoder& d, Fingerprint& out) {
+  std::string_view v;
+  if (!d.in.str(v)) return kWrongType;
+  return Fingerprint::from_hex(std::string(v), out) ? nullptr : "is not a fingerprint";
 }
 
-Result<json> unpack(std::string_view payload, const char* what) {
+// Reads a map whose fields are `names`, in any order, each exactly once: `field(name)` reads the
+// value of one. Fields of other names (from a newer writer) are stepped over.
+template <std::size_t N, class Field>
+bool read_object(Decoder& d, const std::string& what, const char* const (&names)[N], Field field) {
+  std::uint32_t entries = 0;
+  if (!d.in.map(entries)) {
+    d.error = what + ": not a map";
+    return false;
+  }
+  std::bitset<N> seen;
+  for (std::uint32_t e = 0; e < entries; ++e) {
+    std::string_view key;
+    if (!d.in.str(key)) {
+      d.error = what + ": a key is not a string";
+      return false;
+    }
+    std::size_t k = 0;
+    while (k < N && key != names[k]) ++k;
+    if (k == N) {
+      if (d.in.skip()) continue;
+      d.error = what + ": field \"" + std::string(key) + "\" is malformed";
+      return false;
+    }
+    if (seen[k]) {
+      d.error = what + ": field \"" + names[k] + "\" appears twice";
+      return false;
+    }
+    seen[k] = true;
+    if (const char* problem = field(key)) {
+      if (problem != kNested) d.error = what + ": field \"" + names[k] + "\" " + problem;
+      return false;
+    }
+  }
+  for (std::size_t k = 0; k < N; ++k)
+    if (!seen[k]) {
+      d.error = what + ": field \"" + names[k] + "\" is missing";
+      return false;
+    }
+  return true;
+}
+
+// A nested object's reader as a field's value: its own errors carry its path.
+template <class Read>
+const char* nested(Decoder& d, Read read) {
+  return read() ? nullptr : kNested;
+}
+
+const char* const kPlacementFields[] = {"device", "priority"};
+bool read_placement(Decoder& d, const std::string& what, Placement& p) {
+  return read_object(d, what, kPlacementFields, [&](std::string_view key) -> const char* {
+    std::uint32_t n = 0;
+    if (!d.in.array(n)) return kWrongType;
+    if (key == "device") {
+      p.device.assign(n, 0);
+      for (std::int32_t& device : p.device) {
+        std::int64_t v = 0;
+        if (!d.in.sint(v) || v < 0 || v > (1 << 30)) return "holds something that is not a device index";
+        device = static_cast<std::int32_t>(v);
+      }
+    } else {
+      p.priority.assign(n, 0.0);
+      for (double& priority : p.priority)
+        if (!d.in.real(priority)) return "holds something that is not a number";
+    }
+    return nullptr;
+  });
+}
+const char* get(Decoder& d, Placement& out, const std::string& what) {
+  return nested(d, [&] { return read_placement(d, what, out); });
+}
+
+const char* const kBatchFields[] = {"problem", "start", "seed", "evaluations", "seconds", "t_start",
+                                    "t_end", "perturb", "sequence", "attempt", "fail_times"};
+bool read_batch(Decoder& d, const std::string& what, BatchRequest& b) {
+  return read_object(d, what, kBatchFields, [&](std::string_view key) -> const char* {
+    if (key == "problem") return get(d, b.problem);
+    if (key == "start") return get(d, b.start, what + ".start");
+    if (key == "seed") return get(d, b.seed);
+    if (key == "evaluations") return get(d, b.evaluations);
+    if (key == "seconds") return get(d, b.seconds);
+    if (key == "t_start") return get(d, b.t_start);
+    if (key == "t_end") return get(d, b.t_end);
+    if (key == "perturb") return get(d, b.perturb);
+    if (key == "sequence") return get(d, b.sequence);
+    if (key == "attempt") return get(d, b.attempt);
+    return get(d, b.fail_times);
+  });
+}
+
+const char* const kProblemFields[] = {"graph", "cluster", "sim", "label"};
+bool read_problem(Decoder& d, const std::string& what, ProblemSpec& p) {
+  return read_object(d, what, kProblemFields, [&](std::string_view key) -> const char* {
+    if (key == "graph") return get(d, p.graph_json);
+    if (key == "cluster") return get(d, p.cluster_yaml);
+    if (key == "sim") return get(d, p.sim_json);
+    return get(d, p.graph_label);
+  });
+}
+
+const char* const kJobSpecFields[] = {"kind", "problem", "budget_seconds", "budget_evaluations", "patience_seconds",
+                                      "batch_seconds", "batch_evaluations", "seed", "parallelism", "priority",
+                                      "fail_batch", "fail_times"};
+bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
+  return read_object(d, what, kJobSpecFields, [&](std::string_view key) -> const char* {
+    if (key == "kind") return get(d, s.kind);
+    if (key == "problem") return nested(d, [&] { return read_problem(d, what + ".problem", s.problem); });
+    if (key == "budget_seconds") return get(d, s.budget_seconds);
+    if (key == "budget_evaluations") return get(d, s.budget_evaluations);
+    if (key == "patience_seconds") return get(d, s.patience_seconds);
+    if (key == "batch_seconds") return get(d, s.batch_seconds);
+    if (key == "batch_evaluations") return get(d, s.batch_evaluations);
+    if (key == "seed") return get(d, s.seed);
+    if (key == "parallelism") return get(d, s.parallelism);
+    if (key == "priority") return get(d, s.priority);
+    if (key == "fail_batch") return get(d, s.fail_batch);
+    return get(d, s.fail_times);
+  });
+}
+
+const char* const kScheduleFields[] = {"graph",  "cluster",     "graph_label", "cluster_name", "method",
+                                       "sim",    "unit",        "makespan",    "lower_bound",  "placement",
+                                       "job_id", "found_at",    "evaluations", "model_version", "sim_options"};
+bool read_schedule(Decoder& d, const std::string& what, ScheduleRecord& r) {
+  return read_object(d, what, kScheduleFields, [&](std::string_view key) -> const char* {
+    if (key == "graph") return get(d, r.graph);
+    if (key == "cluster") return get(d, r.cluster);
+    if (key == "graph_label") return get(d, r.graph_label);
+    if (key == "cluster_name") return get(d, r.cluster_name);
+    if (key == "method") return get(d, r.method);
+    if (key == "sim") return get(d, r.sim);
+    if (key == "unit") return get(d, r.unit);
+    if (key == "makespan") return get(d, r.makespan);
+    if (key == "lower_bound") return get(d, r.lower_bound);
+    if (key == "placement") return get(d, r.placement, what + ".placement");
+    if (key == "job_id") return get(d, r.job_id);
+    if (key == "found_at") return get(d, r.found_at);
+    if (key == "evaluations") return get(d, r.evaluations);
+    if (key == "model_version") return get(d, r.model_version);
+    return get(d, r.sim_options);
+  });
+}
+
+const char* const kJobRecordFields[] = {"id",       "state",       "graph",         "cluster", "graph_label",
+                                        "cluster_name", "started", "finished",      "evaluations",
+                                        "best_makespan", "message", "owner_pid",    "owner_host"};
+bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
+  return read_object(d, what, kJobRecordFields, [&](std::string_view key) -> const char* {
+    if (key == "id") return get(d, j.id);
+    if (key == "state") {
+      std::string state;
+      if (const char* problem = get(d, state)) return problem;
+      auto parsed = parse_job_state(state);
+      if (!parsed) return "is not a job state";
+      j.state = *parsed;
+      return nullptr;
+    }
+    if (key == "graph") return get(d, j.graph);
+    if (key == "cluster") return get(d, j.cluster);
+    if (key == "graph_label") return get(d, j.graph_label);
+    if (key == "cluster_name") return get(d, j.cluster_name);
+    if (key == "started") return get(d, j.started);
+    if (key == "finished") return get(d, j.finished);
+    if (key == "evaluations") return get(d, j.evaluations);
+    if (key == "best_makespan") return get(d, j.best_makespan);
+    if (key == "message") return get(d, j.message);
+    if (key == "owner_pid") return get(d, j.owner_pid);
+    return get(d, j.owner_host);
+  });
+}
+
+// The payload as a whole: within the size limit, well-formed MessagePack with nothing after it, a
+// map, and of our schema version (looked up first: a newer writer may have changed any field).
+Status check_payload(std::string_view payload, const char* what) {
   if (payload.size() > kMaxPayloadBytes)
     return make_error(std::string(what) + ": payload of " + std::to_string(payload.size()) + " bytes is over the limit");
-  json j = json::from_msgpack(payload.begin(), payload.end(), true, false);
-  if (j.is_discarded()) return make_error(std::string(what) + ": payload is not MessagePack (malformed or truncated)");
-  if (!j.is_object()) return make_error(std::string(what) + ": payload is not a map");
-  auto v = j.find("v");
-  if (v == j.end() || !v->is_number_integer()) return make_error(std::string(what) + ": payload has no schema version");
-  if (v->get<long long>() != kSchemaVersion)
-    return make_error(std::string(what) + ": schema version " + std::to_string(v->get<long long>()) +
-                      ", this gantry reads " + std::to_string(kSchemaVersion));
-  return j;
+  MsgpackReader whole(payload);
+  if (!whole.skip() || !whole.at_end()) return make_error(std::string(what) + ": payload is not MessagePack (malformed or truncated)");
+  MsgpackReader in(payload);
+  std::uint32_t entries = 0;
+  if (!in.map(entries)) return make_error(std::string(what) + ": payload is not a map");
+  for (std::uint32_t e = 0; e < entries; ++e) {
+    std::string_view key;
+    if (in.str(key) && key == "v") {
+      std::int64_t v = 0;
+      if (!in.sint(v)) break;
+      if (v != kSchemaVersion)
+        return make_error(std::string(what) + ": schema version " + std::to_string(v) + ", this gantry reads " +
+                          std::to_string(kSchemaVersion));
+      return Ok{};
+    }
+    in.skip();
+  }
+  return make_error(std::string(what) + ": payload has no schema version");
 }
 
-template <class T, class Fill>
-Result<T> read(std::string_view payload, const char* what, Fill fill) {
-  auto j = unpack(payload, what);
-  if (!j) return j.error();
+// Decodes a message: `read(decoder)` reads its map (whose "v" was checked and is skipped here).
+template <class T, class Read>
+Result<T> read_message(std::string_view payload, const char* what, Read read) {
+  if (Status ok = check_payload(payload, what); !ok) return ok.error();
+  Decoder d{MsgpackReader(payload), {}};
   T out;
-  Reader r{j.value(), what, {}};
-  fill(r, out);
-  if (!r.error.empty()) return make_error(r.error);
+  if (!read(d, std::string(what), out)) return make_error(d.error);
   return out;
 }
 
-json batch_json(const BatchRequest& b) {
-  return json{{"problem", b.problem.hex()}, {"start", placement_json(b.start)}, {"seed", b.seed},
-              {"evaluations", b.evaluations}, {"seconds", b.seconds}, {"t_start", b.t_start},
-              {"t_end", b.t_end}, {"perturb", b.perturb}, {"sequence", b.sequence}, {"attempt", b.attempt},
-              {"fail_times", b.fail_times}};
+// JSON text views of records (what the store and the clients keep and print) go through the same
+// field lists: nlohmann converts between the JSON text and MessagePack.
+template <class T>
+std::string json_text(const T& value) {
+  Writer w;
+  put(w, value);
+  return nlohmann::json::from_msgpack(w.bytes()).dump();
 }
 
-void read_batch(Reader& r, BatchRequest& b) {
-  r.get("problem", b.problem);
-  r.get("start", b.start);
-  r.get("seed", b.seed);
-  r.get("evaluations", b.evaluations);
-  r.get("seconds", b.seconds);
-  r.get("t_start", b.t_start);
-  r.get("t_end", b.t_end);
-  r.get("perturb", b.perturb);
-  r.get("sequence", b.sequence);
-  r.get("attempt", b.attempt);
-  r.get("fail_times", b.fail_times);
+Result<nlohmann::json> parse_json_text(const std::string& text, const char* what) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return make_error(std::string(what) + ": not JSON");
+  return j;
 }
 
-json problem_json(const ProblemSpec& p) {
-  return json{{"graph", p.graph_json}, {"cluster", p.cluster_yaml}, {"sim", p.sim_json}, {"label", p.graph_label}};
+std::string msgpack_of(const nlohmann::json& j) {
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(j);
+  return std::string(bytes.begin(), bytes.end());
 }
 
-void read_problem(Reader& r, ProblemSpec& p) {
-  r.get("graph", p.graph_json);
-  r.get("cluster", p.cluster_yaml);
-  r.get("sim", p.sim_json);
-  r.get("label", p.graph_label);
-}
-
-json job_spec_json(const JobSpec& s) {
-  return json{{"kind", s.kind},
-              {"problem", problem_json(s.problem)},
-              {"budget_seconds", s.budget_seconds},
-              {"budget_evaluations", s.budget_evaluations},
-              {"patience_seconds", s.patience_seconds},
-              {"batch_seconds", s.batch_seconds},
-              {"batch_evaluations", s.batch_evaluations},
-              {"seed", s.seed},
-              {"parallelism", s.parallelism},
-              {"priority", s.priority},
-              {"fail_batch", s.fail_batch},
-              {"fail_times", s.fail_times}};
-}
-
-void read_job_spec(Reader& r, JobSpec& s) {
-  r.get("kind", s.kind);
-  if (const json* p = r.field("problem", json::value_t::object)) {
-    Reader inner{*p, r.what + ".problem", {}};
-    read_problem(inner, s.problem);
-    if (!inner.error.empty()) r.error = inner.error;
-  }
-  r.get("budget_seconds", s.budget_seconds);
-  r.get("budget_evaluations", s.budget_evaluations);
-  r.get("patience_seconds", s.patience_seconds);
-  r.get("batch_seconds", s.batch_seconds);
-  r.get("batch_evaluations", s.batch_evaluations);
-  r.get("seed", s.seed);
-  r.get("parallelism", s.parallelism);
-  r.get("priority", s.priority);
-  r.get("fail_batch", s.fail_batch);
-  r.get("fail_times", s.fail_times);
+template <class T, class Read>
+Result<T> read_json_object(const std::string& text, const char* what, Read read) {
+  auto j = parse_json_text(text, what);
+  if (!j) return j.error();
+  if (!j.value().is_object()) return make_error(std::string(what) + ": not a JSON object");
+  const std::string bytes = msgpack_of(j.value());
+  Decoder d{MsgpackReader(bytes), {}};
+  T out;
+  if (!read(d, std::string(what), out)) return make_error(d.error);
+  return out;
 }
 
 }  // namespace
 
 std::string encode(const Hello& m) {
-  return pack(json{{"name", m.name}, {"host", m.host}, {"pid", m.pid}, {"slots", m.slots}});
+  return message(4, [&](Writer& w) {
+    entry(w, "name", m.name);
+    entry(w, "host", m.host);
+    entry(w, "pid", m.pid);
+    entry(w, "slots", m.slots);
+  });
 }
 template <>
 Result<Hello> decode<Hello>(std::string_view payload) {
-  return read<Hello>(payload, "hello", [](Reader& r, Hello& m) {
-    r.get("name", m.name);
-    r.get("host", m.host);
-    r.get("pid", m.pid);
-    r.get("slots", m.slots);
-    if (r.error.empty() && (m.slots < 0 || m.slots > 4096)) r.error = "hello: slots " + std::to_string(m.slots) + " out of range";
+  static const char* const fields[] = {"v", "name", "host", "pid", "slots"};
+  auto m = read_message<Hello>(payload, "hello", [](Decoder& d, const std::string& what, Hello& h) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "name") return get(d, h.name);
+      if (key == "host") return get(d, h.host);
+      if (key == "pid") return get(d, h.pid);
+      return get(d, h.slots);
+    });
   });
+  if (m && (m.value().slots < 0 || m.value().slots > 4096))
+    return make_error("hello: slots " + std::to_string(m.value().slots) + " out of range");
+  return m;
 }
 
 std::string encode(const Assign& m) {
-  return pack(json{{"lease", m.lease}, {"deadline_seconds", m.deadline_seconds}, {"batch", batch_json(m.batch)}});
+  return message(3, [&](Writer& w) {
+    entry(w, "lease", m.lease);
+    entry(w, "deadline_seconds", m.deadline_seconds);
+    entry(w, "batch", m.batch);
+  });
 }
 template <>
 Result<Assign> decode<Assign>(std::string_view payload) {
-  return read<Assign>(payload, "assign", [](Reader& r, Assign& m) {
-    r.get("lease", m.lease);
-    r.get("deadline_seconds", m.deadline_seconds);
-    if (const json* b = r.field("batch", json::value_t::object)) {
-      Reader inner{*b, "assign.batch", {}};
-      read_batch(inner, m.batch);
-      if (!inner.error.empty()) r.error = inner.error;
-    }
+  static const char* const fields[] = {"v", "lease", "deadline_seconds", "batch"};
+  return read_message<Assign>(payload, "assign", [](Decoder& d, const std::string& what, Assign& a) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "lease") return get(d, a.lease);
+      if (key == "deadline_seconds") return get(d, a.deadline_seconds);
+      return nested(d, [&] { return read_batch(d, what + ".batch", a.batch); });
+    });
   });
 }
 
 std::string encode(const Done& m) {
   const BatchResult& b = m.result;
-  return pack(json{{"lease", m.lease},
-                   {"sequence", b.sequence},
-                   {"evaluations", b.evaluations},
-                   {"best_makespan", b.best_makespan},
-                   {"mean_makespan", b.mean_makespan},
-                   {"best", placement_json(b.best)},
-                   {"last", placement_json(b.last)},
-                   {"worker", b.worker},
-                   {"error", b.error}});
+  return message(9, [&](Writer& w) {
+    entry(w, "lease", m.lease);
+    entry(w, "sequence", b.sequence);
+    entry(w, "evaluations", b.evaluations);
+    entry(w, "best_makespan", b.best_makespan);
+    entry(w, "mean_makespan", b.mean_makespan);
+    entry(w, "best", b.best);
+    entry(w, "last", b.last);
+    entry(w, "worker", b.worker);
+    entry(w, "error", b.error);
+  });
 }
 template <>
 Result<Done> decode<Done>(std::string_view payload) {
-  return read<Done>(payload, "done", [](Reader& r, Done& m) {
+  static const char* const fields[] = {"v", "lease", "sequence", "evaluations", "best_makespan", "mean_makespan",
+                                       "best", "last", "worker", "error"};
+  auto m = read_message<Done>(payload, "done", [](Decoder& d, const std::string& what, Done& m) {
     BatchResult& b = m.result;
-    r.get("lease", m.lease);
-    r.get("sequence", b.sequence);
-    r.get("evaluations", b.evaluations);
-    r.get("best_makespan", b.best_makespan);
-    r.get("mean_makespan", b.mean_makespan);
-    r.get("best", b.best);
-    r.get("last", b.last);
-    r.get("worker", b.worker);
-    r.get("error", b.error);
-    if (r.error.empty() && b.evaluations < 0) r.error = "done: negative evaluations";
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "lease") return get(d, m.lease);
+      if (key == "sequence") return get(d, b.sequence);
+      if (key == "evaluations") return get(d, b.evaluations);
+      if (key == "best_makespan") return get(d, b.best_makespan);
+      if (key == "mean_makespan") return get(d, b.mean_makespan);
+      if (key == "best") return get(d, b.best, what + ".best");
+      if (key == "last") return get(d, b.last, what + ".last");
+      if (key == "worker") return get(d, b.worker);
+      return get(d, b.error);
+    });
+  });
+  if (m && m.value().result.evaluations < 0) return make_error("done: negative evaluations");
+  return m;
+}
+
+std::string encode(const NeedProblem& m) {
+  return message(1, [&](Writer& w) { entry(w, "key", m.key); });
+}
+template <>
+Result<NeedProblem> decode<NeedProblem>(std::string_view payload) {
+  static const char* const fields[] = {"v", "key"};
+  return read_message<NeedProblem>(payload, "need_problem", [](Decoder& d, const std::string& what, NeedProblem& m) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      return get(d, m.key);
+    });
   });
 }
 
-std::string encode(const NeedProblem& m) { return pack(json{{"key", m.key.hex()}}); }
-template <>
-Result<NeedProblem> decode<NeedProblem>(std::string_view payload) {
-  return read<NeedProblem>(payload, "need_problem", [](Reader& r, NeedProblem& m) { r.get("key", m.key); });
-}
-
 std::string encode(const ProblemContent& m) {
-  return pack(json{{"key", m.key.hex()}, {"spec", problem_json(m.spec)}});
+  return message(2, [&](Writer& w) {
+    entry(w, "key", m.key);
+    entry(w, "spec", m.spec);
+  });
 }
 template <>
 Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
-  return read<ProblemContent>(payload, "problem", [](Reader& r, ProblemContent& m) {
-    r.get("key", m.key);
-    if (const json* s = r.field("spec", json::value_t::object)) {
-      Reader inner{*s, "problem.spec", {}};
-      read_problem(inner, m.spec);
-      if (!inner.error.empty()) r.error = inner.error;
-    }
+  static const char* const fields[] = {"v", "key", "spec"};
+  return read_message<ProblemContent>(payload, "problem", [](Decoder& d, const std::string& what, ProblemContent& m) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "key") return get(d, m.key);
+      return nested(d, [&] { return read_problem(d, what + ".spec", m.spec); });
+    });
   });
 }
 
 std::string encode(const Request& m) {
-  return pack(json{{"id", m.id}, {"job", m.job}, {"spec", job_spec_json(m.spec)}, {"graph", m.graph.hex()},
-                   {"runtime", m.runtime.hex()}});
+  return message(5, [&](Writer& w) {
+    entry(w, "id", m.id);
+    entry(w, "job", m.job);
+    entry(w, "spec", m.spec);
+    entry(w, "graph", m.graph);
+    entry(w, "runtime", m.runtime);
+  });
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
-  return read<Request>(payload, "request", [](Reader& r, Request& m) {
-    r.get("id", m.id);
-    r.get("job", m.job);
-    if (const json* s = r.field("spec", json::value_t::object)) {
-      Reader inner{*s, "request.spec", {}};
-      read_job_spec(inner, m.spec);
-      if (!inner.error.empty()) r.error = inner.error;
-    }
-    r.get("graph", m.graph);
-    r.get("runtime", m.runtime);
+  static const char* const fields[] = {"v", "id", "job", "spec", "graph", "runtime"};
+  return read_message<Request>(payload, "request", [](Decoder& d, const std::string& what, Request& m) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "id") return get(d, m.id);
+      if (key == "job") return get(d, m.job);
+      if (key == "spec") return nested(d, [&] { return read_job_spec(d, what + ".spec", m.spec); });
+      if (key == "graph") return get(d, m.graph);
+      return get(d, m.runtime);
+    });
   });
 }
 
 std::string encode(const Reply& m) {
-  return pack(json{{"id", m.id}, {"ok", m.ok}, {"error", m.error}, {"data", m.data}});
+  return message(4, [&](Writer& w) {
+    entry(w, "id", m.id);
+    entry(w, "ok", m.ok);
+    entry(w, "error", m.error);
+    entry(w, "data", m.data);
+  });
 }
 template <>
 Result<Reply> decode<Reply>(std::string_view payload) {
-  return read<Reply>(payload, "reply", [](Reader& r, Reply& m) {
-    r.get("id", m.id);
-    r.get("ok", m.ok);
-    r.get("error", m.error);
-    r.get("data", m.data);
+  static const char* const fields[] = {"v", "id", "ok", "error", "data"};
+  return read_message<Reply>(payload, "reply", [](Decoder& d, const std::string& what, Reply& m) {
+    return read_object(d, what, fields, [&](std::string_view key) -> const char* {
+      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
+      if (key == "id") return get(d, m.id);
+      if (key == "ok") return get(d, m.ok);
+      if (key == "error") return get(d, m.error);
+      return get(d, m.data);
+    });
   });
 }
 
-std::string encode_empty() { return pack(json::object()); }
-
-std::string job_spec_text(const JobSpec& spec) { return job_spec_json(spec).dump(); }
-
-std::string schedule_record_json(const ScheduleRecord& r) {
-  return json{{"graph", r.graph.hex()}, {"cluster", r.cluster.hex()}, {"graph_label", r.graph_label},
-              {"cluster_name", r.cluster_name}, {"method", r.method}, {"sim", r.sim}, {"unit", r.unit},
-              {"makespan", r.makespan}, {"lower_bound", r.lower_bound}, {"placement", placement_json(r.placement)},
-              {"job_id", r.job_id}, {"found_at", r.found_at}, {"evaluations", r.evaluations},
-              {"model_version", r.model_version}, {"sim_options", r.sim_options}}
-      .dump();
+std::string encode_empty() {
+  return message(0, [](Writer&) {});
 }
 
-Result<ScheduleRecord> schedule_record_from_json(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error("stored best: not a JSON object");
-  ScheduleRecord r;
-  Reader f{j, "stored best", {}};
-  f.get("graph", r.graph);
-  f.get("cluster", r.cluster);
-  f.get("graph_label", r.graph_label);
-  f.get("cluster_name", r.cluster_name);
-  f.get("method", r.method);
-  f.get("sim", r.sim);
-  f.get("unit", r.unit);
-  f.get("makespan", r.makespan);
-  f.get("lower_bound", r.lower_bound);
-  f.get("placement", r.placement);
-  f.get("job_id", r.job_id);
-  f.get("found_at", r.found_at);
-  f.get("evaluations", r.evaluations);
-  f.get("model_version", r.model_version);
-  f.get("sim_options", r.sim_options);
-  if (!f.error.empty()) return make_error(f.error);
-  return r;
-}
+std::string job_spec_text(const JobSpec& spec) { return json_text(spec); }
 
 Result<JobSpec> parse_job_spec_text(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error("stored job spec: not a JSON object");
-  JobSpec spec;
-  Reader r{j, "stored job spec", {}};
-  read_job_spec(r, spec);
-  if (!r.error.empty()) return make_error(r.error);
-  return spec;
+  return read_json_object<JobSpec>(text, "stored job spec", read_job_spec);
+}
+
+std::string schedule_record_json(const ScheduleRecord& record) { return json_text(record); }
+
+Result<ScheduleRecord> schedule_record_from_json(const std::string& text) {
+  return read_json_object<ScheduleRecord>(text, "stored best", read_schedule);
 }
 
 std::string job_records_json(const std::vector<JobRecord>& jobs) {
-  json list = json::array();
-  for (const JobRecord& j : jobs)
-    list.push_back(json{{"id", j.id}, {"state", to_string(j.state)}, {"graph", j.graph.hex()},
-                        {"cluster", j.cluster.hex()}, {"graph_label", j.graph_label},
-                        {"cluster_name", j.cluster_name}, {"started", j.started}, {"finished", j.finished},
-                        {"evaluations", j.evaluations}, {"best_makespan", j.best_makespan},
-                        {"message", j.message}, {"owner_pid", j.owner_pid}, {"owner_host", j.owner_host}});
-  return list.dump();
+  Writer w;
+  w.array(static_cast<std::uint32_t>(jobs.size()));
+  for (const JobRecord& j : jobs) put(w, j);
+  return nlohmann::json::from_msgpack(w.bytes()).dump();
 }
 
 Result<std::vector<JobRecord>> job_records_from_json(const std::string& text) {
-  json list = json::parse(text, nullptr, false);
-  if (list.is_discarded() || !list.is_array()) return make_error("job records: not a JSON list");
-  std::vector<JobRecord> jobs;
-  for (const json& item : list) {
-    if (!item.is_object()) return make_error("job records: an entry is not an object");
-    JobRecord j;
-    Reader r{item, "job record", {}};
-    std::string state;
-    r.get("id", j.id);
-    r.get("state", state);
-    r.get("graph", j.graph);
-    r.get("cluster", j.cluster);
-    r.get("graph_label", j.graph_label);
-    r.get("cluster_name", j.cluster_name);
-    r.get("started", j.started);
-    r.get("finished", j.finished);
-    r.get("evaluations", j.evaluations);
-    r.get("best_makespan", j.best_makespan);
-    r.get("message", j.message);
-    r.get("owner_pid", j.owner_pid);
-    r.get("owner_host", j.owner_host);
-    if (!r.error.empty()) return make_error(r.error);
-    auto parsed = parse_job_state(state);
-    if (!parsed) return make_error("job record " + j.id + ": unknown state " + state);
-    j.state = *parsed;
-    jobs.push_back(std::move(j));
-  }
+  auto j = parse_json_text(text, "job records");
+  if (!j) return j.error();
+  if (!j.value().is_array()) return make_error("job records: not a JSON list");
+  const std::string bytes = msgpack_of(j.value());
+  Decoder d{MsgpackReader(bytes), {}};
+  std::uint32_t n = 0;
+  d.in.array(n);
+  std::vector<JobRecord> jobs(n);
+  for (JobRecord& job : jobs)
+    if (!read_job_record(d, "job record", job)) return make_error(d.error);
   return jobs;
 }
 

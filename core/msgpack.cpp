@@ -33,6 +33,14 @@ void MsgpackWriter::str(std::string_view text) {
   out_.append(text.data(), text.size());
 }
 
+void MsgpackWriter::bin(std::string_view bytes) {
+  const std::uint64_t n = bytes.size();
+  if (n <= 0xff) head(0xc4, n, 1);
+  else if (n <= 0xffff) head(0xc5, n, 2);
+  else head(0xc6, n, 4);
+  out_.append(bytes.data(), bytes.size());
+}
+
 void MsgpackWriter::uint(std::uint64_t value) {
   if (value < 128) out_.push_back(static_cast<char>(value));
   else if (value <= 0xff) head(0xcc, value, 1);
@@ -185,15 +193,15 @@ bool MsgpackReader::array(std::uint32_t& items) {
   return true;
 }
 
-bool MsgpackReader::str(std::string_view& text) {
+bool MsgpackReader::sized(std::uint8_t fix_lo, std::uint8_t fix_hi, std::uint8_t m8, std::string_view& out) {
   if (at_end()) return false;
   const std::uint8_t b = byte_at(in_, at_);
   std::size_t header = 0, length = 0;
-  if (b >= 0xa0 && b <= 0xbf) {
+  if (fix_lo <= b && b <= fix_hi) {
     header = 1;
-    length = b & 0x1f;
-  } else if (b >= 0xd9 && b <= 0xdb) {
-    const int bytes = 1 << (b - 0xd9);
+    length = b - fix_lo;
+  } else if (b >= m8 && b <= m8 + 2) {
+    const int bytes = 1 << (b - m8);
     if (!need(1 + bytes)) return false;
     header = 1 + bytes;
     length = big_endian(at_ + 1, bytes);
@@ -201,10 +209,15 @@ bool MsgpackReader::str(std::string_view& text) {
     return false;
   }
   if (in_.size() - at_ - header < length) return false;
-  text = in_.substr(at_ + header, length);
+  out = in_.substr(at_ + header, length);
   at_ += header + length;
   return true;
 }
+
+bool MsgpackReader::str(std::string_view& text) { return sized(0xa0, 0xbf, 0xd9, text); }
+
+// bin has no short form: an empty fix range.
+bool MsgpackReader::bin(std::string_view& bytes) { return sized(1, 0, 0xc4, bytes); }
 
 bool MsgpackReader::uint(std::uint64_t& value) {
   const Integer n = read_integer(in_, at_);
@@ -291,11 +304,7 @@ bool MsgpackReader::skip(int depth) {
     }
     case Kind::real: return real(real_value);
     case Kind::str: return str(text);
-    case Kind::bin: {
-      const int bytes = 1 << (byte_at(in_, at_) - 0xc4);
-      if (!need(1 + bytes)) return false;
-      return take(1 + bytes + big_endian(at_ + 1, bytes)) || fail();
-    }
+    case Kind::bin: return bin(text);
     case Kind::ext: {
       const std::uint8_t b = byte_at(in_, at_);
       if (b >= 0xd4 && b <= 0xd8) return take(2 + (std::size_t{1} << (b - 0xd4)));

@@ -16,6 +16,7 @@ class MsgpackWriter {
   void map(std::uint32_t entries);
   void array(std::uint32_t items);
   void str(std::string_view text);
+  void bin(std::string_view bytes);  // opaque bytes (MessagePack's bin family)
   void uint(std::uint64_t value);
   void sint(std::int64_t value);
   void real(double value);
@@ -43,6 +44,7 @@ class MsgpackReader {
   bool map(std::uint32_t& entries);
   bool array(std::uint32_t& items);
   bool str(std::string_view& text);  // a view into the input
+  bool bin(std::string_view& bytes); // a view into the input
   bool uint(std::uint64_t& value);   // any integer encoding of a value >= 0
   bool sint(std::int64_t& value);    // any integer encoding of a value that fits
   bool real(double& value);          // a float or an integer
@@ -56,6 +58,9 @@ class MsgpackReader {
   bool need(std::size_t n) const { return in_.size() - at_ >= n; }
   std::uint64_t big_endian(std::size_t at, int bytes) const;
   // A container header at the cursor: its size and the header's length (0 = not this container).
+  // A string or bin at the cursor (markers fix_lo..fix_hi with the length in the low bits, or
+  // m8 / m8+1 / m8+2 with a 1-, 2- or 4-byte length): its bytes.
+  bool sized(std::uint8_t fix_lo, std::uint8_t fix_hi, std::uint8_t m8, std::string_view& out);
   std::size_t container(std::uint8_t fix_base, std::uint8_t fix_mask, std::uint8_t m16, std::uint8_t m32,
                         std::uint32_t& size) const;
   std::string_view in_;

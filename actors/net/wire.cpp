@@ -5,7 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/msgpack.hpp"
+#include "actors/net/msgpack_fields.hpp"
 
 namespace gantry::wire {
 
@@ -41,37 +41,9 @@ Result<Type> parse_header(std::string_view version, std::string_view type) {
 
 namespace {
 
-// ---- writing ----------------------------------------------------------------------------------------
-
-using Writer = MsgpackWriter;
-
-void put(Writer& w, const std::string& v) { w.str(v); }
-void put(Writer& w, double v) { w.real(v); }
-void put(Writer& w, long v) { w.sint(v); }
-void put(Writer& w, int v) { w.sint(v); }
-void put(Writer& w, std::uint64_t v) { w.uint(v); }
-void put(Writer& w, bool v) { w.boolean(v); }
-void put(Writer& w, const Fingerprint& v) { w.str(v.hex()); }
-void put(Writer& w, const Placement& p) {
-  w.map(2);
-  w.str("device");
-  w.array(static_cast<std::uint32_t>(p.device.size()));
-  for (std::int32_t d : p.device) w.sint(d);
-  w.str("priority");
-  w.array(static_cast<std::uint32_t>(p.priority.size()));
-  for (double x : p.priority) w.real(x);
-}
-
 void put(Writer& w, const BatchRequest& b);
 void put(Writer& w, const ProblemSpec& p);
 void put(Writer& w, const JobSpec& s);
-
-// A map's entry: a name and its value.
-template <class T>
-void entry(Writer& w, const char* name, const T& value) {
-  w.str(name);
-  put(w, value);
-}
 
 // A message: a map with the schema version first, then `entries` more written by `fill`.
 template <class Fill>
@@ -109,7 +81,8 @@ void put(Writer& w, const ProblemSpec& p) {
 void put(Writer& w, const JobSpec& s) {
   w.map(12);
   entry(w, "kind", s.kind);
-  entry(w, "problem", s.problem);
+  w.str("problem");
+  put(w, s.problem);
   entry(w, "budget_seconds", s.budget_seconds);
   entry(w, "budget_evaluations", s.budget_evaluations);
   entry(w, "patience_seconds", s.patience_seconds);
@@ -156,117 +129,6 @@ void put(Writer& w, const JobRecord& j) {
   entry(w, "message", j.message);
   entry(w, "owner_pid", j.owner_pid);
   entry(w, "owner_host", j.owner_host);
-}
-
-// ---- reading: a missing, mistyped or invalid field is an error naming it -----------------------------
-
-// What is wrong with a value just read: nothing (nullptr), or `kNested` when a nested object has
-// already named its own problem, or a phrase ("has the wrong type").
-const char* const kNested = "";
-const char* const kWrongType = "has the wrong type";
-
-struct Decoder {
-  MsgpackReader in;
-  std::string error;  // the first problem, with the path of its field
-};
-
-const char* get(Decoder& d, std::string& out) {
-  std::string_view v;
-  if (!d.in.str(v)) return kWrongType;
-  out.assign(v.data(), v.size());
-  return nullptr;
-}
-const char* get(Decoder& d, double& out) {
-  if (!d.in.real(out)) return kWrongType;
-  return std::isfinite(out) ? nullptr : "is not finite";
-}
-template <class Int>
-const char* get_int(Decoder& d, Int& out) {
-  std::int64_t v = 0;
-  if (!d.in.sint(v)) return kWrongType;
-  if (v < std::numeric_limits<Int>::min() || v > std::numeric_limits<Int>::max()) return "is out of range";
-  out = static_cast<Int>(v);
-  return nullptr;
-}
-const char* get(Decoder& d, long& out) { return get_int(d, out); }
-const char* get(Decoder& d, int& out) { return get_int(d, out); }
-const char* get(Decoder& d, std::uint64_t& out) { return d.in.uint(out) ? nullptr : kWrongType; }
-const char* get(Decoder& d, bool& out) { return d.in.boolean(out) ? nullptr : kWrongType; }
-const char* get(Decoder& d, Fingerprint& out) {
-  std::string_view v;
-  if (!d.in.str(v)) return kWrongType;
-  return Fingerprint::from_hex(std::string(v), out) ? nullptr : "is not a fingerprint";
-}
-
-// Reads a map whose fields are `names`, in any order, each exactly once: `field(name)` reads the
-// value of one. Fields of other names (from a newer writer) are stepped over.
-template <std::size_t N, class Field>
-bool read_object(Decoder& d, const std::string& what, const char* const (&names)[N], Field field) {
-  std::uint32_t entries = 0;
-  if (!d.in.map(entries)) {
-    d.error = what + ": not a map";
-    return false;
-  }
-  std::bitset<N> seen;
-  for (std::uint32_t e = 0; e < entries; ++e) {
-    std::string_view key;
-    if (!d.in.str(key)) {
-      d.error = what + ": a key is not a string";
-      return false;
-    }
-    std::size_t k = 0;
-    while (k < N && key != names[k]) ++k;
-    if (k == N) {
-      if (d.in.skip()) continue;
-      d.error = what + ": field \"" + std::string(key) + "\" is malformed";
-      return false;
-    }
-    if (seen[k]) {
-      d.error = what + ": field \"" + names[k] + "\" appears twice";
-      return false;
-    }
-    seen[k] = true;
-    if (const char* problem = field(key)) {
-      if (problem != kNested) d.error = what + ": field \"" + names[k] + "\" " + problem;
-      return false;
-    }
-  }
-  for (std::size_t k = 0; k < N; ++k)
-    if (!seen[k]) {
-      d.error = what + ": field \"" + names[k] + "\" is missing";
-      return false;
-    }
-  return true;
-}
-
-// A nested object's reader as a field's value: its own errors carry its path.
-template <class Read>
-const char* nested(Decoder& d, Read read) {
-  return read() ? nullptr : kNested;
-}
-
-const char* const kPlacementFields[] = {"device", "priority"};
-bool read_placement(Decoder& d, const std::string& what, Placement& p) {
-  return read_object(d, what, kPlacementFields, [&](std::string_view key) -> const char* {
-    std::uint32_t n = 0;
-    if (!d.in.array(n)) return kWrongType;
-    if (key == "device") {
-      p.device.assign(n, 0);
-      for (std::int32_t& device : p.device) {
-        std::int64_t v = 0;
-        if (!d.in.sint(v) || v < 0 || v > (1 << 30)) return "holds something that is not a device index";
-        device = static_cast<std::int32_t>(v);
-      }
-    } else {
-      p.priority.assign(n, 0.0);
-      for (double& priority : p.priority)
-        if (!d.in.real(priority)) return "holds something that is not a number";
-    }
-    return nullptr;
-  });
-}
-const char* get(Decoder& d, Placement& out, const std::string& what) {
-  return nested(d, [&] { return read_placement(d, what, out); });
 }
 
 const char* const kBatchFields[] = {"problem", "start", "seed", "evaluations", "seconds", "t_start",
@@ -466,7 +328,8 @@ std::string encode(const Assign& m) {
   return message(3, [&](Writer& w) {
     entry(w, "lease", m.lease);
     entry(w, "deadline_seconds", m.deadline_seconds);
-    entry(w, "batch", m.batch);
+    w.str("batch");
+    put(w, m.batch);
   });
 }
 template <>
@@ -536,7 +399,8 @@ Result<NeedProblem> decode<NeedProblem>(std::string_view payload) {
 std::string encode(const ProblemContent& m) {
   return message(2, [&](Writer& w) {
     entry(w, "key", m.key);
-    entry(w, "spec", m.spec);
+    w.str("spec");
+    put(w, m.spec);
   });
 }
 template <>
@@ -555,7 +419,8 @@ std::string encode(const Request& m) {
   return message(5, [&](Writer& w) {
     entry(w, "id", m.id);
     entry(w, "job", m.job);
-    entry(w, "spec", m.spec);
+    w.str("spec");
+    put(w, m.spec);
     entry(w, "graph", m.graph);
     entry(w, "runtime", m.runtime);
   });

@@ -78,6 +78,18 @@ TEST_CASE("msgpack integers, strings and containers are byte for byte what nlohm
     INFO(n);
     CHECK(w.bytes() == theirs(object));
   }
+  for (std::size_t n : {0, 1, 255, 256, 65535, 65536}) {
+    MsgpackWriter w;
+    const std::string bytes(n, '\xfe');
+    w.bin(bytes);
+    INFO(n);
+    CHECK(w.bytes() == theirs(json::binary(std::vector<std::uint8_t>(bytes.begin(), bytes.end()))));
+    MsgpackReader r(w.bytes());
+    std::string_view back;
+    REQUIRE(r.bin(back));
+    CHECK(back == bytes);
+    CHECK(r.at_end());
+  }
   MsgpackWriter w;
   w.nil();
   CHECK(w.bytes() == theirs(json(nullptr)));

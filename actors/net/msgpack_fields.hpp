@@ -1,0 +1,158 @@
+#pragma once
+// Messages and task bodies as MessagePack maps of named fields, written and read in place
+// (core/msgpack.hpp): `put` and `entry` write values and fields; `read_object` reads a map whose
+// fields may come in any order, each exactly once, steps over fields it does not know (a newer
+// writer's) and names the field in every error ("assign.batch: field \"seed\" is missing").
+#include <bitset>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "core/fingerprint.hpp"
+#include "core/msgpack.hpp"
+#include "core/placement.hpp"
+
+namespace gantry::wire {
+
+// ---- writing ----------------------------------------------------------------------------------------
+
+using Writer = MsgpackWriter;
+
+inline void put(Writer& w, const std::string& v) { w.str(v); }
+inline void put(Writer& w, double v) { w.real(v); }
+inline void put(Writer& w, long v) { w.sint(v); }
+inline void put(Writer& w, int v) { w.sint(v); }
+inline void put(Writer& w, std::uint64_t v) { w.uint(v); }
+inline void put(Writer& w, bool v) { w.boolean(v); }
+inline void put(Writer& w, const Fingerprint& v) { w.str(v.hex()); }
+inline void put(Writer& w, const Placement& p) {
+  w.map(2);
+  w.str("device");
+  w.array(static_cast<std::uint32_t>(p.device.size()));
+  for (std::int32_t d : p.device) w.sint(d);
+  w.str("priority");
+  w.array(static_cast<std::uint32_t>(p.priority.size()));
+  for (double x : p.priority) w.real(x);
+}
+
+// A map's entry: a name and its value.
+template <class T>
+void entry(Writer& w, const char* name, const T& value) {
+  w.str(name);
+  put(w, value);
+}
+
+// ---- reading: a missing, mistyped or invalid field is an error naming it -----------------------------
+
+// What is wrong with a value just read: nothing (nullptr), or `kNested` when a nested object has
+// already named its own problem, or a phrase ("has the wrong type").
+inline const char* const kNested = "";
+inline const char* const kWrongType = "has the wrong type";
+
+struct Decoder {
+  MsgpackReader in;
+  std::string error;  // the first problem, with the path of its field
+};
+
+inline const char* get(Decoder& d, std::string& out) {
+  std::string_view v;
+  if (!d.in.str(v)) return kWrongType;
+  out.assign(v.data(), v.size());
+  return nullptr;
+}
+inline const char* get(Decoder& d, double& out) {
+  if (!d.in.real(out)) return kWrongType;
+  return std::isfinite(out) ? nullptr : "is not finite";
+}
+template <class Int>
+const char* get_int(Decoder& d, Int& out) {
+  std::int64_t v = 0;
+  if (!d.in.sint(v)) return kWrongType;
+  if (v < std::numeric_limits<Int>::min() || v > std::numeric_limits<Int>::max()) return "is out of range";
+  out = static_cast<Int>(v);
+  return nullptr;
+}
+inline const char* get(Decoder& d, long& out) { return get_int(d, out); }
+inline const char* get(Decoder& d, int& out) { return get_int(d, out); }
+inline const char* get(Decoder& d, std::uint64_t& out) { return d.in.uint(out) ? nullptr : kWrongType; }
+inline const char* get(Decoder& d, bool& out) { return d.in.boolean(out) ? nullptr : kWrongType; }
+inline const char* get(Decoder& d, Fingerprint& out) {
+  std::string_view v;
+  if (!d.in.str(v)) return kWrongType;
+  return Fingerprint::from_hex(std::string(v), out) ? nullptr : "is not a fingerprint";
+}
+
+// Reads a map whose fields are `names`, in any order, each exactly once: `field(name)` reads the
+// value of one. Fields of other names (from a newer writer) are stepped over.
+template <std::size_t N, class Field>
+bool read_object(Decoder& d, const std::string& what, const char* const (&names)[N], Field field) {
+  std::uint32_t entries = 0;
+  if (!d.in.map(entries)) {
+    d.error = what + ": not a map";
+    return false;
+  }
+  std::bitset<N> seen;
+  for (std::uint32_t e = 0; e < entries; ++e) {
+    std::string_view key;
+    if (!d.in.str(key)) {
+      d.error = what + ": a key is not a string";
+      return false;
+    }
+    std::size_t k = 0;
+    while (k < N && key != names[k]) ++k;
+    if (k == N) {
+      if (d.in.skip()) continue;
+      d.error = what + ": field \"" + std::string(key) + "\" is malformed";
+      return false;
+    }
+    if (seen[k]) {
+      d.error = what + ": field \"" + names[k] + "\" appears twice";
+      return false;
+    }
+    seen[k] = true;
+    if (const char* problem = field(key)) {
+      if (problem != kNested) d.error = what + ": field \"" + names[k] + "\" " + problem;
+      return false;
+    }
+  }
+  for (std::size_t k = 0; k < N; ++k)
+    if (!seen[k]) {
+      d.error = what + ": field \"" + names[k] + "\" is missing";
+      return false;
+    }
+  return true;
+}
+
+// A nested object's reader as a field's value: its own errors carry its path.
+template <class Read>
+const char* nested(Decoder& d, Read read) {
+  return read() ? nullptr : kNested;
+}
+
+inline const char* const kPlacementFields[] = {"device", "priority"};
+inline bool read_placement(Decoder& d, const std::string& what, Placement& p) {
+  return read_object(d, what, kPlacementFields, [&](std::string_view key) -> const char* {
+    std::uint32_t n = 0;
+    if (!d.in.array(n)) return kWrongType;
+    if (key == "device") {
+      p.device.assign(n, 0);
+      for (std::int32_t& device : p.device) {
+        std::int64_t v = 0;
+        if (!d.in.sint(v) || v < 0 || v > (1 << 30)) return "holds something that is not a device index";
+        device = static_cast<std::int32_t>(v);
+      }
+    } else {
+      p.priority.assign(n, 0.0);
+      for (double& priority : p.priority)
+        if (!d.in.real(priority)) return "holds something that is not a number";
+    }
+    return nullptr;
+  });
+}
+inline const char* get(Decoder& d, Placement& out, const std::string& what) {
+  return nested(d, [&] { return read_placement(d, what, out); });
+}
+
+}  // namespace gantry::wire

@@ -31,7 +31,6 @@ using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)
 using write_atom = caf::atom_constant<caf::atom("write")>;  // the store writes the episodes it holds
 // rollouts and the pool
-using batch_atom = caf::atom_constant<caf::atom("batch")>;
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
 using slots_atom = caf::atom_constant<caf::atom("slots")>;
@@ -123,8 +122,8 @@ struct PoolStatus {
 
 }  // namespace gantry
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::BatchRequest)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::BatchResult)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::RolloutTask)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::TaskResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)

@@ -1,11 +1,12 @@
 #pragma once
-// A rollout actor anneals placements in batches on its own simulator. It is stateless between
-// batches apart from its simulator cache: the problem and the chain's start come with every batch.
+// A rollout actor is one slot of a worker: it runs tasks of any kind (actors/task_kinds.hpp), one
+// at a time, and keeps nothing between them but each kind's scratch (a simulator's buffers): the
+// problem and everything the task needs come with it.
 #include <caf/all.hpp>
 
 namespace gantry {
 
-// Serves (batch, shared_ptr<const BuiltProblem>, BatchRequest) -> BatchResult.
+// Serves (run_task, shared_ptr<const BuiltProblem>, RolloutTask) -> TaskResult.
 caf::behavior rollout_actor(caf::event_based_actor* self, int index);
 
 }  // namespace gantry

@@ -1,6 +1,7 @@
 #include "actors/rollout_pool.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <random>
@@ -22,7 +23,7 @@ struct Task {
   long order = 0;          // submission order among equal priorities
   int attempts = 0;
   std::string last_peer;   // the worker that lost or failed it last: another one is preferred
-  BatchRequest batch;
+  RolloutTask task;
   caf::response_promise answer;
 };
 
@@ -66,31 +67,46 @@ void enqueue(Self self, Task task) {
   q.insert(at, std::move(task));
 }
 
-double deadline_seconds(const PoolState& s, const BatchRequest& b) { return s.options.lease_seconds + b.seconds; }
+double deadline_seconds(const PoolState& s, const RolloutTask& t) { return s.options.lease_seconds + t.seconds; }
 
-// Leases queued tasks to free slots until one or the other runs out: the emptiest worker first,
-// and a task that was lost or failed on a worker goes elsewhere when another worker is free.
+bool runs(const Worker& w, const std::string& kind) {
+  return std::find(w.hello.kinds.begin(), w.hello.kinds.end(), kind) != w.hello.kinds.end();
+}
+
+bool has_free_slot(const PoolState& s) {
+  for (const auto& [id, w] : s.workers)
+    if (w.busy < w.hello.slots) return true;
+  return false;
+}
+
+// Leases queued tasks to free slots, in queue order, until one or the other runs out: each to the
+// emptiest free worker that runs its kind, and a task that was lost or failed on a worker goes
+// elsewhere when another such worker is free. A task no free worker runs waits; those behind it
+// do not.
 void dispatch(Self self) {
   PoolState& s = self->state;
-  while (!s.queue.empty()) {
+  for (auto it = s.queue.begin(); it != s.queue.end() && has_free_slot(s);) {
     Worker* best = nullptr;
     const std::string* peer = nullptr;
-    const std::string& avoid = s.queue.front().last_peer;
+    const std::string& avoid = it->last_peer;
     const auto rank = [&](const std::string& id, const Worker& w) {
       return std::make_pair(id != avoid, w.hello.slots - w.busy);
     };
     for (auto& [id, w] : s.workers)
-      if (w.busy < w.hello.slots && (!best || rank(id, w) > rank(*peer, *best))) {
+      if (w.busy < w.hello.slots && runs(w, it->task.kind) && (!best || rank(id, w) > rank(*peer, *best))) {
         best = &w;
         peer = &id;
       }
-    if (!best) return;
-    Task task = std::move(s.queue.front());
-    s.queue.pop_front();
-    task.batch.attempt = task.attempts;
+    if (!best) {
+      ++it;
+      continue;
+    }
+    Task task = std::move(*it);
+    it = s.queue.erase(it);
+    task.task.attempt = task.attempts;
     const std::uint64_t id = s.lease_epoch | s.next_lease++;
-    const double seconds = deadline_seconds(s, task.batch);
-    wire::Assign assign{id, seconds, task.batch};
+    const double seconds = deadline_seconds(s, task.task);
+    wire::Assign assign{id, seconds, task.task};
     ++best->busy;
     send_to(self, *best, *peer, wire::Type::assign, wire::encode(assign));
     s.leases.emplace(id, Lease{std::move(task), *peer,
@@ -109,7 +125,8 @@ void requeue(Self self, std::uint64_t lease_id, const std::string& why) {
   if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
   ++s.counters.requeued;
   lease.task.last_peer = lease.peer;
-  log_line(std::string() + "gantry: batch " + std::to_string(lease.task.batch.sequence) + " of job " + lease.task.job + " re-queued: " + why);
+  log_line(std::string() + "gantry: " + lease.task.task.kind + " task " + std::to_string(lease.task.task.sequence) + " of job " +
+           lease.task.job + " re-queued: " + why);
   enqueue(self, std::move(lease.task));
 }
 
@@ -138,7 +155,7 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
     Task& task = lease.task;
     ++task.attempts;
     if (task.attempts >= s.options.max_attempts) {
-      task.answer.deliver(caf::make_error(caf::sec::runtime_error, "batch " + std::to_string(task.batch.sequence) +
+      task.answer.deliver(caf::make_error(caf::sec::runtime_error, task.task.kind + " task " + std::to_string(task.task.sequence) +
                                                                        " failed " + std::to_string(task.attempts) +
                                                                        " times, last on " + done.result.worker + ": " +
                                                                        done.result.error));
@@ -239,8 +256,8 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
   s.lease_epoch = (std::random_device{}() & 0x7fffffffull) << 32;
   if (options.timers) self->delayed_send(self, milliseconds_of(options.heartbeat_seconds), tick_atom::value);
   return {
-      [=](run_task_atom, const std::string& job, int priority, BatchRequest batch) -> caf::result<BatchResult> {
-        Task task{job, priority, self->state.next_order++, 0, {}, std::move(batch), self->make_response_promise()};
+      [=](run_task_atom, const std::string& job, int priority, RolloutTask rollout_task) -> caf::result<TaskResult> {
+        Task task{job, priority, self->state.next_order++, 0, {}, std::move(rollout_task), self->make_response_promise()};
         caf::response_promise answer = task.answer;
         enqueue(self, std::move(task));
         dispatch(self);
@@ -253,8 +270,8 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
             ++it;
             continue;
           }
-          BatchResult withdrawn;
-          withdrawn.sequence = it->batch.sequence;
+          TaskResult withdrawn;
+          withdrawn.sequence = it->task.sequence;
           withdrawn.withdrawn = true;
           it->answer.deliver(withdrawn);
           it = q.erase(it);

@@ -1,42 +1,33 @@
 #pragma once
-// One unit of rollout work and its answer. Tasks are plain values with no reference to the job that
-// asked for them: a task can be leased to any slot, in this process or on another host, re-queued
-// when its worker is lost, and run again with the same outcome. The problem travels by its content
-// fingerprint (see actors/problem_spec.hpp); workers fetch and cache the content once.
+// One unit of work for a rollout slot, and its answer. The pool leases tasks without knowing what
+// they do: a task names its kind (what runs it on a worker: actors/task_kinds.hpp), the problem it
+// works on (by content fingerprint; workers fetch and cache the content once, see
+// actors/problem_spec.hpp) and carries the kind's request as bytes. Tasks are plain values with no
+// reference to the job that asked for them, so any slot of any worker that runs the kind can take
+// one, and a task re-queued after its worker was lost runs again with the same outcome.
 #include <cstdint>
 #include <string>
 
 #include "core/fingerprint.hpp"
-#include "core/placement.hpp"
 
 namespace gantry {
 
-// Anneal from `start`, perturbed first when `perturb` > 0. A job's annealing chains live in its
-// tuner: a batch that continues a chain starts where that chain's previous batch ended.
-struct BatchRequest {
+struct RolloutTask {
+  std::string kind;      // "anneal", "heuristics", ...: a worker announces the kinds it runs
   Fingerprint problem;
-  Placement start;
-  std::uint64_t seed = 1;
-  long evaluations = 0;   // at most this many simulator runs, exactly this many unless `seconds`
-                          // runs out first (0 = no limit)
-  double seconds = 0.2;   // at most this long (0 = no limit)
-  double t_start = 0.02, t_end = 0.002;
-  double perturb = 0;     // share of ops moved to random devices before annealing
-  long sequence = 0;      // the job's batch number
-  int attempt = 0;        // earlier runs of this batch that failed (set by the pool when it leases it)
-  int fail_times = 0;     // fault injection (tests): the batch fails while attempt < fail_times
+  std::string body;      // the kind's request (MessagePack, written by the kind's codec)
+  double seconds = 0;    // how long it may run (0 = bounded by its own work); a lease's deadline
+                         // is this plus the pool's --lease-seconds
+  long sequence = 0;     // the asker's number for it (a job's batch number)
+  int attempt = 0;       // earlier runs that failed (set by the pool when it leases the task)
 };
 
-struct BatchResult {
+struct TaskResult {
   long sequence = 0;
-  long evaluations = 0;
-  double best_makespan = 0;
-  double mean_makespan = 0;
-  Placement best;
-  Placement last;         // where the walk ended: the chain's next start
+  std::string body;       // the kind's answer
   std::string worker;     // the worker that ran it (a name)
-  std::string error;      // non-empty: the batch failed on its worker (nothing was evaluated)
-  bool withdrawn = false; // never run: the job stopped before a slot took it
+  std::string error;      // non-empty: the task failed on its worker (the body is empty)
+  bool withdrawn = false; // never run: the asker withdrew it before a slot took it
 };
 
 }  // namespace gantry

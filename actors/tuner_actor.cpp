@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "actors/log_line.hpp"
+#include "actors/anneal_task.hpp"
 #include "actors/messages.hpp"
+#include "actors/place_task.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
@@ -32,6 +34,7 @@ struct TunerState {
   std::vector<Chain> chains;
   int width = 1;                              // chains wanted: the pool's slots or the parallelism
   bool cancelled = false, withdrawn = false, started = false;
+  bool heuristics_pending = false;            // episode 0 is out as a `place` task
   bool stopping = false;
   std::string failure;                        // a rollout or the store failed: the job ends FAILED
   caf::response_promise done;
@@ -162,6 +165,7 @@ void finish(caf::stateful_actor<TunerState>* self) {
 }
 
 void dispatch(caf::stateful_actor<TunerState>* self, int chain);
+void withdraw(caf::stateful_actor<TunerState>* self);
 
 // Keeps one batch in flight per chain while there are evaluations to hand out; when the job must
 // stop, takes its queued batches back from the pool and finishes once nothing is outstanding.
@@ -180,27 +184,30 @@ void keep_busy(caf::stateful_actor<TunerState>* self) {
     if (!s.chains[c].busy) dispatch(self, c);
   // A time budget, a cancellation or a failure does not wait for batches no slot has taken yet; an
   // evaluation budget does (its batches are the budget).
-  if (s.stopping && s.outstanding > 0 && !s.withdrawn) {
-    s.withdrawn = true;
-    self->send(s.config.pool, withdraw_atom::value, s.config.job_id);
-  }
+  if (s.stopping && s.outstanding > 0) withdraw(self);
   if (s.outstanding == 0 && (s.stopping || unpromised(s) == 0)) {
     if (!s.stopping) s.outcome.stop_reason = stop_reason(s);
     finish(self);
   }
 }
 
-void on_batch(caf::stateful_actor<TunerState>* self, int chain, const BatchResult& batch) {
+void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, const TaskResult& answer) {
   TunerState& s = self->state;
   --s.outstanding;
   s.chains[chain].busy = false;
-  s.promised -= s.cap_of[batch.sequence];
-  s.cap_of.erase(batch.sequence);
-  if (batch.withdrawn) return keep_busy(self);
+  s.promised -= s.cap_of[sequence];
+  s.cap_of.erase(sequence);
+  if (answer.withdrawn) return keep_busy(self);
+  auto decoded = decode_batch_result(answer.body);
+  if (!decoded) {
+    fail(self, "batch " + std::to_string(sequence) + " from " + answer.worker + ": " + decoded.error().message);
+    return keep_busy(self);
+  }
+  const BatchResult& batch = decoded.value();
   s.chains[chain].last = batch.last;
   ++s.outcome.batches;
   s.outcome.evaluations += batch.evaluations;
-  EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(batch.sequence), chain,
+  EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(sequence), chain,
                         batch.evaluations, batch.best_makespan, batch.mean_makespan, unix_now()};
   self->send(s.config.store, put_episode_atom::value, episode);
   if (batch.best_makespan < s.outcome.best.makespan) {
@@ -221,10 +228,9 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
   TunerState& s = self->state;
   const JobSpec& o = s.config.spec;
   TunerState::Chain& chain = s.chains[c];
+  const long sequence = s.next_sequence++;
   BatchRequest request;
-  request.problem = s.config.problem->key;
-  request.sequence = s.next_sequence++;
-  request.seed = o.seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(request.sequence);
+  request.seed = o.seed * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(sequence);
   // A batch runs `batch_evaluations` (reproducible runs) or `batch_seconds`; under an evaluation
   // budget it never gets more than the budget has left, so the job's total is the budget exactly.
   // Caps of the form 1 + 32k are what a search batch stops on by itself.
@@ -235,9 +241,9 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
     if (cap <= 0) cap = 1 + 32 * std::max(1L, o.budget_evaluations / (static_cast<long>(s.width) * 8 * 32));
     request.evaluations = std::min(cap, unpromised(s));
   }
-  s.cap_of[request.sequence] = request.evaluations;
+  s.cap_of[sequence] = request.evaluations;
   s.promised += request.evaluations;
-  request.fail_times = request.sequence == o.fail_batch ? o.fail_times : 0;
+  request.fail_times = sequence == o.fail_batch ? o.fail_times : 0;
   // Each chain anneals across its batches, cooling with the budget used (the schedule of
   // `place --method search`, T from 0.02 to 2e-4); every eighth batch of a chain restarts it from
   // the global best, so good regions are shared without collapsing all chains onto one.
@@ -254,11 +260,11 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
   request.perturb = round % 16 == 8 ? 0.05 : 0.0;  // every other restart: a random kick away from the best
   ++s.outstanding;
   chain.busy = true;
-  const long sequence = request.sequence;
+  RolloutTask task{kAnnealTask, s.config.problem->key, encode_body(request), request.seconds, sequence, 0};
   // No deadline here: the pool owns the deadlines (leases), re-queues what a lost worker held and
   // answers every task once, with a result, `withdrawn`, or an error when the task keeps failing.
-  self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, o.priority, std::move(request))
-      .then([=](const BatchResult& batch) { on_batch(self, c, batch); },
+  self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, o.priority, std::move(task))
+      .then([=](const TaskResult& answer) { on_batch(self, c, sequence, answer); },
             [=](const caf::error& e) {
               TunerState& st = self->state;
               --st.outstanding;
@@ -284,26 +290,70 @@ void refresh_width(caf::stateful_actor<TunerState>* self) {
             [=](const caf::error&) {});
 }
 
-// The heuristics, cheapest first, under the job's budgets; their evaluations are the job's
-// episode 0, so a job's episodes add up to every evaluation it committed.
+// The search starts once the job has a best to start from: the stored one, the heuristics', or both.
+void begin_search(caf::stateful_actor<TunerState>* self) {
+  TunerState& s = self->state;
+  if (s.outcome.best.placement.size() == 0) {  // the heuristics never ran, and nothing was stored
+    if (s.failure.empty() && !s.cancelled)
+      fail(self, "no worker ran the job's heuristics before its budget ran out");
+    s.outcome.best.makespan = 0;
+    return finish(self);
+  }
+  store_best(self);
+  s.started = true;
+  refresh_width(self);
+}
+
+// Episode 0: the heuristics, cheapest first, under the job's budgets, as a `place` task on a
+// worker (not on this scheduler's threads: they take seconds on large graphs). Their evaluations
+// count toward the job's, so its episodes add up to every evaluation it committed. They replace
+// a stored best that is not better.
 void run_heuristics(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
-  const PlacementProblem problem = s.config.problem->placement();
-  SearchBudget heuristics;  // the job's budgets: the heuristics stop early when they run out
-  heuristics.seed = s.config.spec.seed;
-  heuristics.seconds = s.config.spec.budget_seconds > 0 ? std::max(0.0, s.config.spec.budget_seconds - elapsed(s)) : 0;
-  heuristics.evaluations = s.config.spec.budget_evaluations > 0 ? unpromised(s) : 0;
-  const long before = s.outcome.evaluations;
-  s.outcome.best = best_heuristic(problem, heuristics);
-  s.outcome.heuristic_evaluations = s.outcome.best.evaluations;
-  s.outcome.evaluations = before + s.outcome.heuristic_evaluations;
-  s.outcome.heuristic_seconds = elapsed(s);
-  s.outcome.best_heuristic = s.outcome.best.method;
-  s.outcome.heuristic_makespan = s.outcome.best.makespan;
-  self->send(s.config.store, put_episode_atom::value,
-             EpisodeRecord{s.config.job_id, 0, -1, s.outcome.heuristic_evaluations, s.outcome.best.makespan,
-                           s.outcome.best.makespan, unix_now()});
-  report(s, TuneProgress::Kind::improvement);
+  PlaceRequest request;
+  request.method = "heuristics";
+  request.seed = s.config.spec.seed;
+  request.seconds = s.config.spec.budget_seconds > 0 ? std::max(0.0, s.config.spec.budget_seconds - elapsed(s)) : 0;
+  request.evaluations = s.config.spec.budget_evaluations > 0 ? unpromised(s) : 0;
+  s.heuristics_pending = true;
+  RolloutTask task{kPlaceTask, s.config.problem->key, encode_body(request), request.seconds, 0, 0};
+  auto done = [=](const std::string& failure, const PlacementOutcome* heuristics) {
+    TunerState& st = self->state;
+    st.heuristics_pending = false;
+    if (!failure.empty()) fail(self, failure);
+    if (heuristics) {
+      st.outcome.evaluations += heuristics->evaluations;
+      st.outcome.heuristic_evaluations = heuristics->evaluations;
+      st.outcome.heuristic_seconds = elapsed(st);
+      st.outcome.best_heuristic = heuristics->method;
+      st.outcome.heuristic_makespan = heuristics->makespan;
+      if (st.outcome.best.placement.size() == 0 || heuristics->makespan <= st.outcome.best.makespan) {
+        st.outcome.best = *heuristics;
+        report(st, TuneProgress::Kind::improvement);
+      }
+      self->send(st.config.store, put_episode_atom::value,
+                 EpisodeRecord{st.config.job_id, 0, -1, heuristics->evaluations, heuristics->makespan,
+                               heuristics->makespan, unix_now()});
+    }
+    begin_search(self);
+  };
+  self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, s.config.spec.priority, std::move(task))
+      .then(
+          [=](const TaskResult& answer) {
+            if (answer.withdrawn) return done("", nullptr);
+            auto outcome = decode_place_result(answer.body);
+            if (!outcome) return done("the heuristics from " + answer.worker + ": " + outcome.error().message, nullptr);
+            done("", &outcome.value());
+          },
+          [=](const caf::error& e) { done("the heuristics failed: " + error_text(self->system(), e), nullptr); });
+}
+
+// Takes back what the job has queued and not started (a cancelled job, a spent budget).
+void withdraw(caf::stateful_actor<TunerState>* self) {
+  TunerState& s = self->state;
+  if (s.withdrawn) return;
+  s.withdrawn = true;
+  self->send(s.config.pool, withdraw_atom::value, s.config.job_id);
 }
 
 caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig config) {
@@ -321,7 +371,6 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
         s.outcome.runtime = s.config.runtime;
         s.outcome.evaluations = resume.evaluations;
         if (resume.active) s.next_sequence = resume.next_sequence;
-        else run_heuristics(self);
         auto with_stored = [=](const StoredBest& stored) {
           TunerState& st = self->state;
           const BuiltProblem& built = *st.config.problem;
@@ -331,21 +380,18 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
                                            : Status(Ok{});
           if (!fits) log_line("gantry: ignoring the stored best: " + fits.error().message);
           const bool usable = stored.found && fits;
-          if (st.config.resume.active && !usable) run_heuristics(self);  // nothing to go on from
           if (usable) {
             const double makespan = evaluate_placement(built.placement(), stored.record.placement);
             st.outcome.resumed = true;
             st.outcome.resumed_makespan = makespan;
-            if (makespan < st.outcome.best.makespan || st.outcome.best.placement.size() == 0) {
-              st.outcome.best.placement = stored.record.placement;
-              st.outcome.best.makespan = makespan;
-              st.outcome.best.method = "stored:" + stored.record.method;
-              report(st, TuneProgress::Kind::improvement);
-            }
+            st.outcome.best.placement = stored.record.placement;
+            st.outcome.best.makespan = makespan;
+            st.outcome.best.method = "stored:" + stored.record.method;
+            report(st, TuneProgress::Kind::improvement);
           }
-          store_best(self);
-          st.started = true;
-          refresh_width(self);
+          // A resumed job's heuristics ran in its earlier life: their result is the stored best.
+          if (st.config.resume.active && usable) begin_search(self);
+          else run_heuristics(self);
         };
         self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
             .then(with_stored, [=](const caf::error& e) { with_stored(StoredBest{false, {}, self->system().render(e)}); });
@@ -354,9 +400,12 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
       },
       [=](cancel_atom) {
         self->state.cancelled = true;
+        if (self->state.heuristics_pending) withdraw(self);  // no worker may have taken them yet
         keep_busy(self);
       },
       [=](tick_atom) {  // budgets, patience and cancellation are noticed even while no batch returns
+        TunerState& s = self->state;
+        if (s.heuristics_pending && !stop_reason(s).empty()) withdraw(self);
         refresh_width(self);
         self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
       },

@@ -39,10 +39,10 @@ void send_up(Self self, wire::Type type, std::string payload) {
 
 void say_hello(Self self) {
   const WorkerOptions& o = self->state.options;
-  send_up(self, wire::Type::hello, wire::encode(wire::Hello{o.name, host_name(), static_cast<long>(getpid()), o.slots}));
+  send_up(self, wire::Type::hello, wire::encode(wire::Hello{o.name, host_name(), static_cast<long>(getpid()), o.slots, o.kinds}));
 }
 
-void answer(Self self, std::uint64_t lease, BatchResult result) {
+void answer(Self self, std::uint64_t lease, TaskResult result) {
   result.worker = self->state.options.name;
   send_up(self, wire::Type::done, wire::encode(wire::Done{lease, std::move(result)}));
 }
@@ -51,7 +51,7 @@ void answer(Self self, std::uint64_t lease, BatchResult result) {
 void run_waiting(Self self) {
   WorkerState& s = self->state;
   for (auto it = s.waiting.begin(); it != s.waiting.end() && !s.idle.empty();) {
-    const Fingerprint key = it->batch.problem;
+    const Fingerprint key = it->task.problem;
     auto problem = s.cache->find(key);
     if (!problem) {
       if (s.asked.insert({key.hi, key.lo}).second) send_up(self, wire::Type::need_problem, wire::encode(wire::NeedProblem{key}));
@@ -63,11 +63,11 @@ void run_waiting(Self self) {
     caf::actor rollout = s.idle.back();
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
-    const long sequence = assign.batch.sequence;
+    const long sequence = assign.task.sequence;
     const auto timeout = milliseconds_of(assign.deadline_seconds);
-    self->request(rollout, timeout, batch_atom::value, problem, std::move(assign.batch))
+    self->request(rollout, timeout, run_task_atom::value, problem, std::move(assign.task))
         .then(
-            [=](const BatchResult& result) {
+            [=](const TaskResult& result) {
               self->state.idle.push_back(rollout);
               answer(self, lease, result);
               run_waiting(self);
@@ -77,14 +77,22 @@ void run_waiting(Self self) {
               // with it and comes back to `idle` only if it answers after all (it does not: one
               // response per request), so a replacement is spawned.
               WorkerState& st = self->state;
-              BatchResult failed;
+              TaskResult failed;
               failed.sequence = sequence;
               failed.error = "rollout did not answer: " + self->system().render(e);
               answer(self, lease, failed);
               self->send_exit(rollout, caf::exit_reason::user_shutdown);
-              caf::actor fresh = spawn_rollout(self->system(), st.options, static_cast<int>(st.rollouts.size()));
-              st.rollouts.push_back(fresh);
-              st.idle.push_back(fresh);
+              try {
+                caf::actor fresh = spawn_rollout(self->system(), st.options, static_cast<int>(st.rollouts.size()));
+                st.rollouts.push_back(fresh);
+                st.idle.push_back(fresh);
+              } catch (const std::exception& spawn_error) {
+                // No thread for a replacement: serve on with one slot fewer, and say so.
+                st.options.slots = std::max(0, st.options.slots - 1);
+                log_line(std::string() + "gantry worker: cannot replace a stuck rollout (" + spawn_error.what() +
+                         "); serving with " + std::to_string(st.options.slots) + " slots");
+                say_hello(self);
+              }
               run_waiting(self);
             });
   }
@@ -115,12 +123,12 @@ void on_message(Self self, const wire::Envelope& e) {
                                                       : Result<std::shared_ptr<const BuiltProblem>>(make_error("content does not match its key"));
       if (!built) {  // every lease of it fails (the coordinator gives up after a few attempts)
         for (auto it = s.waiting.begin(); it != s.waiting.end();) {
-          if (it->batch.problem != key) {
+          if (it->task.problem != key) {
             ++it;
             continue;
           }
-          BatchResult failed;
-          failed.sequence = it->batch.sequence;
+          TaskResult failed;
+          failed.sequence = it->task.sequence;
           failed.error = "cannot build problem " + key.hex() + ": " + built.error().message;
           answer(self, it->lease, failed);
           it = s.waiting.erase(it);

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/task_kinds.hpp"
+#include <string>
+#include <vector>
+
 namespace gantry {
 
 class ProblemCache;
@@ -19,6 +23,7 @@ struct WorkerOptions {
   int liveness = 3;
   bool detached_rollouts = true;  // each rollout on its own thread (false under the test scheduler)
   bool timers = true;
+  std::vector<std::string> kinds = task_kind_names();  // the task kinds it offers to run
 };
 
 // Spawns one rollout actor (detached or not, as the options say); throws std::system_error when

@@ -13,7 +13,11 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "actors/anneal_task.hpp"
 #include "actors/net/client.hpp"
+#include "actors/place_task.hpp"
+#include "actors/problem_spec.hpp"
+#include "actors/task_kinds.hpp"
 #include "bench/child_process.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
@@ -151,8 +155,9 @@ double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int wor
   return job.evaluations / (job.finished - job.started);
 }
 
-// Peers that say hello with `slots` slots each and answer every assign with a done at once (the
-// start placement, one evaluation), until `stop`.
+// Peers that say hello with `slots` slots each and answer every anneal task at once (the start
+// placement, one evaluation), until `stop`. A job's heuristics (a `place` task) they run for real,
+// with the problem content fetched as a worker does, so the job has a start to hand out.
 void run_echo_peers(const std::string& endpoint, int peers, int slots, const std::atomic<bool>& stop) {
   zmq::context_t context{1};
   std::vector<zmq::socket_t> sockets;
@@ -168,7 +173,55 @@ void run_echo_peers(const std::string& endpoint, int peers, int slots, const std
     zmq::send_multipart(socket, frames);
   };
   for (int p = 0; p < peers; ++p)
-    send(sockets[p], wire::Type::hello, wire::encode(wire::Hello{"echo-" + std::to_string(p), "bench", 0, slots}));
+    send(sockets[p], wire::Type::hello,
+         wire::encode(wire::Hello{"echo-" + std::to_string(p), "bench", 0, slots, {kAnnealTask, kPlaceTask}}));
+  ProblemCache cache;
+  std::vector<std::vector<wire::Assign>> waiting(peers);  // place tasks waiting for their problem
+  const auto run_place = [&](int p, const wire::Assign& assign, const std::shared_ptr<const BuiltProblem>& problem) {
+    std::unique_ptr<SlotScratch> scratch;
+    auto body = run_place_task(problem, assign.task, scratch);
+    wire::Done done;
+    done.lease = assign.lease;
+    done.result.sequence = assign.task.sequence;
+    done.result.worker = "echo-" + std::to_string(p);
+    if (body) done.result.body = body.value();
+    else done.result.error = body.error().message;
+    send(sockets[p], wire::Type::done, wire::encode(done));
+  };
+  const auto on_message = [&](int p, wire::Type type, std::string_view payload) {
+    if (type == wire::Type::problem) {
+      auto content = wire::decode<wire::ProblemContent>(payload);
+      if (!content) return;
+      auto built = cache.build(content.value().spec);
+      for (const wire::Assign& assign : waiting[p])
+        if (built) run_place(p, assign, built.value());
+      waiting[p].clear();
+      return;
+    }
+    if (type != wire::Type::assign) return;
+    auto assign = wire::decode<wire::Assign>(payload);
+    if (!assign) return;
+    const RolloutTask& task = assign.value().task;
+    if (task.kind == kPlaceTask) {
+      if (auto problem = cache.find(task.problem)) return run_place(p, assign.value(), problem);
+      waiting[p].push_back(assign.value());
+      send(sockets[p], wire::Type::need_problem, wire::encode(wire::NeedProblem{task.problem}));
+      return;
+    }
+    auto request = decode_batch_request(task.body);
+    if (!request) return;
+    BatchResult result;
+    result.evaluations = 1;
+    result.best = request.value().start;
+    result.last = result.best;
+    result.best_makespan = result.mean_makespan = 1.0;
+    wire::Done done;
+    done.lease = assign.value().lease;
+    done.result.sequence = task.sequence;
+    done.result.body = encode_body(result);
+    done.result.worker = "echo-" + std::to_string(p);
+    send(sockets[p], wire::Type::done, wire::encode(done));
+  };
   std::vector<zmq::pollitem_t> items;
   for (auto& socket : sockets) items.push_back({socket.handle(), 0, ZMQ_POLLIN, 0});
   auto last_beat = Clock::now();
@@ -177,19 +230,9 @@ void run_echo_peers(const std::string& endpoint, int peers, int slots, const std
     for (int p = 0; p < peers; ++p) {
       std::vector<zmq::message_t> frames;
       while (zmq::recv_multipart(sockets[p], std::back_inserter(frames), zmq::recv_flags::dontwait)) {
-        if (frames.size() == 3 && frames[1].size() == 1 && frames[1].data<std::uint8_t>()[0] == static_cast<std::uint8_t>(wire::Type::assign)) {
-          auto assign = wire::decode<wire::Assign>(frames[2].to_string_view());
-          if (assign) {
-            wire::Done done;
-            done.lease = assign.value().lease;
-            done.result.sequence = assign.value().batch.sequence;
-            done.result.evaluations = 1;
-            done.result.best = assign.value().batch.start;
-            done.result.last = done.result.best;
-            done.result.best_makespan = done.result.mean_makespan = 1.0;
-            done.result.worker = "echo-" + std::to_string(p);
-            send(sockets[p], wire::Type::done, wire::encode(done));
-          }
+        if (frames.size() == 3) {
+          auto type = wire::parse_header(frames[0].to_string_view(), frames[1].to_string_view());
+          if (type) on_message(p, type.value(), frames[2].to_string_view());
         }
         frames.clear();
       }
@@ -283,11 +326,13 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
       std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
       zmq::send_multipart(socket, frames);
     };
-    send(wire::Type::hello, wire::encode(wire::Hello{"bench-peer", "bench", 0, 0}));
+    send(wire::Type::hello, wire::encode(wire::Hello{"bench-peer", "bench", 0, 0, {}}));
+    BatchResult batch;
+    batch.evaluations = 1;
+    batch.best.device.assign(64, 0);  // a result of a 64-op placement
+    batch.last = batch.best;
     wire::Done done;
-    done.result.evaluations = 1;
-    done.result.best.device.assign(64, 0);  // a result of a 64-op placement
-    done.result.last = done.result.best;
+    done.result.body = encode_body(batch);
     const std::string payload = wire::encode(done);
     const auto begin = Clock::now();
     for (int i = 0; i < o.ingest_messages; ++i) send(wire::Type::done, payload);

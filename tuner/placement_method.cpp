@@ -32,6 +32,8 @@ Registry& registry() {
         [](const PlacementProblem& p, const SearchBudget&) { return place_critical_path(p); });
     add({"heft", "HEFT: upward rank order, earliest finish time with insertion"},
         [](const PlacementProblem& p, const SearchBudget&) { return place_heft(p); });
+    add({"heuristics", "the best of heft, cp, round-robin, single and random (50 samples): where search starts"},
+        [](const PlacementProblem& p, const SearchBudget& b) { return best_heuristic(p, b); });
     add({"search", "simulated annealing on the simulator from the best heuristic (--budget covers both)"},
         [](const PlacementProblem& p, const SearchBudget& b) { return place_search(p, b); });
     return fresh;

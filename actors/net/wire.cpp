@@ -41,7 +41,7 @@ Result<Type> parse_header(std::string_view version, std::string_view type) {
 
 namespace {
 
-void put(Writer& w, const BatchRequest& b);
+void put(Writer& w, const RolloutTask& t);
 void put(Writer& w, const ProblemSpec& p);
 void put(Writer& w, const JobSpec& s);
 
@@ -55,19 +55,15 @@ std::string message(std::uint32_t entries, Fill fill) {
   return w.take();
 }
 
-void put(Writer& w, const BatchRequest& b) {
-  w.map(11);
-  entry(w, "problem", b.problem);
-  entry(w, "start", b.start);
-  entry(w, "seed", b.seed);
-  entry(w, "evaluations", b.evaluations);
-  entry(w, "seconds", b.seconds);
-  entry(w, "t_start", b.t_start);
-  entry(w, "t_end", b.t_end);
-  entry(w, "perturb", b.perturb);
-  entry(w, "sequence", b.sequence);
-  entry(w, "attempt", b.attempt);
-  entry(w, "fail_times", b.fail_times);
+void put(Writer& w, const RolloutTask& t) {
+  w.map(6);
+  entry(w, "kind", t.kind);
+  entry(w, "problem", t.problem);
+  w.str("body");
+  w.bin(t.body);
+  entry(w, "seconds", t.seconds);
+  entry(w, "sequence", t.sequence);
+  entry(w, "attempt", t.attempt);
 }
 
 void put(Writer& w, const ProblemSpec& p) {
@@ -131,22 +127,32 @@ void put(Writer& w, const JobRecord& j) {
   entry(w, "owner_host", j.owner_host);
 }
 
-const char* const kBatchFields[] = {"problem", "start", "seed", "evaluations", "seconds", "t_start",
-                                    "t_end", "perturb", "sequence", "attempt", "fail_times"};
-bool read_batch(Decoder& d, const std::string& what, BatchRequest& b) {
-  return read_object(d, what, kBatchFields, [&](std::string_view key) -> const char* {
-    if (key == "problem") return get(d, b.problem);
-    if (key == "start") return get(d, b.start, what + ".start");
-    if (key == "seed") return get(d, b.seed);
-    if (key == "evaluations") return get(d, b.evaluations);
-    if (key == "seconds") return get(d, b.seconds);
-    if (key == "t_start") return get(d, b.t_start);
-    if (key == "t_end") return get(d, b.t_end);
-    if (key == "perturb") return get(d, b.perturb);
-    if (key == "sequence") return get(d, b.sequence);
-    if (key == "attempt") return get(d, b.attempt);
-    return get(d, b.fail_times);
+const char* get_bin(Decoder& d, std::string& out) {
+  std::string_view v;
+  if (!d.in.bin(v)) return kWrongType;
+  out.assign(v.data(), v.size());
+  return nullptr;
+}
+
+const char* const kTaskFields[] = {"kind", "problem", "body", "seconds", "sequence", "attempt"};
+bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
+  return read_object(d, what, kTaskFields, [&](std::string_view key) -> const char* {
+    if (key == "kind") return get(d, t.kind);
+    if (key == "problem") return get(d, t.problem);
+    if (key == "body") return get_bin(d, t.body);
+    if (key == "seconds") return get(d, t.seconds);
+    if (key == "sequence") return get(d, t.sequence);
+    return get(d, t.attempt);
   });
+}
+
+const char* get_strings(Decoder& d, std::vector<std::string>& out) {
+  std::uint32_t n = 0;
+  if (!d.in.array(n)) return kWrongType;
+  out.assign(n, {});
+  for (std::string& s : out)
+    if (get(d, s)) return "holds something that is not a string";
+  return nullptr;
 }
 
 const char* const kProblemFields[] = {"graph", "cluster", "sim", "label"};
@@ -300,23 +306,27 @@ Result<T> read_json_object(const std::string& text, const char* what, Read read)
 }  // namespace
 
 std::string encode(const Hello& m) {
-  return message(4, [&](Writer& w) {
+  return message(5, [&](Writer& w) {
     entry(w, "name", m.name);
     entry(w, "host", m.host);
     entry(w, "pid", m.pid);
     entry(w, "slots", m.slots);
+    w.str("kinds");
+    w.array(static_cast<std::uint32_t>(m.kinds.size()));
+    for (const std::string& kind : m.kinds) w.str(kind);
   });
 }
 template <>
 Result<Hello> decode<Hello>(std::string_view payload) {
-  static const char* const fields[] = {"v", "name", "host", "pid", "slots"};
+  static const char* const fields[] = {"v", "name", "host", "pid", "slots", "kinds"};
   auto m = read_message<Hello>(payload, "hello", [](Decoder& d, const std::string& what, Hello& h) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "name") return get(d, h.name);
       if (key == "host") return get(d, h.host);
       if (key == "pid") return get(d, h.pid);
-      return get(d, h.slots);
+      if (key == "slots") return get(d, h.slots);
+      return get_strings(d, h.kinds);
     });
   });
   if (m && (m.value().slots < 0 || m.value().slots > 4096))
@@ -328,58 +338,48 @@ std::string encode(const Assign& m) {
   return message(3, [&](Writer& w) {
     entry(w, "lease", m.lease);
     entry(w, "deadline_seconds", m.deadline_seconds);
-    w.str("batch");
-    put(w, m.batch);
+    w.str("task");
+    put(w, m.task);
   });
 }
 template <>
 Result<Assign> decode<Assign>(std::string_view payload) {
-  static const char* const fields[] = {"v", "lease", "deadline_seconds", "batch"};
+  static const char* const fields[] = {"v", "lease", "deadline_seconds", "task"};
   return read_message<Assign>(payload, "assign", [](Decoder& d, const std::string& what, Assign& a) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "lease") return get(d, a.lease);
       if (key == "deadline_seconds") return get(d, a.deadline_seconds);
-      return nested(d, [&] { return read_batch(d, what + ".batch", a.batch); });
+      return nested(d, [&] { return read_task(d, what + ".task", a.task); });
     });
   });
 }
 
 std::string encode(const Done& m) {
-  const BatchResult& b = m.result;
-  return message(9, [&](Writer& w) {
+  const TaskResult& r = m.result;
+  return message(5, [&](Writer& w) {
     entry(w, "lease", m.lease);
-    entry(w, "sequence", b.sequence);
-    entry(w, "evaluations", b.evaluations);
-    entry(w, "best_makespan", b.best_makespan);
-    entry(w, "mean_makespan", b.mean_makespan);
-    entry(w, "best", b.best);
-    entry(w, "last", b.last);
-    entry(w, "worker", b.worker);
-    entry(w, "error", b.error);
+    entry(w, "sequence", r.sequence);
+    w.str("body");
+    w.bin(r.body);
+    entry(w, "worker", r.worker);
+    entry(w, "error", r.error);
   });
 }
 template <>
 Result<Done> decode<Done>(std::string_view payload) {
-  static const char* const fields[] = {"v", "lease", "sequence", "evaluations", "best_makespan", "mean_makespan",
-                                       "best", "last", "worker", "error"};
-  auto m = read_message<Done>(payload, "done", [](Decoder& d, const std::string& what, Done& m) {
-    BatchResult& b = m.result;
+  static const char* const fields[] = {"v", "lease", "sequence", "body", "worker", "error"};
+  return read_message<Done>(payload, "done", [](Decoder& d, const std::string& what, Done& m) {
+    TaskResult& r = m.result;
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "lease") return get(d, m.lease);
-      if (key == "sequence") return get(d, b.sequence);
-      if (key == "evaluations") return get(d, b.evaluations);
-      if (key == "best_makespan") return get(d, b.best_makespan);
-      if (key == "mean_makespan") return get(d, b.mean_makespan);
-      if (key == "best") return get(d, b.best, what + ".best");
-      if (key == "last") return get(d, b.last, what + ".last");
-      if (key == "worker") return get(d, b.worker);
-      return get(d, b.error);
+      if (key == "sequence") return get(d, r.sequence);
+      if (key == "body") return get_bin(d, r.body);
+      if (key == "worker") return get(d, r.worker);
+      return get(d, r.error);
     });
   });
-  if (m && m.value().result.evaluations < 0) return make_error("done: negative evaluations");
-  return m;
 }
 
 std::string encode(const NeedProblem& m) {

@@ -17,13 +17,13 @@
 namespace gantry::wire {
 
 constexpr std::uint8_t kProtocolVersion = 1;
-constexpr int kSchemaVersion = 1;                     // the payloads' "v"
+constexpr int kSchemaVersion = 2;                     // the payloads' "v" (2: tasks of any kind)
 constexpr std::size_t kMaxPayloadBytes = 256u << 20;  // larger is refused unread
 
 enum class Type : std::uint8_t {
   hello = 1,        // worker -> coordinator: name, slots
   heartbeat = 2,    // both ways, every second
-  assign = 3,       // coordinator -> worker: a leased batch
+  assign = 3,       // coordinator -> worker: a leased task
   done = 4,         // worker -> coordinator: a lease's result
   need_problem = 5, // worker -> coordinator: send me this problem's content
   problem = 6,      // coordinator -> worker: a problem's content
@@ -42,17 +42,18 @@ struct Hello {
   std::string name, host;
   long pid = 0;
   int slots = 0;
+  std::vector<std::string> kinds;  // the task kinds it runs (actors/task_kinds.hpp)
 };
 
 struct Assign {
   std::uint64_t lease = 0;
   double deadline_seconds = 0;  // the worker's answer is worthless after this long
-  BatchRequest batch;
+  RolloutTask task;
 };
 
 struct Done {
   std::uint64_t lease = 0;
-  BatchResult result;
+  TaskResult result;
 };
 
 struct NeedProblem {

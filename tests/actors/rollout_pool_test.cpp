@@ -13,8 +13,16 @@ namespace {
 
 using namespace std::chrono_literals;
 
-wire::Envelope hello(const std::string& peer) {
-  return {peer, wire::Type::hello, wire::encode(wire::Hello{peer, "test-host", 1, 1})};
+wire::Envelope hello(const std::string& peer, std::vector<std::string> kinds = {"anneal"}, int slots = 1) {
+  return {peer, wire::Type::hello, wire::encode(wire::Hello{peer, "test-host", 1, slots, std::move(kinds)})};
+}
+
+RolloutTask task(long sequence, const std::string& kind = "anneal") {
+  RolloutTask t;
+  t.kind = kind;
+  t.sequence = sequence;
+  t.body = "opaque to the pool";
+  return t;
 }
 
 // What a worker's link receives next: an assign for it.
@@ -34,10 +42,10 @@ wire::Assign next_assign(caf::scoped_actor& link, const std::string& peer) {
   return out;
 }
 
-wire::Envelope done(const std::string& peer, const wire::Assign& a, long evaluations) {
-  BatchResult r;
-  r.sequence = a.batch.sequence;
-  r.evaluations = evaluations;
+wire::Envelope done(const std::string& peer, const wire::Assign& a, const std::string& body) {
+  TaskResult r;
+  r.sequence = a.task.sequence;
+  r.body = body;
   r.worker = peer;
   return {peer, wire::Type::done, wire::encode(wire::Done{a.lease, r})};
 }
@@ -65,25 +73,22 @@ TEST_CASE("a lost worker's lease runs again on another worker; its late answer i
   PoolGuard guard{pool};
   caf::scoped_actor a{system}, b{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a"));
-  BatchRequest batch;
-  batch.sequence = 7;
-  batch.evaluations = 100;
-  job->send(pool, run_task_atom::value, std::string("job-1"), 0, batch);
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(7));
   const wire::Assign first = next_assign(a, "a");
-  CHECK(first.batch.sequence == 7);
+  CHECK(first.task.sequence == 7);
   a->send(pool, lost_atom::value, std::string("a"));        // the transport says a is gone
   b->send(pool, net_in_atom::value, hello("b"));
   const wire::Assign second = next_assign(b, "b");
-  CHECK(second.batch.sequence == 7);
+  CHECK(second.task.sequence == 7);
   CHECK(second.lease != first.lease);
-  b->send(pool, net_in_atom::value, done("b", second, 100));
-  a->send(pool, net_in_atom::value, done("a", first, 100));  // too late: the task already counted
+  b->send(pool, net_in_atom::value, done("b", second, "b's answer"));
+  a->send(pool, net_in_atom::value, done("a", first, "a's answer"));  // too late: the task already counted
   int results = 0;
   for (bool more = true; more;)
-    job->receive([&](const BatchResult& r) {
+    job->receive([&](const TaskResult& r) {
                    ++results;
                    CHECK(r.worker == "b");
-                   CHECK(r.evaluations == 100);
+                   CHECK(r.body == "b's answer");
                  },
                  caf::after(300ms) >> [&] { more = false; });
   CHECK(results == 1);
@@ -105,18 +110,15 @@ TEST_CASE("a lease past its deadline runs again on another worker", "[actors]") 
   PoolGuard guard{pool};
   caf::scoped_actor a{system}, b{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a"));
-  BatchRequest batch;
-  batch.sequence = 3;
-  batch.seconds = 0;
-  job->send(pool, run_task_atom::value, std::string("job-1"), 0, batch);
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(3));
   const wire::Assign first = next_assign(a, "a");
   b->send(pool, net_in_atom::value, hello("b"));
   // a holds the lease and says nothing: after 0.3 s the lease expires and goes to b.
   const wire::Assign second = next_assign(b, "b");
-  CHECK(second.batch.sequence == 3);
+  CHECK(second.task.sequence == 3);
   CHECK(second.lease != first.lease);
-  b->send(pool, net_in_atom::value, done("b", second, 1));
-  job->receive([&](const BatchResult& r) { CHECK(r.worker == "b"); }, caf::after(5s) >> [] { FAIL("no result"); });
+  b->send(pool, net_in_atom::value, done("b", second, "x"));
+  job->receive([&](const TaskResult& r) { CHECK(r.worker == "b"); }, caf::after(5s) >> [] { FAIL("no result"); });
   const PoolStatus s = status(job, pool);
   CHECK(s.requeued == 1);
   CHECK(s.workers.size() == 2);
@@ -131,22 +133,43 @@ TEST_CASE("a withdrawn job's queued tasks come back unrun; higher priorities are
   caf::actor pool = spawn_rollout_pool(system, options);
   PoolGuard guard{pool};
   caf::scoped_actor a{system}, job{system};
-  BatchRequest low, high, other;
-  low.sequence = 1;
-  high.sequence = 2;
-  other.sequence = 3;
-  job->send(pool, run_task_atom::value, std::string("low"), 0, low);
-  job->send(pool, run_task_atom::value, std::string("other"), 0, other);
-  job->send(pool, run_task_atom::value, std::string("high"), 5, high);
+  job->send(pool, run_task_atom::value, std::string("low"), 0, task(1));
+  job->send(pool, run_task_atom::value, std::string("other"), 0, task(3));
+  job->send(pool, run_task_atom::value, std::string("high"), 5, task(2));
   a->send(pool, net_in_atom::value, hello("a"));  // one slot: the highest priority goes first
   const wire::Assign first = next_assign(a, "a");
-  CHECK(first.batch.sequence == 2);
+  CHECK(first.task.sequence == 2);
   job->send(pool, withdraw_atom::value, std::string("low"));
-  job->receive([&](const BatchResult& r) {
+  job->receive([&](const TaskResult& r) {
     CHECK(r.sequence == 1);
     CHECK(r.withdrawn);
   }, caf::after(5s) >> [] { FAIL("no withdrawn answer"); });
-  a->send(pool, net_in_atom::value, done("a", first, 10));
+  a->send(pool, net_in_atom::value, done("a", first, "x"));
   const wire::Assign second = next_assign(a, "a");  // then "other" (low was withdrawn)
-  CHECK(second.batch.sequence == 3);
+  CHECK(second.task.sequence == 3);
+}
+
+TEST_CASE("a task goes only to a worker that runs its kind; tasks behind it are not held up", "[actors]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  PoolOptions options;
+  options.timers = false;
+  caf::actor pool = spawn_rollout_pool(system, options);
+  PoolGuard guard{pool};
+  caf::scoped_actor a{system}, b{system}, job{system};
+  a->send(pool, net_in_atom::value, hello("a", {"anneal"}, 2));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(1, "place"));   // nobody runs it yet
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(2, "anneal"));  // behind it in the queue
+  const wire::Assign anneal = next_assign(a, "a");
+  CHECK(anneal.task.sequence == 2);
+  CHECK(anneal.task.kind == "anneal");
+  CHECK(anneal.task.body == "opaque to the pool");
+  CHECK(status(job, pool).queued == 1);  // the place task waits, though a has a free slot
+  b->send(pool, net_in_atom::value, hello("b", {"anneal", "place"}, 1));
+  const wire::Assign place = next_assign(b, "b");
+  CHECK(place.task.sequence == 1);
+  CHECK(place.task.kind == "place");
+  const PoolStatus s = status(job, pool);
+  CHECK(s.queued == 0);
+  CHECK(s.leased == 2);
 }

@@ -130,7 +130,7 @@ TEST_CASE("a batch that keeps failing ends the job FAILED with its best kept", "
   o.faults.batch_times = 3;  // the pool's limit of attempts
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::failed);
-  CHECK_THAT(t.stop_reason, Catch::Contains("batch 3 failed 3 times") && Catch::Contains("injected fault in batch 3"));
+  CHECK_THAT(t.stop_reason, Catch::Contains("anneal task 3 failed 3 times") && Catch::Contains("injected fault in batch 3"));
   CHECK(t.best.makespan == f.simulate(t.best.placement));
   CHECK(t.best.makespan <= t.heuristic_makespan);
   CHECK(stored_job(dir.path, t.job_id).state == JobState::failed);

@@ -7,7 +7,10 @@
 #include <random>
 
 #include "actors/net/curve_keys.hpp"
+#include "actors/anneal_task.hpp"
 #include "actors/net/wire.hpp"
+#include "actors/place_task.hpp"
+#include "core/msgpack.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
@@ -24,7 +27,6 @@ Placement some_placement() {
 
 BatchRequest some_batch() {
   BatchRequest b;
-  b.problem = Fingerprint{0x0123456789abcdefull, 0xfedcba9876543210ull};
   b.start = some_placement();
   b.seed = 0xffffffffffffffffull;  // the full unsigned range survives MessagePack
   b.evaluations = 1234;
@@ -32,58 +34,91 @@ BatchRequest some_batch() {
   b.t_start = 0.02;
   b.t_end = 2e-4;
   b.perturb = 0.05;
-  b.sequence = 99;
-  b.attempt = 1;
   b.fail_times = 2;
   return b;
+}
+
+RolloutTask some_task() {
+  RolloutTask t;
+  t.kind = "anneal";
+  t.problem = Fingerprint{0x0123456789abcdefull, 0xfedcba9876543210ull};
+  t.body = encode_body(some_batch());
+  t.body += std::string("\0\xff", 2);  // bodies are bytes, not text
+  t.seconds = 0.25;
+  t.sequence = 99;
+  t.attempt = 1;
+  return t;
 }
 
 }  // namespace
 
 TEST_CASE("wire messages round-trip with every field", "[actors]") {
   SECTION("assign") {
-    const Assign a{0x8000000100000002ull, 60.5, some_batch()};
+    const Assign a{0x8000000100000002ull, 60.5, some_task()};
     const Assign d = decode<Assign>(encode(a)).value();
     CHECK(d.lease == a.lease);
     CHECK(d.deadline_seconds == a.deadline_seconds);
-    CHECK(d.batch.problem == a.batch.problem);
-    CHECK(d.batch.start.device == a.batch.start.device);
-    CHECK(d.batch.start.priority == a.batch.start.priority);
-    CHECK(d.batch.seed == a.batch.seed);
-    CHECK(d.batch.evaluations == 1234);
-    CHECK(d.batch.seconds == 0.25);
-    CHECK(d.batch.t_start == 0.02);
-    CHECK(d.batch.t_end == 2e-4);
-    CHECK(d.batch.perturb == 0.05);
-    CHECK(d.batch.sequence == 99);
-    CHECK(d.batch.attempt == 1);
-    CHECK(d.batch.fail_times == 2);
+    CHECK(d.task.kind == "anneal");
+    CHECK(d.task.problem == a.task.problem);
+    CHECK(d.task.body == a.task.body);
+    CHECK(d.task.seconds == 0.25);
+    CHECK(d.task.sequence == 99);
+    CHECK(d.task.attempt == 1);
   }
   SECTION("done") {
     Done m;
     m.lease = 42;
     m.result.sequence = 5;
-    m.result.evaluations = 777;
-    m.result.best_makespan = 1.5e-3;
-    m.result.mean_makespan = 2.5e-3;
-    m.result.best = some_placement();
-    m.result.last = some_placement();
-    m.result.last.device[0] = 3;
+    m.result.body = std::string("\x81\0answer", 8);
     m.result.worker = "host/12";
+    m.result.error = "it broke";
     const Done d = decode<Done>(encode(m)).value();
     CHECK(d.lease == 42);
     CHECK(d.result.sequence == 5);
-    CHECK(d.result.evaluations == 777);
-    CHECK(d.result.best_makespan == 1.5e-3);
-    CHECK(d.result.mean_makespan == 2.5e-3);
-    CHECK(d.result.best.device == m.result.best.device);
-    CHECK(d.result.last.device == m.result.last.device);
+    CHECK(d.result.body == m.result.body);
     CHECK(d.result.worker == "host/12");
-    CHECK(d.result.error.empty());
+    CHECK(d.result.error == "it broke");
+    CHECK_FALSE(d.result.withdrawn);  // an in-process answer, never on the wire
+  }
+  SECTION("anneal and place task bodies") {
+    const BatchRequest b = decode_batch_request(encode_body(some_batch())).value();
+    CHECK(b.start.device == some_placement().device);
+    CHECK(b.start.priority == some_placement().priority);
+    CHECK(b.seed == 0xffffffffffffffffull);
+    CHECK(b.evaluations == 1234);
+    CHECK(b.seconds == 0.25);
+    CHECK(b.t_start == 0.02);
+    CHECK(b.t_end == 2e-4);
+    CHECK(b.perturb == 0.05);
+    CHECK(b.fail_times == 2);
+    BatchResult r;
+    r.evaluations = 777;
+    r.best_makespan = 1.5e-3;
+    r.mean_makespan = 2.5e-3;
+    r.best = some_placement();
+    r.last = some_placement();
+    r.last.device[0] = 3;
+    const BatchResult back = decode_batch_result(encode_body(r)).value();
+    CHECK((back.evaluations == 777 && back.best_makespan == 1.5e-3 && back.mean_makespan == 2.5e-3));
+    CHECK((back.best.device == r.best.device && back.last.device == r.last.device));
+    const PlaceRequest p = decode_place_request(encode_body(PlaceRequest{"heuristics", 7, 1.5, 300})).value();
+    CHECK((p.method == "heuristics" && p.seed == 7 && p.seconds == 1.5 && p.evaluations == 300));
+    PlacementOutcome o;
+    o.method = "heft";
+    o.placement = some_placement();
+    o.makespan = 12.5;
+    o.planned = 12;
+    o.evaluations = 56;
+    o.seconds = 0.5;
+    const PlacementOutcome q = decode_place_result(encode_body(o)).value();
+    CHECK((q.method == "heft" && q.placement.device == o.placement.device && q.makespan == 12.5 && q.planned == 12 &&
+           q.evaluations == 56 && q.seconds == 0.5));
+    CHECK_THAT(decode_batch_result(encode_body(some_batch())).error().message, Catch::Contains("anneal result"));
   }
   SECTION("hello, problem, request, reply") {
-    const Hello h = decode<Hello>(encode(Hello{"w1", "node-3", 4242, 16})).value();
+    const Hello h = decode<Hello>(encode(Hello{"w1", "node-3", 4242, 16, {"anneal", "place"}})).value();
     CHECK((h.name == "w1" && h.host == "node-3" && h.pid == 4242 && h.slots == 16));
+    CHECK(h.kinds == std::vector<std::string>{"anneal", "place"});
     ProblemContent p{Fingerprint{1, 2}, ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn"}};
     const ProblemContent q = decode<ProblemContent>(encode(p)).value();
     CHECK(q.key == p.key);
@@ -135,7 +170,7 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
 }
 
 TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]") {
-  const std::string good = encode(Assign{1, 2, some_batch()});
+  const std::string good = encode(Assign{1, 2, some_task()});
   SECTION("every truncation of a message") {
     for (std::size_t n = 0; n < good.size(); ++n) {
       INFO(n);
@@ -162,17 +197,39 @@ TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]")
   }
   SECTION("a missing or mistyped field names the field") {
     auto j = nlohmann::json::from_msgpack(good);
-    j["batch"].erase("seed");
+    j["task"].erase("sequence");
     auto bytes = nlohmann::json::to_msgpack(j);
     auto r = decode<Assign>(std::string(bytes.begin(), bytes.end()));
     REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains("\"seed\""));
+    CHECK_THAT(r.error().message, Catch::Contains("assign.task: field \"sequence\" is missing"));
     j = nlohmann::json::from_msgpack(good);
     j["lease"] = "one";
     bytes = nlohmann::json::to_msgpack(j);
     r = decode<Assign>(std::string(bytes.begin(), bytes.end()));
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("\"lease\""));
+  }
+  SECTION("a field a newer writer added is stepped over; a field twice is refused") {
+    auto j = nlohmann::json::from_msgpack(good);
+    j["task"]["priority_hint"] = {{"nested", {1, 2, 3}}};
+    auto bytes = nlohmann::json::to_msgpack(j);
+    auto r = decode<Assign>(std::string(bytes.begin(), bytes.end()));
+    REQUIRE(r.ok());
+    CHECK(r.value().task.sequence == 99);
+    MsgpackWriter w;  // {"v": 2, "key": ..., "key": ...}
+    w.map(3);
+    w.str("v");
+    w.uint(kSchemaVersion);
+    w.str("key");
+    w.str(Fingerprint{1, 2}.hex());
+    w.str("key");
+    w.str(Fingerprint{3, 4}.hex());
+    auto twice = decode<NeedProblem>(w.bytes());
+    REQUIRE_FALSE(twice.ok());
+    CHECK_THAT(twice.error().message, Catch::Contains("\"key\" appears twice"));
+  }
+  SECTION("trailing bytes after the map") {
+    CHECK_THAT(decode<Assign>(good + "\x01").error().message, Catch::Contains("not MessagePack"));
   }
   SECTION("not a map") {
     const auto bytes = nlohmann::json::to_msgpack(nlohmann::json::array({1, 2}));

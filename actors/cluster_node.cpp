@@ -35,6 +35,7 @@ Result<CoordinatorNode> start_coordinator_node(caf::actor_system& system, std::s
     g.workers = node.pool;
     g.clients = node.coordinator;
     g.curve = options.curve;
+    g.high_water_mark = options.peer_queue;
     auto gateway = spawn_gateway(system, g);
     if (!gateway) {
       node.shutdown(system);
@@ -119,6 +120,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.pool = options.pool;
   c.coordinator.max_running = options.max_running;
   c.curve = options.curve;
+  c.peer_queue = options.peer_queue;
   c.coordinator.cache = &cache;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();

@@ -28,6 +28,7 @@ struct CoordinatorNode {
 struct CoordinatorNodeOptions {
   std::string bind;                // "" = no gateway (workers connect through direct links)
   CurveSettings curve;
+  int peer_queue = 100000;         // messages queued per peer before sends to it are dropped
   bool detached_store = true;      // the store on its own thread (false under the test scheduler)
   PoolOptions pool;
   CoordinatorOptions coordinator;
@@ -62,6 +63,7 @@ std::string default_worker_name();
 struct CoordinatorServeOptions {
   std::string bind, data_dir;
   int max_running = 4;
+  int peer_queue = 100000;
   PoolOptions pool;
   CurveSettings curve;
 };

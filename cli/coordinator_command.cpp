@@ -17,6 +17,7 @@ namespace {
 struct CoordinatorArgs {
   std::string bind = "tcp://127.0.0.1:7700", data, curve_key, authorized_keys;
   int max_jobs = 4;
+  int peer_queue = 100000;
   double lease_seconds = 60;
   bool insecure = false;
 };
@@ -40,6 +41,7 @@ void run_coordinator(const CoordinatorArgs& args) {
   options.bind = args.bind;
   options.data_dir = args.data.empty() ? default_data_dir() : args.data;
   options.max_running = args.max_jobs;
+  options.peer_queue = args.peer_queue;
   options.pool.lease_seconds = args.lease_seconds;
   StopSignals signals;
   auto served = serve_coordinator(options, StopSignals::requested(), [&](const std::string& endpoint) {
@@ -62,15 +64,20 @@ void add_coordinator_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--lease-seconds", args->lease_seconds,
-                  "a leased batch goes back to the queue when its worker has not answered this long after the batch's own time")
+                  "a leased task goes back to the queue when its worker has not answered this long after the task's own time")
       ->check(finite_in(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--peer-queue", args->peer_queue,
+                  "messages queued for one worker or client before further sends to it are dropped (a client that stops "
+                  "reading loses replies; the coordinator never waits for it)")
+      ->check(CLI::Range(10, 10000000))
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
   cmd->add_option("--curve-key", args->curve_key, "the coordinator's CURVE key pair (gantry keys generate coordinator): traffic is encrypted");
   cmd->add_option("--authorized-keys", args->authorized_keys,
                   "file of the public keys (one per line) of the workers and clients allowed in; all others are refused");
   cmd->footer("Workers join with `gantry worker --connect ENDPOINT`; jobs come from `gantry submit` and `gantry tune --coordinator`.\n"
-              "A worker that misses 3 heartbeats (1 s each) is gone and its leased batches run elsewhere.");
+              "A worker that misses 3 heartbeats (1 s each) is gone and its leased tasks run elsewhere.");
   cmd->callback([args] { run_coordinator(*args); });
 }
 

@@ -117,7 +117,7 @@ struct Expected {
     return o;
   }();
   PlacementProblem problem() const { return PlacementProblem{graph, cluster, costs, sim}; }
-  // The heuristics' share of an evaluation budget (they run first, on the coordinator).
+  // The heuristics' share of an evaluation budget (they run first, as a task on a worker).
   long heuristic_evaluations(long budget) const {
     SearchBudget b;
     b.seed = 5;
@@ -334,4 +334,36 @@ TEST_CASE("a stream of garbage frames is survived and counted; a missing job is 
   const std::string id = c.submit(c.write_job(2000, 250));
   REQUIRE(wait_until([&] { return c.ended(id); }, 60));
   CHECK(c.job(id).state == JobState::complete);
+}
+
+TEST_CASE("a client that never reads its replies cannot stall the workers", "[cluster]") {
+  LoopbackCluster c({"--peer-queue", "100"});
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  // A client asks for the status 20,000 times and reads nothing: its replies (about a kilobyte
+  // each) fill the kernel's buffers, then its queue of 100 at the coordinator, then are dropped.
+  zmq::context_t context{1};
+  zmq::socket_t slow(context, zmq::socket_type::dealer);
+  slow.set(zmq::sockopt::linger, 0);
+  slow.set(zmq::sockopt::rcvhwm, 1);
+  slow.set(zmq::sockopt::sndhwm, 0);
+  slow.set(zmq::sockopt::rcvbuf, 4096);
+  slow.connect(c.endpoint);
+  const std::string version(1, static_cast<char>(wire::kProtocolVersion));
+  const std::string type(1, static_cast<char>(wire::Type::status));
+  const std::string payload = wire::encode(wire::Request{});
+  int sent = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::array<zmq::const_buffer, 3> frames{zmq::buffer(version), zmq::buffer(type), zmq::buffer(payload)};
+    if (zmq::send_multipart(slow, frames)) ++sent;
+  }
+  REQUIRE(sent == 20000);
+  REQUIRE(wait_until([&] { return c.status()["dropped_sends"].get<long>() > 0; }, 60));
+  // Meanwhile the worker takes work and a job completes with every evaluation it asked for.
+  const long budget = 4000;
+  const std::string id = c.submit(c.write_job(budget, 250));
+  REQUIRE(wait_until([&] { return c.ended(id); }, 60));
+  const JobRecord job = c.job(id);
+  CHECK(job.state == JobState::complete);
+  CHECK(job.evaluations == budget);
 }

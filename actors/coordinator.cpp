@@ -343,13 +343,25 @@ void on_client(Self self, const wire::Envelope& e) {
     case wire::Type::query: {
       caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
       const std::uint64_t id = r.id;
-      const Fingerprint graph = r.graph, runtime = r.runtime;
-      self->request(s.store, std::chrono::seconds(10), get_best_atom::value, graph, runtime).then([=](const StoredBest& best) {
-        wire::Reply answer{id, best.found, best.error, best.found ? wire::schedule_record_json(best.record) : ""};
-        if (best.error.empty() && !best.found)
-          answer.error = "no stored placement for graph " + graph.hex() + " on runtime " + runtime.hex();
-        self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(answer)});
-      });
+      auto answer = [=](bool ok, const std::string& error, const std::string& data) {
+        self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(wire::Reply{id, ok, error, data})});
+      };
+      const auto timeout = std::chrono::seconds(10);
+      if (r.what == "best") {  // data: the record, or null when there is none
+        self->request(s.store, timeout, get_best_atom::value, r.graph, r.runtime).then([=](const StoredBest& best) {
+          answer(best.error.empty(), best.error, best.found ? wire::schedule_record_json(best.record) : "null");
+        });
+      } else if (r.what == "list") {
+        self->request(s.store, timeout, list_best_atom::value, r.prefix).then([=](const StoredBests& list) {
+          answer(list.error.empty(), list.error, wire::schedule_records_json(list.records));
+        });
+      } else if (r.what == "history") {
+        self->request(s.store, timeout, get_history_atom::value, r.graph, r.runtime).then([=](const StoredHistory& history) {
+          answer(history.error.empty(), history.error, wire::history_records_json(history.records));
+        });
+      } else {
+        answer(false, "query '" + r.what + "': expected best, list or history", "");
+      }
       return;
     }
     case wire::Type::status: {

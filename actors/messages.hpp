@@ -24,6 +24,8 @@ using put_job_atom = caf::atom_constant<caf::atom("putjob")>;
 using get_best_atom = caf::atom_constant<caf::atom("getbest")>;
 using get_job_atom = caf::atom_constant<caf::atom("getjob")>;
 using get_jobs_atom = caf::atom_constant<caf::atom("getjobs")>;
+using list_best_atom = caf::atom_constant<caf::atom("listbest")>;
+using get_history_atom = caf::atom_constant<caf::atom("gethistory")>;
 using put_content_atom = caf::atom_constant<caf::atom("putcontent")>;
 using tally_atom = caf::atom_constant<caf::atom("tally")>;
 using recover_atom = caf::atom_constant<caf::atom("recover")>;
@@ -98,6 +100,16 @@ struct StoredJobs {
   std::string error;
 };
 
+struct StoredBests {  // list_best: without their placements (a listing, not the plans)
+  std::vector<ScheduleRecord> records;
+  std::string error;
+};
+
+struct StoredHistory {
+  std::vector<HistoryRecord> records;
+  std::string error;
+};
+
 // The rollout pool as seen from outside (gantry status).
 struct PoolStatus {
   struct Worker {
@@ -127,6 +139,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::TaskResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBests)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredHistory)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeTally)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::GatewayCounters)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ScheduleRecord)

@@ -57,6 +57,16 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         if (!r.value()) return StoredBest{};
         return StoredBest{true, *r.value(), {}};
       },
+      [=](list_best_atom, const std::string& graph_prefix) {
+        auto r = store->list_best(graph_prefix);
+        if (!r) return StoredBests{{}, r.error().message};
+        for (ScheduleRecord& record : r.value()) record.placement = Placement{};
+        return StoredBests{std::move(r).value(), {}};
+      },
+      [=](get_history_atom, const Fingerprint& graph, const Fingerprint& runtime) {
+        auto r = store->history(graph, runtime);
+        return r ? StoredHistory{std::move(r).value(), {}} : StoredHistory{{}, r.error().message};
+      },
       [=](get_jobs_atom) {
         write_pending();
         auto r = store->jobs();

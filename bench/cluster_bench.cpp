@@ -363,7 +363,11 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     query.graph = fingerprint(tiny.graph);
     query.runtime = runtime_fingerprint(tiny.cluster, SimOptions{});
     const auto stored = Clock::now();
-    while (!call_coordinator(cluster.client(), wire::Type::query, query)) {
+    const auto stored_best = [&] {
+      auto reply = call_coordinator(cluster.client(), wire::Type::query, query);
+      return reply && reply.value().data != "null";
+    };
+    while (!stored_best()) {
       if (seconds_since(stored) > 30) throw std::runtime_error("the running job stored no best");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

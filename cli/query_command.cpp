@@ -7,6 +7,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
+#include "cli/schedule_source.hpp"
 #include "cli/text_table.hpp"
 #include "core/hex.hpp"
 #include "core/placement.hpp"
@@ -23,13 +24,12 @@ struct QueryArgs {
   SimArgs sim;
   OutputArgs out;
   std::string data, fingerprint;
-  RemoteArgs remote;  // query best: ask a coordinator instead of the local store
+  RemoteArgs remote;  // ask a coordinator instead of the local store
 };
 
-std::unique_ptr<Store> open_store(const QueryArgs& args) {
-  auto store = Store::open_read_only(args.data.empty() ? default_data_dir() : args.data);
-  if (!store) throw CliError(store.error().message);
-  return std::move(store).value();
+std::unique_ptr<ScheduleSource> open_source(const QueryArgs& args) {
+  if (!args.remote.endpoint.empty()) return remote_schedules(args.remote);
+  return local_schedules(args.data.empty() ? default_data_dir() : args.data);
 }
 
 bool is_hex(const std::string& text) { return text.size() <= 32 && all_hex_digits(text); }
@@ -41,7 +41,7 @@ std::string lower(std::string text) {
 
 // --fingerprint GRAPH:RUNTIME, each 32 hex digits or a prefix (as `query list` prints them, 8
 // digits each): a prefix must match exactly one stored best.
-std::pair<Fingerprint, Fingerprint> fingerprint_key(Store& store, const std::string& text) {
+std::pair<Fingerprint, Fingerprint> fingerprint_key(ScheduleSource& source, const std::string& text) {
   const auto colon = text.find(':');
   const std::string graph = colon == std::string::npos ? "" : lower(text.substr(0, colon));
   const std::string runtime = colon == std::string::npos ? "" : lower(text.substr(colon + 1));
@@ -54,13 +54,12 @@ std::pair<Fingerprint, Fingerprint> fingerprint_key(Store& store, const std::str
     Fingerprint::from_hex(runtime, key.second);
     return key;
   }
-  auto list = store.list_best(graph);
-  if (!list) throw CliError(list.error().message);
+  const std::vector<ScheduleRecord> list = source.list(graph);
   std::vector<const ScheduleRecord*> matches;
-  for (const auto& r : list.value())
+  for (const auto& r : list)
     if (r.cluster.hex().compare(0, runtime.size(), runtime) == 0) matches.push_back(&r);
   if (matches.empty())
-    throw CliError("--fingerprint '" + text + "': no stored best in " + store.path() +
+    throw CliError("--fingerprint '" + text + "': no stored best " + source.where() +
                    " matches (`gantry query list` shows what is stored)");
   if (matches.size() > 1) {
     std::string names;
@@ -74,9 +73,9 @@ std::pair<Fingerprint, Fingerprint> fingerprint_key(Store& store, const std::str
 // The (graph, runtime) key: from --fingerprint GRAPH:RUNTIME, or computed from the graph, cluster
 // and simulator flags exactly as `gantry tune` computed it. `older` receives the keys the same
 // problem had under older model versions (newest first), to tell a stale best from none.
-std::pair<Fingerprint, Fingerprint> key_of(Store& store, const QueryArgs& args,
+std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryArgs& args,
                                            std::vector<std::pair<int, Fingerprint>>* older = nullptr) {
-  if (!args.fingerprint.empty()) return fingerprint_key(store, args.fingerprint);
+  if (!args.fingerprint.empty()) return fingerprint_key(source, args.fingerprint);
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
   if (older)
@@ -99,21 +98,16 @@ nlohmann::json record_json(const ScheduleRecord& r) {
           {"placement", r.placement.device}};
 }
 
-ScheduleRecord require_best(Store& store, const std::pair<Fingerprint, Fingerprint>& key,
+ScheduleRecord require_best(ScheduleSource& source, const std::pair<Fingerprint, Fingerprint>& key,
                             const std::vector<std::pair<int, Fingerprint>>& older = {}) {
-  auto best = store.best(key.first, key.second);
-  if (!best) throw CliError(best.error().message);
-  if (best.value()) return *best.value();
-  for (const auto& [version, runtime] : older) {
-    auto stale = store.best(key.first, runtime);
-    if (!stale) throw CliError(stale.error().message);
-    if (stale.value())
-      throw CliError("the only stored placement for graph " + key.first.hex() + " on this runtime in " + store.path() +
-                     " (runtime " + runtime.hex() + ", makespan " + format_time(stale.value()->makespan, stale.value()->unit) +
-                     ") is " + stale_note(*stale.value()));
-  }
-  throw CliError("no stored placement for graph " + key.first.hex() + " on runtime " + key.second.hex() + " in " +
-                 store.path() + " (run `gantry tune` first; `gantry query list` shows what is stored)");
+  if (auto best = source.best(key.first, key.second)) return *best;
+  for (const auto& [version, runtime] : older)
+    if (auto stale = source.best(key.first, runtime))
+      throw CliError("the only stored placement for graph " + key.first.hex() + " on this runtime " + source.where() +
+                     " (runtime " + runtime.hex() + ", makespan " + format_time(stale->makespan, stale->unit) + ") is " +
+                     stale_note(*stale));
+  throw CliError("no stored placement for graph " + key.first.hex() + " on runtime " + key.second.hex() + " " +
+                 source.where() + " (run `gantry tune` first; `gantry query list` shows what is stored)");
 }
 
 void add_key_options(CLI::App& cmd, QueryArgs& args) {
@@ -125,40 +119,11 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
   args.out.add_to(cmd, false);
 }
 
-// A coordinator's stored best: the key from --graph/--cluster, or full fingerprints (prefixes need
-// a store to match against).
-ScheduleRecord remote_best(const QueryArgs& args) {
-  std::pair<Fingerprint, Fingerprint> key;
-  if (!args.fingerprint.empty()) {
-    const auto colon = args.fingerprint.find(':');
-    if (colon == std::string::npos || !Fingerprint::from_hex(lower(args.fingerprint.substr(0, colon)), key.first) ||
-        !Fingerprint::from_hex(lower(args.fingerprint.substr(colon + 1)), key.second))
-      throw CliError("--fingerprint '" + args.fingerprint + "': with --coordinator give both fingerprints in full (32 hex digits each)");
-  } else {
-    Problem problem = load_problem(args.problem);
-    key = {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, args.sim.options())};
-  }
-  wire::Request request;
-  request.graph = key.first;
-  request.runtime = key.second;
-  const ClientOptions client = args.remote.client();
-  auto reply = call_coordinator(client, wire::Type::query, request);
-  if (!reply) throw CliError(reply.error().message + " (asking " + client.endpoint + ")");
-  auto record = wire::schedule_record_from_json(reply.value().data);
-  if (!record) throw CliError("the coordinator at " + client.endpoint + " sent " + record.error().message);
-  return record.value();
-}
-
 void run_best(const QueryArgs& args) {
-  ScheduleRecord r;
-  if (!args.remote.endpoint.empty()) {
-    r = remote_best(args);
-  } else {
-    auto store = open_store(args);
-    std::vector<std::pair<int, Fingerprint>> older;
-    const auto key = key_of(*store, args, &older);
-    r = require_best(*store, key, older);
-  }
+  auto source = open_source(args);
+  std::vector<std::pair<int, Fingerprint>> older;
+  const auto key = key_of(*source, args, &older);
+  const ScheduleRecord r = require_best(*source, key, older);
   if (args.out.json()) {
     std::cout << record_json(r).dump(2) << "\n";
     return;
@@ -175,7 +140,7 @@ void run_best(const QueryArgs& args) {
 }
 
 void run_list(const QueryArgs& args) {
-  auto store = open_store(args);
+  auto source = open_source(args);
   // --fingerprint filters: a graph prefix, or GRAPH:RUNTIME prefixes as this listing prints them.
   std::string graph_prefix = args.fingerprint, runtime_prefix;
   if (const auto colon = graph_prefix.find(':'); colon != std::string::npos) {
@@ -184,15 +149,12 @@ void run_list(const QueryArgs& args) {
     if (!runtime_prefix.empty() && !is_hex(runtime_prefix))
       throw CliError("--fingerprint '" + args.fingerprint + "': the runtime part is not a hex prefix");
   }
-  auto list = store->list_best(graph_prefix);
-  if (!list) throw CliError(list.error().message);
-  std::vector<ScheduleRecord> records;
-  for (auto& r : list.value())
-    if (r.cluster.hex().compare(0, runtime_prefix.size(), runtime_prefix) == 0) records.push_back(std::move(r));
-  list.value() = std::move(records);
+  std::vector<ScheduleRecord> list;
+  for (auto& r : source->list(graph_prefix))
+    if (r.cluster.hex().compare(0, runtime_prefix.size(), runtime_prefix) == 0) list.push_back(std::move(r));
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : list.value()) {
+    for (const auto& r : list) {
       nlohmann::json item = record_json(r);
       item.erase("placement");
       j.push_back(item);
@@ -202,7 +164,7 @@ void run_list(const QueryArgs& args) {
   }
   TextTable t({"graph", "cluster", "runtime", "makespan", "x bound", "method", "found", "key", "status"});
   long stale = 0;
-  for (const auto& r : list.value()) {
+  for (const auto& r : list) {
     char ratio[16];
     std::snprintf(ratio, sizeof ratio, "%.3f", r.lower_bound > 0 ? r.makespan / r.lower_bound : 0.0);
     t.add({r.graph_label, r.cluster_name, r.sim, format_time(r.makespan, r.unit), ratio, r.method, format_unix_time(r.found_at),
@@ -211,38 +173,37 @@ void run_list(const QueryArgs& args) {
     stale += is_stale(r);
   }
   t.print(std::cout);
-  std::cout << list.value().size() << " stored plan(s) in " << store->path();
+  std::cout << list.size() << " stored plan(s) " << source->where();
   if (stale > 0)
     std::cout << ", " << stale << " stale (computed by an older simulator model; `gantry db resimulate` recomputes them)";
   std::cout << "\n";
 }
 
 void run_history(const QueryArgs& args) {
-  auto store = open_store(args);
+  auto source = open_source(args);
   std::vector<std::pair<int, Fingerprint>> older;
-  const auto key = key_of(*store, args, &older);
-  const ScheduleRecord best = require_best(*store, key, older);
-  auto history = store->history(key.first, key.second);
-  if (!history) throw CliError(history.error().message);
+  const auto key = key_of(*source, args, &older);
+  const ScheduleRecord best = require_best(*source, key, older);
+  const std::vector<HistoryRecord> history = source->history(key.first, key.second);
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& h : history.value())
+    for (const auto& h : history)
       j.push_back({{"time", h.time}, {"makespan", h.makespan}, {"method", h.method}, {"job", h.job_id},
                    {"evaluations", h.evaluations}});
     std::cout << j.dump(2) << "\n";
     return;
   }
   TextTable t({"when", "makespan", "method", "evaluations", "job"});
-  for (const auto& h : history.value())
+  for (const auto& h : history)
     t.add({format_unix_time(h.time), format_time(h.makespan, best.unit), h.method, std::to_string(h.evaluations), h.job_id});
   t.print(std::cout);
 }
 
 void run_export(const QueryArgs& args) {
-  auto store = open_store(args);
+  auto source = open_source(args);
   std::vector<std::pair<int, Fingerprint>> older;
-  const auto key = key_of(*store, args, &older);
-  const ScheduleRecord r = require_best(*store, key, older);
+  const auto key = key_of(*source, args, &older);
+  const ScheduleRecord r = require_best(*source, key, older);
   std::cout << placement_to_json(r.placement, r.graph.hex(), r.cluster_name) << "\n";
 }
 
@@ -263,8 +224,7 @@ void add_query_command(CLI::App& app) {
     auto args = std::make_shared<QueryArgs>();
     CLI::App* cmd = query->add_subcommand(verb.name, verb.help);
     add_key_options(*cmd, *args);
-    if (verb.run == run_best)
-      args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
+    args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
     auto run = verb.run;
     cmd->callback([args, run] { run(*args); });
   }

@@ -110,6 +110,15 @@ void put(Writer& w, const ScheduleRecord& r) {
   entry(w, "sim_options", r.sim_options);
 }
 
+void put(Writer& w, const HistoryRecord& h) {
+  w.map(5);
+  entry(w, "time", h.time);
+  entry(w, "makespan", h.makespan);
+  entry(w, "method", h.method);
+  entry(w, "job_id", h.job_id);
+  entry(w, "evaluations", h.evaluations);
+}
+
 void put(Writer& w, const JobRecord& j) {
   w.map(13);
   entry(w, "id", j.id);
@@ -234,6 +243,26 @@ bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
     if (key == "owner_pid") return get(d, j.owner_pid);
     return get(d, j.owner_host);
   });
+}
+
+const char* const kHistoryFields[] = {"time", "makespan", "method", "job_id", "evaluations"};
+bool read_history(Decoder& d, const std::string& what, HistoryRecord& h) {
+  return read_object(d, what, kHistoryFields, [&](std::string_view key) -> const char* {
+    if (key == "time") return get(d, h.time);
+    if (key == "makespan") return get(d, h.makespan);
+    if (key == "method") return get(d, h.method);
+    if (key == "job_id") return get(d, h.job_id);
+    return get(d, h.evaluations);
+  });
+}
+
+// A JSON list of records, each written by `put`.
+template <class T>
+std::string json_list(const std::vector<T>& items) {
+  Writer w;
+  w.array(static_cast<std::uint32_t>(items.size()));
+  for (const T& item : items) put(w, item);
+  return nlohmann::json::from_msgpack(w.bytes()).dump();
 }
 
 // The payload as a whole: within the size limit, well-formed MessagePack with nothing after it, a
@@ -416,26 +445,30 @@ Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
 }
 
 std::string encode(const Request& m) {
-  return message(5, [&](Writer& w) {
+  return message(7, [&](Writer& w) {
     entry(w, "id", m.id);
     entry(w, "job", m.job);
     w.str("spec");
     put(w, m.spec);
+    entry(w, "what", m.what);
     entry(w, "graph", m.graph);
     entry(w, "runtime", m.runtime);
+    entry(w, "prefix", m.prefix);
   });
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
-  static const char* const fields[] = {"v", "id", "job", "spec", "graph", "runtime"};
+  static const char* const fields[] = {"v", "id", "job", "spec", "what", "graph", "runtime", "prefix"};
   return read_message<Request>(payload, "request", [](Decoder& d, const std::string& what, Request& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "id") return get(d, m.id);
       if (key == "job") return get(d, m.job);
       if (key == "spec") return nested(d, [&] { return read_job_spec(d, what + ".spec", m.spec); });
+      if (key == "what") return get(d, m.what);
       if (key == "graph") return get(d, m.graph);
-      return get(d, m.runtime);
+      if (key == "runtime") return get(d, m.runtime);
+      return get(d, m.prefix);
     });
   });
 }
@@ -478,25 +511,41 @@ Result<ScheduleRecord> schedule_record_from_json(const std::string& text) {
   return read_json_object<ScheduleRecord>(text, "stored best", read_schedule);
 }
 
-std::string job_records_json(const std::vector<JobRecord>& jobs) {
-  Writer w;
-  w.array(static_cast<std::uint32_t>(jobs.size()));
-  for (const JobRecord& j : jobs) put(w, j);
-  return nlohmann::json::from_msgpack(w.bytes()).dump();
-}
+namespace {
 
-Result<std::vector<JobRecord>> job_records_from_json(const std::string& text) {
-  auto j = parse_json_text(text, "job records");
+template <class T, class Read>
+Result<std::vector<T>> read_json_list(const std::string& text, const char* what, Read read) {
+  auto j = parse_json_text(text, what);
   if (!j) return j.error();
-  if (!j.value().is_array()) return make_error("job records: not a JSON list");
+  if (!j.value().is_array()) return make_error(std::string(what) + ": not a JSON list");
   const std::string bytes = msgpack_of(j.value());
   Decoder d{MsgpackReader(bytes), {}};
   std::uint32_t n = 0;
   d.in.array(n);
-  std::vector<JobRecord> jobs(n);
-  for (JobRecord& job : jobs)
-    if (!read_job_record(d, "job record", job)) return make_error(d.error);
-  return jobs;
+  std::vector<T> items(n);
+  for (T& item : items)
+    if (!read(d, std::string(what), item)) return make_error(d.error);
+  return items;
+}
+
+}  // namespace
+
+std::string job_records_json(const std::vector<JobRecord>& jobs) { return json_list(jobs); }
+
+Result<std::vector<JobRecord>> job_records_from_json(const std::string& text) {
+  return read_json_list<JobRecord>(text, "job record", read_job_record);
+}
+
+std::string schedule_records_json(const std::vector<ScheduleRecord>& records) { return json_list(records); }
+
+Result<std::vector<ScheduleRecord>> schedule_records_from_json(const std::string& text) {
+  return read_json_list<ScheduleRecord>(text, "stored best", read_schedule);
+}
+
+std::string history_records_json(const std::vector<HistoryRecord>& records) { return json_list(records); }
+
+Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text) {
+  return read_json_list<HistoryRecord>(text, "history record", read_history);
 }
 
 }  // namespace gantry::wire

@@ -70,7 +70,9 @@ struct Request {
   std::uint64_t id = 0;
   std::string job;        // cancel, jobs (one job; empty = all)
   JobSpec spec;           // submit
-  Fingerprint graph, runtime;  // query
+  std::string what = "best";   // query: "best", "list" or "history"
+  Fingerprint graph, runtime;  // query best, history: the store key
+  std::string prefix;          // query list: a graph fingerprint prefix (hex; empty = all)
 };
 
 struct Reply {
@@ -109,6 +111,11 @@ Result<JobSpec> parse_job_spec_text(const std::string& text);
 // A stored best as a query reply carries it (every field, so a client can print or re-simulate it).
 std::string schedule_record_json(const ScheduleRecord& record);
 Result<ScheduleRecord> schedule_record_from_json(const std::string& text);
+// Lists of them (query list: without their placements) and of a best's improvements.
+std::string schedule_records_json(const std::vector<ScheduleRecord>& records);
+Result<std::vector<ScheduleRecord>> schedule_records_from_json(const std::string& text);
+std::string history_records_json(const std::vector<HistoryRecord>& records);
+Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text);
 
 // JSON views shared with the CLI's output (jobs and schedules as the clients print them).
 std::string job_records_json(const std::vector<JobRecord>& jobs);

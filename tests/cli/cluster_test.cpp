@@ -187,6 +187,27 @@ TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, th
                                 "--sim", "doppler"});
   CHECK(missing.code == 1);
   CHECK_THAT(missing.err, Catch::Contains("no stored placement"));
+  CHECK_THAT(missing.err, Catch::Contains("at the coordinator"));
+  // The other query verbs answer from the coordinator's store what the store itself holds.
+  const auto list = run_cli({"query", "list", "--coordinator", c.endpoint, "-f", "json"});
+  INFO(list.err);
+  REQUIRE(list.code == 0);
+  const auto listed = nlohmann::json::parse(list.out);
+  REQUIRE(listed.size() == store->list_best().value().size());
+  CHECK(listed[0]["makespan"].get<double>() == best->makespan);
+  const std::string key = best->graph.hex().substr(0, 8) + ":" + best->cluster.hex().substr(0, 8);  // as `list` prints it
+  const auto history = run_cli({"query", "history", "--coordinator", c.endpoint, "--fingerprint", key, "-f", "json"});
+  INFO(history.err);
+  REQUIRE(history.code == 0);
+  const auto improvements = nlohmann::json::parse(history.out);
+  const auto stored_history = store->history(best->graph, best->cluster).value();
+  REQUIRE(improvements.size() == stored_history.size());
+  CHECK(improvements.back()["makespan"].get<double>() == stored_history.back().makespan);
+  const auto exported = run_cli({"query", "export", "--coordinator", c.endpoint, "--fingerprint", key});
+  INFO(exported.err);
+  REQUIRE(exported.code == 0);
+  CHECK(nlohmann::json::parse(exported.out)["placement"].get<std::vector<int>>() ==
+        std::vector<int>(best->placement.device.begin(), best->placement.device.end()));
 }
 
 TEST_CASE("a worker killed mid-job loses nothing; a worker joining mid-job gets work", "[cluster]") {

@@ -1,0 +1,30 @@
+#pragma once
+// Where `gantry query` reads stored plans from: the local store (read-only, while a job may write
+// it) or a coordinator over the wire (`--coordinator`). The verbs are written once against this;
+// failures are CliErrors that say which source failed.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fingerprint.hpp"
+#include "storage/records.hpp"
+
+namespace gantry::cli {
+
+struct RemoteArgs;
+
+class ScheduleSource {
+ public:
+  virtual ~ScheduleSource() = default;
+  virtual std::string where() const = 0;  // "in DIR", "at the coordinator tcp://..."
+  virtual std::optional<ScheduleRecord> best(const Fingerprint& graph, const Fingerprint& runtime) = 0;
+  // Every stored best whose graph fingerprint starts with `graph_prefix`; placements may be left out.
+  virtual std::vector<ScheduleRecord> list(const std::string& graph_prefix) = 0;
+  virtual std::vector<HistoryRecord> history(const Fingerprint& graph, const Fingerprint& runtime) = 0;
+};
+
+std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);
+std::unique_ptr<ScheduleSource> remote_schedules(const RemoteArgs& remote);
+
+}  // namespace gantry::cli

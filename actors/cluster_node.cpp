@@ -114,6 +114,11 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   std::shared_ptr<Store> store = std::move(opened).value();
   ProblemCache cache;
   caf::actor_system_config cfg;
+  // The store and the gateway are detached (own threads) and the work runs on workers: the
+  // scheduler only passes messages between the coordinator, the pool and the tuners, which one
+  // thread does at over 100,000 a second; more threads would spin between messages on cores the
+  // rollouts of a worker on this host could use.
+  cfg.set("scheduler.max-threads", 1);
   caf::actor_system system{cfg};
   CoordinatorNodeOptions c;
   c.bind = options.bind;

@@ -102,7 +102,7 @@ struct LocalCluster {
       if (!jobs || jobs.value().empty()) throw std::runtime_error("no record of job " + id);
       const JobRecord& job = jobs.value().front();
       if (job.state != JobState::queued && job.state != JobState::running) return job;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a client's request costs the coordinator too
     }
   }
 };
@@ -129,18 +129,24 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-double embedded_rate(const Problem& problem, const ClusterBenchOptions& o, int repeat) {
+// The embedded job in a process of its own, as a user runs it (`gantry tune` without
+// --coordinator): the bench's own process is no clean place to time a rollout in.
+double embedded_rate(const ClusterBenchOptions& o, int repeat) {
   char tmpl[] = "/tmp/gantry-bench-cluster-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
-  TuneOptions t;
-  t.data_dir = tmpl;
-  t.rollouts = 1;
-  t.budget_seconds = o.seconds;
-  t.seed = static_cast<std::uint64_t>(repeat + 1);
-  auto outcome = run_tune_job(problem.tune(), t);
-  std::filesystem::remove_all(tmpl);
-  if (!outcome) throw std::runtime_error(outcome.error().message);
-  return outcome.value().evaluations / outcome.value().seconds;
+  const std::string dir = tmpl;
+  ChildProcess tune({o.gantry, "tune", "--workload", o.workload, "--cluster", o.cluster, "--rollouts", "1", "--evals",
+                     std::to_string(o.evaluations), "--batch-evals", std::to_string(o.batch_evaluations), "--budget", "1h",
+                     "--seed", std::to_string(repeat + 1), "--data", dir + "/data", "-f", "json"},
+                    dir + "/tune.log");
+  const int status = tune.wait(3600);
+  const std::string log = tune.log();
+  std::filesystem::remove_all(dir);
+  const auto open = log.find('{'), close = log.rfind('}');
+  if (status != 0 || open == std::string::npos || close == std::string::npos)
+    throw std::runtime_error("the embedded tuning job failed (status " + std::to_string(status) + "): " + log);
+  const auto outcome = nlohmann::json::parse(log.substr(open, close - open + 1));
+  return outcome["evaluations"].get<double>() / outcome["seconds"].get<double>();
 }
 
 double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int workers, int repeat) {
@@ -148,7 +154,9 @@ double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int wor
   for (int w = 0; w < workers; ++w) cluster.add_worker(o, 1);
   cluster.wait_for_slots(workers);
   TuneOptions t;
-  t.budget_seconds = o.seconds;
+  t.budget_seconds = 0;
+  t.budget_evaluations = o.evaluations;
+  t.batch_evaluations = o.batch_evaluations;
   t.seed = static_cast<std::uint64_t>(repeat + 1);
   const JobRecord job = cluster.wait_for(cluster.submit(make_job_spec(problem.tune(), t)));
   if (job.state != JobState::complete) throw std::runtime_error("job " + job.id + " " + to_string(job.state) + ": " + job.message);
@@ -248,18 +256,30 @@ void run_echo_peers(const std::string& endpoint, int peers, int slots, const std
 ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
   ClusterBenchResult result;
   const Problem problem(o.workload, o.cluster);
-  // Evaluation rates: the same job embedded, then on 1 and 2 worker processes (1 slot each).
-  for (int workers : {0, 1, 2}) {
-    if (!o.runs("rates")) break;
-    ClusterBenchRate rate;
-    rate.slots = std::max(1, workers);
-    rate.setup = workers == 0 ? "embedded, 1 slot" : workers == 1 ? "1 worker, 1 slot" : "2 workers, 1 slot each";
+  // Evaluation rates: the same job embedded, on 1 and on 2 worker processes (1 slot each). The
+  // setups take turns within each repeat, so a machine that speeds up or slows down over the run
+  // (shared hosts do) affects them alike.
+  if (o.runs("rates")) {
+    const std::vector<int> setups = {0, 1, 2};  // worker processes (0 = embedded)
+    for (int workers : setups) {
+      ClusterBenchRate rate;
+      rate.slots = std::max(1, workers);
+      rate.setup = workers == 0 ? "embedded, 1 slot" : workers == 1 ? "1 worker, 1 slot" : "2 workers, 1 slot each";
+      result.rates.push_back(rate);
+    }
     for (int r = 0; r < std::max(1, o.repeats); ++r)
-      rate.samples.push_back(workers == 0 ? embedded_rate(problem, o, r) : remote_rate(problem, o, workers, r));
-    rate.median = median(rate.samples);
-    rate.per_slot = rate.median / rate.slots;
-    rate.vs_embedded = result.rates.empty() ? 1.0 : rate.per_slot / result.rates.front().per_slot;
-    result.rates.push_back(rate);
+      for (std::size_t i = 0; i < setups.size(); ++i)
+        result.rates[i].samples.push_back(setups[i] == 0 ? embedded_rate(o, r) : remote_rate(problem, o, setups[i], r));
+    // Per slot against the embedded job of the same repeat (same seed, same work), the median of
+    // those ratios: drift between repeats cancels out.
+    const std::vector<double>& embedded = result.rates.front().samples;
+    for (ClusterBenchRate& rate : result.rates) {
+      rate.median = median(rate.samples);
+      rate.per_slot = rate.median / rate.slots;
+      std::vector<double> ratios;
+      for (std::size_t r = 0; r < rate.samples.size(); ++r) ratios.push_back(rate.samples[r] / rate.slots / embedded[r]);
+      rate.vs_embedded = median(ratios);
+    }
   }
   // Tiny tasks: one evaluation of a 10-op graph per batch, so the coordinator's messages dominate.
   if (o.runs("tiny")) {
@@ -342,11 +362,14 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     }
     result.ingest_per_second = o.ingest_messages / seconds_since(begin);
   }
-  // Memory: one long job running, the rest queued behind it; then `query best` requests on one socket.
+  // Memory: one long job running on a worker, the rest queued behind it; then `query best` requests
+  // on one socket.
   if (o.runs("memory")) {
     const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o, 1);
     result.rss_idle_kb = cluster.coordinator->rss_kb();
+    cluster.add_worker(o, 1);  // runs the running job's heuristics and batches
+    cluster.wait_for_slots(1);
     TuneOptions t;
     t.budget_seconds = 3600;
     const std::string running = cluster.submit(make_job_spec(tiny.tune(), t));

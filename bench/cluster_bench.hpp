@@ -12,7 +12,11 @@ struct ClusterBenchOptions {
   std::string gantry;                  // the gantry binary that runs coordinator and workers
   std::string workload = "llama-layer";
   std::string cluster = "4xP100-pcie";
-  double seconds = 5;                  // per tuning job
+  // The rate jobs do a fixed amount of work: `evaluations` simulator runs in batches of
+  // `batch_evaluations`, so with one slot the embedded and remote jobs evaluate the very same
+  // placements (seeded batches) and their rates compare the transport alone.
+  long evaluations = 150000;
+  long batch_evaluations = 5000;
   int repeats = 3;                     // jobs per configuration, the median is reported
   double message_seconds = 5;          // the tiny-task job
   int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
@@ -27,8 +31,9 @@ struct ClusterBenchOptions {
 struct ClusterBenchRate {
   std::string setup;                   // "embedded, 1 slot", "1 worker, 1 slot", "2 workers, 1 slot each"
   int slots = 0;
-  std::vector<double> samples;         // evaluations per second
-  double median = 0, per_slot = 0, vs_embedded = 0;  // per slot, relative to embedded per slot
+  std::vector<double> samples;         // evaluations per second of each job
+  double median = 0, per_slot = 0;
+  double vs_embedded = 0;  // per slot against the embedded job of the same repeat: the median ratio
 };
 
 struct ClusterBenchResult {

@@ -154,7 +154,10 @@ void add_bench_cluster(CLI::App& bench) {
       "cluster", "evaluations per second embedded and on 1 and 2 worker processes, message rate, memory under load");
   cmd->add_option("--workload", options->workload, "workload of the tuning jobs")->capture_default_str();
   cmd->add_option("--cluster", options->cluster, "cluster of the tuning jobs")->capture_default_str();
-  cmd->add_option("--seconds", options->seconds, "length of each tuning job")->capture_default_str();
+  cmd->add_option("--evals", options->evaluations, "simulator runs of each rate job")->capture_default_str()->check(CLI::Range(1000L, 1000000000L));
+  cmd->add_option("--batch-evals", options->batch_evaluations, "simulator runs per batch of the rate jobs")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 100000000L));
   cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
   cmd->add_option("--queued-jobs", options->queued_jobs, "jobs queued for the memory check")->capture_default_str();
   cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")->capture_default_str();
@@ -185,7 +188,7 @@ void add_bench_cluster(CLI::App& bench) {
                 << "\n";
       return;
     }
-    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded"});
+    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded (median of paired runs)"});
     for (const auto& x : r.rates) {
       std::string samples;
       for (double s : x.samples) samples += (samples.empty() ? "" : " ") + format_fixed(s, 0);

@@ -58,9 +58,13 @@ using Self = caf::stateful_actor<CoordinatorState>*;
 constexpr std::size_t kOutcomesKept = 1000;
 
 void put_job(Self self, const JobRecord& record) {
-  self->request(self->state.store, caf::infinite, put_job_atom::value, record).then([=](const StoreReply& reply) {
-    if (!reply.ok) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + reply.error);
-  });
+  self->request(self->state.store, kStoreTimeout, put_job_atom::value, record)
+      .then([=](const StoreReply& reply) {
+              if (!reply.ok) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + reply.error);
+            },
+            [=](const caf::error& e) {
+              log_line(std::string() + "gantry: storing job " + record.id + " failed: " + self->system().render(e));
+            });
 }
 
 void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
@@ -90,7 +94,7 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
   self->send(s.pool, drop_problem_atom::value, it->second.problem->key);
   s.running.erase(it);
   // The answer waits for the record, so whoever hears of the end finds it in the store.
-  self->request(s.store, caf::infinite, put_job_atom::value, record)
+  self->request(s.store, kStoreTimeout, put_job_atom::value, record)
       .then([=](const StoreReply& reply) {
               if (!reply.ok) log_line(std::string() + "gantry: storing job " + id + " failed: " + reply.error);
               job_ended(self, id, outcome);
@@ -140,10 +144,11 @@ void run_job(Self self, Job job) {
     auto it = self->state.running.find(id);
     if (it != self->state.running.end()) close_job(self, id, outcome_without_run(it->second, JobState::failed, why));
   };
-  self->request(s.store, caf::infinite, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
+  const auto store_failed = [=](const caf::error& e) { fail("the store failed: " + self->system().render(e)); };
+  self->request(s.store, kStoreTimeout, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
       .then([=](const StoreReply& content) {
         if (!content.ok) return fail("cannot store the job's graph and cluster: " + content.error);
-        self->request(self->state.store, caf::infinite, put_job_atom::value, record).then([=](const StoreReply& reply) {
+        self->request(self->state.store, kStoreTimeout, put_job_atom::value, record).then([=](const StoreReply& reply) {
           if (!reply.ok) return fail("cannot record the job: " + reply.error);
           auto it = self->state.running.find(id);
           if (it == self->state.running.end()) return;  // cancelled meanwhile
@@ -152,8 +157,8 @@ void run_job(Self self, Job job) {
               .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
                     [=](const caf::error& e) { fail("the tuner failed: " + self->system().render(e)); });
           if (it->second.cancelled) self->send(it->second.tuner, cancel_atom::value);
-        });
-      });
+        }, store_failed);
+      }, store_failed);
 }
 
 void start_next(Self self) {

@@ -51,6 +51,10 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
 using job_done_atom = caf::atom_constant<caf::atom("jobdone")>;
 
+// A store that has not answered a request within this long has failed (a hung disk): the request
+// errs instead of holding its job forever.
+constexpr std::chrono::seconds kStoreTimeout{60};
+
 // CAF 0.17's timers and request timeouts take integral durations.
 inline std::chrono::milliseconds milliseconds_of(double seconds) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000 + 0.5));

@@ -128,7 +128,7 @@ void fail(caf::stateful_actor<TunerState>* self, const std::string& what) {
 void finish(caf::stateful_actor<TunerState>* self);
 
 void store_best(caf::stateful_actor<TunerState>* self) {
-  self->request(self->state.config.store, caf::infinite, put_best_atom::value, record_of(self->state))
+  self->request(self->state.config.store, kStoreTimeout, put_best_atom::value, record_of(self->state))
       .then(
           [=](const StoreReply& reply) {
             if (!reply.ok) fail(self, "storing the best failed: " + reply.error);
@@ -160,7 +160,7 @@ void finish(caf::stateful_actor<TunerState>* self) {
     st.done.deliver(st.outcome);
     self->quit();
   };
-  self->request(s.config.store, caf::infinite, sync_atom::value)
+  self->request(s.config.store, kStoreTimeout, sync_atom::value)
       .then([=](const StoreReply&) { deliver(); }, [=](const caf::error&) { deliver(); });
 }
 
@@ -393,7 +393,7 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
           if (st.config.resume.active && usable) begin_search(self);
           else run_heuristics(self);
         };
-        self->request(s.config.store, caf::infinite, get_best_atom::value, s.config.graph, s.config.runtime)
+        self->request(s.config.store, kStoreTimeout, get_best_atom::value, s.config.graph, s.config.runtime)
             .then(with_stored, [=](const caf::error& e) { with_stored(StoredBest{false, {}, self->system().render(e)}); });
         if (s.config.timers) self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
         return s.done;

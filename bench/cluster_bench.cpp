@@ -251,6 +251,33 @@ void run_echo_peers(const std::string& endpoint, int peers, int slots, const std
     }
   }
 }
+// A tiny-task job (one evaluation of a 10-op graph per batch, so messages dominate) on whatever
+// serves `cluster`: tasks committed per second in the middle of the job, and the coordinator's
+// CPU time per message (an assign and a done per task).
+struct MessageRate {
+  double tasks_per_second = 0, cpu_us_per_message = 0;
+};
+
+MessageRate tiny_task_rate(const LocalCluster& cluster, const ClusterBenchOptions& o) {
+  const Problem tiny("random:ops=10", "identical:2");
+  TuneOptions t;
+  t.budget_seconds = o.message_seconds;
+  t.batch_evaluations = 1;
+  const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
+  const long before = cluster.status()["committed"].get<long>();
+  const double cpu_before = cluster.coordinator->cpu_seconds();
+  const auto begin = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
+  const long after = cluster.status()["committed"].get<long>();
+  const double cpu = cluster.coordinator->cpu_seconds() - cpu_before;
+  MessageRate rate;
+  rate.tasks_per_second = (after - before) / seconds_since(begin);
+  rate.cpu_us_per_message = after > before ? 1e6 * cpu / (2.0 * (after - before)) : 0;
+  cluster.wait_for(id);
+  return rate;
+}
+
 }  // namespace
 
 ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
@@ -283,53 +310,34 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
   }
   // Tiny tasks: one evaluation of a 10-op graph per batch, so the coordinator's messages dominate.
   if (o.runs("tiny")) {
-    const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o);
     cluster.add_worker(o, o.tiny_slots);
     cluster.add_worker(o, o.tiny_slots);
     cluster.wait_for_slots(2 * o.tiny_slots);
-    TuneOptions t;
-    t.budget_seconds = o.message_seconds;
-    t.batch_evaluations = 1;
-    const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
-    const long before = cluster.status()["committed"].get<long>();
-    const double cpu_before = cluster.coordinator->cpu_seconds();
-    const auto begin = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
-    const long after = cluster.status()["committed"].get<long>();
-    const double cpu = cluster.coordinator->cpu_seconds() - cpu_before;
-    result.tasks_per_second = (after - before) / seconds_since(begin);
-    result.cpu_us_per_message = after > before ? 1e6 * cpu / (2.0 * (after - before)) : 0;
-    result.messages_per_second = 2 * result.tasks_per_second;  // an assign and a done per task
-    cluster.wait_for(id);
+    const MessageRate rate = tiny_task_rate(cluster, o);
+    result.tasks_per_second = rate.tasks_per_second;
+    result.messages_per_second = 2 * rate.tasks_per_second;  // an assign and a done per task
+    result.cpu_us_per_message = rate.cpu_us_per_message;
   }
   // The coordinator alone with tiny tasks: echo peers in this process take the workers' place and
   // answer every assign at once, so the coordinator (tuner, pool, store, gateway) does all the work
   // it does for real workers and the machine's cores are not shared with worker processes.
   if (o.runs("echo")) {
-    const Problem tiny("random:ops=10", "identical:2");
     LocalCluster cluster(o);
-    std::atomic<bool> stop{false};
-    std::thread peers([&] { run_echo_peers(cluster.endpoint, o.echo_peers, o.echo_slots, stop); });
+    struct Peers {  // stopped and joined however the measurement ends
+      std::atomic<bool> stop{false};
+      std::thread thread;
+      ~Peers() {
+        stop = true;
+        if (thread.joinable()) thread.join();
+      }
+    } peers;
+    peers.thread = std::thread([&] { run_echo_peers(cluster.endpoint, o.echo_peers, o.echo_slots, peers.stop); });
     cluster.wait_for_slots(o.echo_peers * o.echo_slots);
-    TuneOptions t;
-    t.budget_seconds = o.message_seconds;
-    t.batch_evaluations = 1;
-    const std::string id = cluster.submit(make_job_spec(tiny.tune(), t));
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.2));
-    const long before = cluster.status()["committed"].get<long>();
-    const double cpu_before = cluster.coordinator->cpu_seconds();
-    const auto begin = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.message_seconds * 0.5));
-    const long after = cluster.status()["committed"].get<long>();
-    const double cpu = cluster.coordinator->cpu_seconds() - cpu_before;
-    result.echo_tasks_per_second = (after - before) / seconds_since(begin);
-    result.echo_messages_per_second = 2 * result.echo_tasks_per_second;
-    result.echo_cpu_us_per_message = after > before ? 1e6 * cpu / (2.0 * (after - before)) : 0;
-    cluster.wait_for(id);
-    stop = true;
-    peers.join();
+    const MessageRate rate = tiny_task_rate(cluster, o);
+    result.echo_tasks_per_second = rate.tasks_per_second;
+    result.echo_messages_per_second = 2 * rate.tasks_per_second;
+    result.echo_cpu_us_per_message = rate.cpu_us_per_message;
   }
   // Ingest: one peer says hello, then sends results for leases that are not outstanding, as fast as
   // it can; each is read, checked, decoded and settled (counted stale) by the coordinator.

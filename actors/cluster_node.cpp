@@ -56,6 +56,11 @@ void WorkerNode::shutdown(caf::actor_system& system) const {
   }
 }
 
+void configure_message_scheduler(caf::actor_system_config& cfg) {
+  cfg.set("scheduler.policy", caf::atom("sharing"));
+  cfg.set("scheduler.max-threads", 1);
+}
+
 std::string default_worker_name() { return host_name() + "/" + std::to_string(getpid()); }
 
 Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNodeOptions& options, ProblemCache* cache) {
@@ -114,11 +119,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   std::shared_ptr<Store> store = std::move(opened).value();
   ProblemCache cache;
   caf::actor_system_config cfg;
-  // The store and the gateway are detached (own threads) and the work runs on workers: the
-  // scheduler only passes messages between the coordinator, the pool and the tuners, which one
-  // thread does at over 100,000 a second; more threads would spin between messages on cores the
-  // rollouts of a worker on this host could use.
-  cfg.set("scheduler.max-threads", 1);
+  configure_message_scheduler(cfg);
   caf::actor_system system{cfg};
   CoordinatorNodeOptions c;
   c.bind = options.bind;
@@ -140,9 +141,7 @@ Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& 
                     const std::function<void(const std::string& name)>& ready) {
   ProblemCache cache;
   caf::actor_system_config cfg;
-  // The rollouts are detached threads; the scheduler only serves the worker actor, and more of its
-  // threads would spin between messages on the cores the rollouts need.
-  cfg.set("scheduler.max-threads", 1);
+  configure_message_scheduler(cfg);
   caf::actor_system system{cfg};
   WorkerNodeOptions w;
   w.worker = options.worker;

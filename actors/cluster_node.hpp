@@ -54,6 +54,13 @@ struct WorkerNodeOptions {
 // the ones already started stopped again.
 Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNodeOptions& options, ProblemCache* cache);
 
+// The scheduler of a gantry process (coordinator, worker, embedded job): the work runs on detached
+// rollouts, the store and the gateways have threads of their own, and the scheduled actors only
+// pass messages. One thread that sleeps on a condition variable until a message comes: CAF's
+// work-stealing threads poll instead, and an idle one notices a message only after up to 10 ms
+// of sleep, which, at every hop between a result and the next task, left rollouts idle.
+void configure_message_scheduler(caf::actor_system_config& cfg);
+
 // "host/pid": a worker's default name, stable while it runs.
 std::string default_worker_name();
 

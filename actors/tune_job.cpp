@@ -21,10 +21,7 @@ void configure(caf::actor_system_config& cfg, const TuneOptions& options) {
     cfg.set("scheduler.policy", caf::atom("testing"));
     cfg.set("logger.inline-output", true);
   } else {
-    // Rollouts, the store and the gateways run detached (own threads); the scheduler only passes
-    // messages between the coordinator, the pool, the tuner and the worker, and a second thread
-    // would spin between them on the core the rollouts need.
-    cfg.set("scheduler.max-threads", 1);
+    configure_message_scheduler(cfg);
   }
 }
 

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 #include "actors/log_line.hpp"
@@ -26,6 +28,15 @@ struct WorkerState {
   std::vector<caf::actor> rollouts;
   std::vector<caf::actor> idle;
   std::deque<wire::Assign> waiting;          // assigned, waiting for a slot or for its problem
+  // Leases on rollouts now, with the time by which their answer is worthless. A lease past it is
+  // failed on the tick and its rollout replaced (a timeout per request would cost a clock entry
+  // for its whole length: at thousands of tiny tasks a second, a minute of them).
+  struct Running {
+    caf::actor rollout;
+    long sequence = 0;
+    Clock::time_point deadline;
+  };
+  std::map<std::uint64_t, Running> running;  // by lease
   std::set<std::pair<std::uint64_t, std::uint64_t>> asked;  // problems requested, not yet received
   Clock::time_point last_heard, last_beat;
   static inline const char* name = "worker";
@@ -47,6 +58,8 @@ void answer(Self self, std::uint64_t lease, TaskResult result) {
   send_up(self, wire::Type::done, wire::encode(wire::Done{lease, std::move(result)}));
 }
 
+void give_up(Self self, std::uint64_t lease, const std::string& why);
+
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
 void run_waiting(Self self) {
   WorkerState& s = self->state;
@@ -63,39 +76,56 @@ void run_waiting(Self self) {
     caf::actor rollout = s.idle.back();
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
-    const long sequence = assign.task.sequence;
-    const auto timeout = milliseconds_of(assign.deadline_seconds);
-    self->request(rollout, timeout, run_task_atom::value, problem, std::move(assign.task))
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(assign.deadline_seconds));
+    s.running[lease] = WorkerState::Running{rollout, assign.task.sequence, deadline};
+    self->request(rollout, caf::infinite, run_task_atom::value, problem, std::move(assign.task))
         .then(
             [=](const TaskResult& result) {
+              auto it = self->state.running.find(lease);
+              if (it == self->state.running.end() || it->second.rollout != rollout) return;  // given up on
+              self->state.running.erase(it);
               self->state.idle.push_back(rollout);
               answer(self, lease, result);
               run_waiting(self);
             },
-            [=](const caf::error& e) {
-              // Past its deadline the coordinator has re-queued the lease; the rollout is still busy
-              // with it and comes back to `idle` only if it answers after all (it does not: one
-              // response per request), so a replacement is spawned.
-              WorkerState& st = self->state;
-              TaskResult failed;
-              failed.sequence = sequence;
-              failed.error = "rollout did not answer: " + self->system().render(e);
-              answer(self, lease, failed);
-              self->send_exit(rollout, caf::exit_reason::user_shutdown);
-              try {
-                caf::actor fresh = spawn_rollout(self->system(), st.options, static_cast<int>(st.rollouts.size()));
-                st.rollouts.push_back(fresh);
-                st.idle.push_back(fresh);
-              } catch (const std::exception& spawn_error) {
-                // No thread for a replacement: serve on with one slot fewer, and say so.
-                st.options.slots = std::max(0, st.options.slots - 1);
-                log_line(std::string() + "gantry worker: cannot replace a stuck rollout (" + spawn_error.what() +
-                         "); serving with " + std::to_string(st.options.slots) + " slots");
-                say_hello(self);
-              }
-              run_waiting(self);
-            });
+            [=](const caf::error& e) { give_up(self, lease, "rollout failed: " + self->system().render(e)); });
   }
+}
+
+// Fails a lease whose rollout did not answer (it died, or is past the lease's deadline and the
+// coordinator has re-queued the task) and puts a fresh rollout in its place.
+void give_up(Self self, std::uint64_t lease, const std::string& why) {
+  WorkerState& s = self->state;
+  auto it = s.running.find(lease);
+  if (it == s.running.end()) return;
+  const caf::actor stuck = it->second.rollout;
+  TaskResult failed;
+  failed.sequence = it->second.sequence;
+  failed.error = why;
+  s.running.erase(it);
+  answer(self, lease, failed);
+  self->send_exit(stuck, caf::exit_reason::user_shutdown);
+  s.rollouts.erase(std::remove(s.rollouts.begin(), s.rollouts.end(), stuck), s.rollouts.end());
+  try {
+    caf::actor fresh = spawn_rollout(self->system(), s.options, static_cast<int>(s.rollouts.size()));
+    s.rollouts.push_back(fresh);
+    s.idle.push_back(fresh);
+  } catch (const std::exception& spawn_error) {
+    // No thread for a replacement: serve on with one slot fewer, and say so.
+    s.options.slots = std::max(0, s.options.slots - 1);
+    log_line(std::string() + "gantry worker: cannot replace a stuck rollout (" + spawn_error.what() + "); serving with " +
+             std::to_string(s.options.slots) + " slots");
+    say_hello(self);
+  }
+  run_waiting(self);
+}
+
+void give_up_overdue(Self self) {
+  const auto now = Clock::now();
+  std::vector<std::uint64_t> overdue;
+  for (const auto& [lease, run] : self->state.running)
+    if (run.deadline < now) overdue.push_back(lease);
+  for (std::uint64_t lease : overdue) give_up(self, lease, "rollout did not finish before the lease's deadline");
 }
 
 void on_message(Self self, const wire::Envelope& e) {
@@ -167,6 +197,7 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
       },
       [=](net_in_atom, const wire::Envelope& e) { on_message(self, e); },
       [=](tick_atom) {
+        give_up_overdue(self);
         WorkerState& st = self->state;
         const double silent = std::chrono::duration<double>(Clock::now() - st.last_heard).count();
         if (silent > st.options.heartbeat_seconds * st.options.liveness) {

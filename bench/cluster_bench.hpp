@@ -23,7 +23,7 @@ struct ClusterBenchOptions {
   int echo_peers = 2, echo_slots = 32;  // echo peers in place of workers for the coordinator alone
   int ingest_messages = 200000;        // results (for no outstanding lease) sent as fast as possible
   int queued_jobs = 1000;
-  int query_requests = 10000;
+  int query_requests = 50000;  // memory is read after a fifth of them and after all
   std::string parts = "rates,tiny,echo,ingest,memory";  // the measurements to run
   bool runs(const std::string& part) const { return ("," + parts + ",").find("," + part + ",") != std::string::npos; }
 };
@@ -42,7 +42,7 @@ struct ClusterBenchResult {
   double echo_tasks_per_second = 0, echo_messages_per_second = 0;  // the same, workers replaced by echo peers
   double cpu_us_per_message = 0, echo_cpu_us_per_message = 0;     // the coordinator's CPU time per message
   double ingest_per_second = 0;  // worker messages the coordinator reads, decodes and settles
-  long rss_idle_kb = 0, rss_queued_kb = 0, rss_after_queries_kb = 0;
+  long rss_idle_kb = 0, rss_queued_kb = 0, rss_early_queries_kb = 0, rss_after_queries_kb = 0;
   double query_per_second = 0;
   int queued_jobs = 0;
 };

@@ -183,7 +183,8 @@ void add_bench_cluster(CLI::App& bench) {
                                   {"echo_cpu_us_per_message", r.echo_cpu_us_per_message},
                                   {"rss_idle_kb", r.rss_idle_kb},
                                   {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
-                                  {"query_per_second", r.query_per_second}, {"rss_after_queries_kb", r.rss_after_queries_kb}}
+                                  {"query_per_second", r.query_per_second}, {"rss_early_queries_kb", r.rss_early_queries_kb},
+                                  {"rss_after_queries_kb", r.rss_after_queries_kb}}
                        .dump(2)
                 << "\n";
       return;
@@ -204,7 +205,8 @@ void add_bench_cluster(CLI::App& bench) {
               << format_fixed(r.echo_cpu_us_per_message, 1) << " us/message\n"
               << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n"
               << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
-              << " jobs queued, " << r.rss_after_queries_kb << " kB after " << options->query_requests << " query best requests ("
+              << " jobs queued, " << r.rss_early_queries_kb << " kB after " << options->query_requests / 5 << " and "
+              << r.rss_after_queries_kb << " kB after " << options->query_requests << " query best requests ("
               << format_fixed(r.query_per_second, 0) << "/s)\n";
   });
 }

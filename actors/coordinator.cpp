@@ -222,7 +222,7 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable
 // them INTERRUPTED when this one opened it) go back to the queue, each to go on from its stored
 // episodes and best.
 void recover(Self self) {
-  self->request(self->state.store, std::chrono::seconds(60), get_jobs_atom::value).then([=](const StoredJobs& stored) {
+  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value).then([=](const StoredJobs& stored) {
     if (!stored.error.empty()) return log_line("gantry: cannot read the stored jobs, none resumed: " + stored.error);
     for (const JobRecord& record : stored.jobs) {
       if (record.state != JobState::interrupted || record.spec.empty()) continue;
@@ -233,7 +233,7 @@ void recover(Self self) {
         log_line("gantry: job " + record.id + " cannot be resumed: " + built.error().message);
         continue;
       }
-      self->request(self->state.store, std::chrono::seconds(60), tally_atom::value, record.id)
+      self->request(self->state.store, kStoreTimeout, tally_atom::value, record.id)
           .then([=](const EpisodeTally& tally) {
             if (!tally.error.empty()) return log_line("gantry: job " + record.id + " cannot be resumed: " + tally.error);
             Job job;

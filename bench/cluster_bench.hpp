@@ -19,7 +19,7 @@ struct ClusterBenchOptions {
   long batch_evaluations = 5000;
   int repeats = 3;                     // jobs per configuration, the median is reported
   double message_seconds = 5;          // the tiny-task job
-  int tiny_slots = 4;                  // slots per worker for tiny tasks (2 workers)
+  int tiny_slots = 8;                  // slots per worker for tiny tasks (2 workers; 4 per core is a worker's most)
   int echo_peers = 2, echo_slots = 32;  // echo peers in place of workers for the coordinator alone
   int ingest_messages = 200000;        // results (for no outstanding lease) sent as fast as possible
   int queued_jobs = 1000;

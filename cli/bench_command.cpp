@@ -166,6 +166,9 @@ void add_bench_cluster(CLI::App& bench) {
                   "workers), echo (the coordinator alone, echo peers as workers), ingest, memory")
       ->capture_default_str();
   cmd->add_option("--message-seconds", options->message_seconds, "length of the tiny-task jobs")->capture_default_str();
+  cmd->add_option("--tiny-slots", options->tiny_slots, "rollout slots of each of the 2 workers for tiny tasks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     options->gantry = std::filesystem::read_symlink("/proc/self/exe").string();  // this gantry runs the processes

@@ -121,6 +121,7 @@ struct PoolStatus {
     long pid = 0;
     int slots = 0, busy = 0;
     long done = 0;              // results of this worker committed
+    double busy_seconds = 0;    // its rollouts' time on them
     double silent_seconds = 0;  // since its last message
   };
   std::vector<Worker> workers;

@@ -1,5 +1,6 @@
 #include "actors/rollout_actor.hpp"
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -20,6 +21,7 @@ caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
           out.error = "rollout " + std::to_string(index) + " cannot run tasks of kind '" + task.kind + "'";
           return out;
         }
+        const auto begin = std::chrono::steady_clock::now();
         try {  // a kind's failure is the task's, never the slot's
           auto body = kind->run(problem, task, (*scratch)[task.kind]);
           if (body) out.body = std::move(body).value();
@@ -28,6 +30,7 @@ caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
           out.error = "rollout " + std::to_string(index) + ": " + task.kind + " task failed: " + e.what();
           scratch->erase(task.kind);  // it may be half-updated
         }
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
         return out;
       },
   };

@@ -38,6 +38,7 @@ struct Worker {
   wire::Hello hello;
   int busy = 0;
   long done = 0;
+  double busy_seconds = 0;  // rollout time of its committed results
   Clock::time_point last_seen;
 };
 
@@ -172,7 +173,10 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
   lease.task.answer.deliver(done.result);
   auto w = s.workers.find(lease.peer);
   if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
-  if (w != s.workers.end()) ++w->second.done;
+  if (w != s.workers.end()) {
+    ++w->second.done;
+    w->second.busy_seconds += done.result.seconds;
+  }
   s.leases.erase(it);
   dispatch(self);
 }
@@ -286,7 +290,8 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
         PoolState& st = self->state;
         PoolStatus out = st.counters;
         for (const auto& [peer, w] : st.workers)
-          out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, w.done, seconds_since(w.last_seen)});
+          out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, w.done, w.busy_seconds,
+                                 seconds_since(w.last_seen)});
         out.queued = static_cast<long>(st.queue.size());
         out.leased = static_cast<long>(st.leases.size());
         return out;

@@ -27,6 +27,7 @@ struct TaskResult {
   std::string body;       // the kind's answer
   std::string worker;     // the worker that ran it (a name)
   std::string error;      // non-empty: the task failed on its worker (the body is empty)
+  double seconds = 0;     // how long the rollout worked on it
   bool withdrawn = false; // never run: the asker withdrew it before a slot took it
 };
 

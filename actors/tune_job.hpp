@@ -76,6 +76,7 @@ struct TuneOutcome {
   double heuristic_seconds = 0; // part of `seconds`, before any rollout started
   long batches = 0;
   double seconds = 0;
+  double rollout_seconds = 0;   // the rollouts' time on the job's tasks (heuristics and batches)
   // Why the job stopped: "time budget used", "evaluation budget used", "no improvement for ...
   // (--patience)", "cancelled", or for a FAILED job what failed (a rollout, storing the best).
   std::string stop_reason;

@@ -198,6 +198,7 @@ void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, c
   s.promised -= s.cap_of[sequence];
   s.cap_of.erase(sequence);
   if (answer.withdrawn) return keep_busy(self);
+  s.outcome.rollout_seconds += answer.seconds;
   auto decoded = decode_batch_result(answer.body);
   if (!decoded) {
     fail(self, "batch " + std::to_string(sequence) + " from " + answer.worker + ": " + decoded.error().message);
@@ -341,6 +342,7 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
       .then(
           [=](const TaskResult& answer) {
             if (answer.withdrawn) return done("", nullptr);
+            self->state.outcome.rollout_seconds += answer.seconds;
             auto outcome = decode_place_result(answer.body);
             if (!outcome) return done("the heuristics from " + answer.worker + ": " + outcome.error().message, nullptr);
             done("", &outcome.value());

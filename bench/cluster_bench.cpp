@@ -131,7 +131,14 @@ double median(std::vector<double> v) {
 
 // The embedded job in a process of its own, as a user runs it (`gantry tune` without
 // --coordinator): the bench's own process is no clean place to time a rollout in.
-double embedded_rate(const ClusterBenchOptions& o, int repeat) {
+// A rate job's evaluations per second, and the share of its time its rollouts spent working on
+// its tasks (the rest they waited for work: the cost of the transport, free of the machine's
+// speed, which varies from run to run on a shared host).
+struct RateSample {
+  double rate = 0, busy = 0;
+};
+
+RateSample embedded_rate(const ClusterBenchOptions& o, int repeat) {
   char tmpl[] = "/tmp/gantry-bench-cluster-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("cannot create a temporary directory under /tmp");
   const std::string dir = tmpl;
@@ -146,10 +153,11 @@ double embedded_rate(const ClusterBenchOptions& o, int repeat) {
   if (status != 0 || open == std::string::npos || close == std::string::npos)
     throw std::runtime_error("the embedded tuning job failed (status " + std::to_string(status) + "): " + log);
   const auto outcome = nlohmann::json::parse(log.substr(open, close - open + 1));
-  return outcome["evaluations"].get<double>() / outcome["seconds"].get<double>();
+  const double seconds = outcome["seconds"].get<double>();
+  return {outcome["evaluations"].get<double>() / seconds, outcome["rollout_seconds"].get<double>() / seconds};
 }
 
-double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int workers, int repeat) {
+RateSample remote_rate(const Problem& problem, const ClusterBenchOptions& o, int workers, int repeat) {
   LocalCluster cluster(o);
   for (int w = 0; w < workers; ++w) cluster.add_worker(o, 1);
   cluster.wait_for_slots(workers);
@@ -160,7 +168,11 @@ double remote_rate(const Problem& problem, const ClusterBenchOptions& o, int wor
   t.seed = static_cast<std::uint64_t>(repeat + 1);
   const JobRecord job = cluster.wait_for(cluster.submit(make_job_spec(problem.tune(), t)));
   if (job.state != JobState::complete) throw std::runtime_error("job " + job.id + " " + to_string(job.state) + ": " + job.message);
-  return job.evaluations / (job.finished - job.started);
+  const double seconds = job.finished - job.started;
+  double busy_seconds = 0;  // the job is the cluster's only one: all its workers' time was for it
+  const nlohmann::json status = cluster.status();
+  for (const auto& w : status["workers"]) busy_seconds += w["busy_seconds"].get<double>();
+  return {job.evaluations / seconds, busy_seconds / (workers * seconds)};
 }
 
 // Peers that say hello with `slots` slots each and answer every anneal task at once (the start
@@ -295,8 +307,11 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
       result.rates.push_back(rate);
     }
     for (int r = 0; r < std::max(1, o.repeats); ++r)
-      for (std::size_t i = 0; i < setups.size(); ++i)
-        result.rates[i].samples.push_back(setups[i] == 0 ? embedded_rate(o, r) : remote_rate(problem, o, setups[i], r));
+      for (std::size_t i = 0; i < setups.size(); ++i) {
+        const RateSample sample = setups[i] == 0 ? embedded_rate(o, r) : remote_rate(problem, o, setups[i], r);
+        result.rates[i].samples.push_back(sample.rate);
+        result.rates[i].busy.push_back(sample.busy);
+      }
     // Per slot against the embedded job of the same repeat (same seed, same work), the median of
     // those ratios: drift between repeats cancels out.
     const std::vector<double>& embedded = result.rates.front().samples;
@@ -306,6 +321,7 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
       std::vector<double> ratios;
       for (std::size_t r = 0; r < rate.samples.size(); ++r) ratios.push_back(rate.samples[r] / rate.slots / embedded[r]);
       rate.vs_embedded = median(ratios);
+      rate.median_busy = median(rate.busy);
     }
   }
   // Tiny tasks: one evaluation of a 10-op graph per batch, so the coordinator's messages dominate.

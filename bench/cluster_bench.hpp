@@ -32,8 +32,10 @@ struct ClusterBenchRate {
   std::string setup;                   // "embedded, 1 slot", "1 worker, 1 slot", "2 workers, 1 slot each"
   int slots = 0;
   std::vector<double> samples;         // evaluations per second of each job
+  std::vector<double> busy;            // share of each job's time its rollouts worked on its tasks
   double median = 0, per_slot = 0;
   double vs_embedded = 0;  // per slot against the embedded job of the same repeat: the median ratio
+  double median_busy = 0;
 };
 
 struct ClusterBenchResult {

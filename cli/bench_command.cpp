@@ -177,7 +177,8 @@ void add_bench_cluster(CLI::App& bench) {
       nlohmann::json rates = nlohmann::json::array();
       for (const auto& x : r.rates)
         rates.push_back({{"setup", x.setup}, {"slots", x.slots}, {"samples", x.samples}, {"median", x.median},
-                         {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}});
+                         {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}, {"busy", x.busy},
+                         {"median_busy", x.median_busy}});
       std::cout << nlohmann::json{{"rates", rates}, {"tasks_per_second", r.tasks_per_second},
                                   {"messages_per_second", r.messages_per_second}, {"ingest_per_second", r.ingest_per_second},
                                   {"echo_tasks_per_second", r.echo_tasks_per_second},
@@ -192,11 +193,13 @@ void add_bench_cluster(CLI::App& bench) {
                 << "\n";
       return;
     }
-    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded (median of paired runs)"});
+    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded (median of paired runs)",
+                     "rollouts busy (median)"});
     for (const auto& x : r.rates) {
       std::string samples;
       for (double s : x.samples) samples += (samples.empty() ? "" : " ") + format_fixed(s, 0);
-      table.add({x.setup, format_fixed(x.median, 0), samples, format_fixed(x.per_slot, 0), format_fixed(100 * x.vs_embedded, 1) + "%"});
+      table.add({x.setup, format_fixed(x.median, 0), samples, format_fixed(x.per_slot, 0), format_fixed(100 * x.vs_embedded, 1) + "%",
+                 format_fixed(100 * x.median_busy, 2) + "%"});
     }
     table.print(std::cout);
     std::cout << "tiny tasks (2 workers x " << options->tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)

@@ -101,6 +101,7 @@ void run_tune(TuneArgs& args, const RemoteArgs& remote) {
     j["stop_reason"] = t.stop_reason;
     j["heuristic_evaluations"] = t.heuristic_evaluations;
     j["heuristic_seconds"] = t.heuristic_seconds;
+    j["rollout_seconds"] = t.rollout_seconds;
     std::cout << j.dump(2) << "\n";
     end_of_job(t, options);
     return;

@@ -386,18 +386,19 @@ Result<Assign> decode<Assign>(std::string_view payload) {
 
 std::string encode(const Done& m) {
   const TaskResult& r = m.result;
-  return message(5, [&](Writer& w) {
+  return message(6, [&](Writer& w) {
     entry(w, "lease", m.lease);
     entry(w, "sequence", r.sequence);
     w.str("body");
     w.bin(r.body);
     entry(w, "worker", r.worker);
     entry(w, "error", r.error);
+    entry(w, "seconds", r.seconds);
   });
 }
 template <>
 Result<Done> decode<Done>(std::string_view payload) {
-  static const char* const fields[] = {"v", "lease", "sequence", "body", "worker", "error"};
+  static const char* const fields[] = {"v", "lease", "sequence", "body", "worker", "error", "seconds"};
   return read_message<Done>(payload, "done", [](Decoder& d, const std::string& what, Done& m) {
     TaskResult& r = m.result;
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
@@ -406,7 +407,8 @@ Result<Done> decode<Done>(std::string_view payload) {
       if (key == "sequence") return get(d, r.sequence);
       if (key == "body") return get_bin(d, r.body);
       if (key == "worker") return get(d, r.worker);
-      return get(d, r.error);
+      if (key == "error") return get(d, r.error);
+      return get(d, r.seconds);
     });
   });
 }

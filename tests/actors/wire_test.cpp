@@ -72,12 +72,14 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     m.result.body = std::string("\x81\0answer", 8);
     m.result.worker = "host/12";
     m.result.error = "it broke";
+    m.result.seconds = 0.125;
     const Done d = decode<Done>(encode(m)).value();
     CHECK(d.lease == 42);
     CHECK(d.result.sequence == 5);
     CHECK(d.result.body == m.result.body);
     CHECK(d.result.worker == "host/12");
     CHECK(d.result.error == "it broke");
+    CHECK(d.result.seconds == 0.125);
     CHECK_FALSE(d.result.withdrawn);  // an in-process answer, never on the wire
   }
   SECTION("anneal and place task bodies") {

@@ -71,34 +71,29 @@ std::string encode_body(const BatchResult& r) {
 }
 
 Result<BatchRequest> decode_batch_request(std::string_view body) {
-  Decoder d{MsgpackReader(body), {}};
-  BatchRequest b;
-  const bool ok = wire::read_object(d, "anneal request", kRequestFields, [&](std::string_view key) -> const char* {
-    if (key == "start") return get(d, b.start, "anneal request.start");
-    if (key == "seed") return get(d, b.seed);
-    if (key == "evaluations") return get(d, b.evaluations);
-    if (key == "seconds") return get(d, b.seconds);
-    if (key == "t_start") return get(d, b.t_start);
-    if (key == "t_end") return get(d, b.t_end);
-    if (key == "perturb") return get(d, b.perturb);
-    return get(d, b.fail_times);
-  });
-  if (!ok) return make_error(d.error);
-  return b;
+  return wire::read_body<BatchRequest>(body, "anneal request", kRequestFields,
+                                       [](Decoder& d, BatchRequest& b, std::string_view key) -> const char* {
+                                         if (key == "start") return get(d, b.start, "anneal request.start");
+                                         if (key == "seed") return get(d, b.seed);
+                                         if (key == "evaluations") return get(d, b.evaluations);
+                                         if (key == "seconds") return get(d, b.seconds);
+                                         if (key == "t_start") return get(d, b.t_start);
+                                         if (key == "t_end") return get(d, b.t_end);
+                                         if (key == "perturb") return get(d, b.perturb);
+                                         return get(d, b.fail_times);
+                                       });
 }
 
 Result<BatchResult> decode_batch_result(std::string_view body) {
-  Decoder d{MsgpackReader(body), {}};
-  BatchResult r;
-  const bool ok = wire::read_object(d, "anneal result", kResultFields, [&](std::string_view key) -> const char* {
-    if (key == "evaluations") return get(d, r.evaluations);
-    if (key == "best_makespan") return get(d, r.best_makespan);
-    if (key == "mean_makespan") return get(d, r.mean_makespan);
-    if (key == "best") return get(d, r.best, "anneal result.best");
-    return get(d, r.last, "anneal result.last");
-  });
-  if (!ok) return make_error(d.error);
-  if (r.evaluations < 0) return make_error("anneal result: negative evaluations");
+  auto r = wire::read_body<BatchResult>(body, "anneal result", kResultFields,
+                                        [](Decoder& d, BatchResult& r, std::string_view key) -> const char* {
+                                          if (key == "evaluations") return get(d, r.evaluations);
+                                          if (key == "best_makespan") return get(d, r.best_makespan);
+                                          if (key == "mean_makespan") return get(d, r.mean_makespan);
+                                          if (key == "best") return get(d, r.best, "anneal result.best");
+                                          return get(d, r.last, "anneal result.last");
+                                        });
+  if (r && r.value().evaluations < 0) return make_error("anneal result: negative evaluations");
   return r;
 }
 

@@ -40,31 +40,26 @@ std::string encode_body(const PlacementOutcome& o) {
 }
 
 Result<PlaceRequest> decode_place_request(std::string_view body) {
-  Decoder d{MsgpackReader(body), {}};
-  PlaceRequest r;
-  const bool ok = wire::read_object(d, "place request", kRequestFields, [&](std::string_view key) -> const char* {
-    if (key == "method") return get(d, r.method);
-    if (key == "seed") return get(d, r.seed);
-    if (key == "seconds") return get(d, r.seconds);
-    return get(d, r.evaluations);
-  });
-  if (!ok) return make_error(d.error);
-  return r;
+  return wire::read_body<PlaceRequest>(body, "place request", kRequestFields,
+                                       [](Decoder& d, PlaceRequest& r, std::string_view key) -> const char* {
+                                         if (key == "method") return get(d, r.method);
+                                         if (key == "seed") return get(d, r.seed);
+                                         if (key == "seconds") return get(d, r.seconds);
+                                         return get(d, r.evaluations);
+                                       });
 }
 
 Result<PlacementOutcome> decode_place_result(std::string_view body) {
-  Decoder d{MsgpackReader(body), {}};
-  PlacementOutcome o;
-  const bool ok = wire::read_object(d, "place result", kResultFields, [&](std::string_view key) -> const char* {
-    if (key == "method") return get(d, o.method);
-    if (key == "placement") return get(d, o.placement, "place result.placement");
-    if (key == "makespan") return get(d, o.makespan);
-    if (key == "planned") return get(d, o.planned);
-    if (key == "evaluations") return get(d, o.evaluations);
-    return get(d, o.seconds);
-  });
-  if (!ok) return make_error(d.error);
-  if (o.evaluations < 0) return make_error("place result: negative evaluations");
+  auto o = wire::read_body<PlacementOutcome>(body, "place result", kResultFields,
+                                             [](Decoder& d, PlacementOutcome& o, std::string_view key) -> const char* {
+                                               if (key == "method") return get(d, o.method);
+                                               if (key == "placement") return get(d, o.placement, "place result.placement");
+                                               if (key == "makespan") return get(d, o.makespan);
+                                               if (key == "planned") return get(d, o.planned);
+                                               if (key == "evaluations") return get(d, o.evaluations);
+                                               return get(d, o.seconds);
+                                             });
+  if (o && o.value().evaluations < 0) return make_error("place result: negative evaluations");
   return o;
 }
 

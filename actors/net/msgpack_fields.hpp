@@ -13,6 +13,7 @@
 #include "core/fingerprint.hpp"
 #include "core/msgpack.hpp"
 #include "core/placement.hpp"
+#include "core/result.hpp"
 
 namespace gantry::wire {
 
@@ -153,6 +154,15 @@ inline bool read_placement(Decoder& d, const std::string& what, Placement& p) {
 }
 inline const char* get(Decoder& d, Placement& out, const std::string& what) {
   return nested(d, [&] { return read_placement(d, what, out); });
+}
+
+// A task body: one map of `names`, each field read by `field(decoder, out, name)`.
+template <class T, std::size_t N, class Field>
+Result<T> read_body(std::string_view body, const std::string& what, const char* const (&names)[N], Field field) {
+  Decoder d{MsgpackReader(body), {}};
+  T out;
+  if (!read_object(d, what, names, [&](std::string_view key) { return field(d, out, key); })) return make_error(d.error);
+  return out;
 }
 
 }  // namespace gantry::wire

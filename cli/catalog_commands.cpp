@@ -29,7 +29,9 @@ void add_workloads_command(CLI::App& app) {
     if (format->json())
       std::cout << list.dump(2) << "\n";
     else
-      std::cout << "use as --workload NAME or --workload NAME:key=value,key=value\n";
+      std::cout << "use as --workload NAME or --workload NAME:key=value,key=value\n"
+                << "every workload also takes costs=physical (times from flops, bytes and the cluster; the default) or\n"
+                << "costs=doppler (DOPPLER's convention: multiply-adds, comm = 4 x compute; simulate with --sim doppler)\n";
   });
 }
 

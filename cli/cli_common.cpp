@@ -83,21 +83,18 @@ void OutputArgs::add_to(CLI::App& app, bool timelines) {
   }
 }
 
-Problem load_problem(const ProblemArgs& args) {
+Graph load_graph(const ProblemArgs& args) {
   if (args.graph_file.empty() && args.workload.empty())
     throw CliError("give a graph: --graph FILE or --workload NAME (see `gantry workloads`)");
+  auto g = args.graph_file.empty() ? make_workload(args.workload, args.seed) : read_graph_file(args.graph_file);
+  if (!g) throw CliError(g.error().message);
+  return std::move(g).value();
+}
+
+Problem load_problem(const ProblemArgs& args) {
   Problem p;
-  if (!args.graph_file.empty()) {
-    auto g = read_graph_file(args.graph_file);
-    if (!g) throw CliError(g.error().message);
-    p.graph = std::move(g).value();
-    p.graph_label = args.graph_file;
-  } else {
-    auto g = make_workload(args.workload, args.seed);
-    if (!g) throw CliError(g.error().message);
-    p.graph = std::move(g).value();
-    p.graph_label = args.workload;
-  }
+  p.graph = load_graph(args);
+  p.graph_label = args.graph_file.empty() ? args.workload : args.graph_file;
   auto c = Cluster::load(args.cluster);
   if (!c) throw CliError(c.error().message);
   p.cluster = std::move(c).value();

@@ -65,6 +65,7 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
+Graph load_graph(const ProblemArgs& args);  // --graph or --workload alone (no cluster)
 // A CLI11 check for a finite number in [low, high] (CLI11's own checks let "nan" through).
 CLI::Validator finite_in(double low, double high);
 // Writes --trace / --svg files of a recorded timeline; a failed write is a CliError.

@@ -28,6 +28,7 @@ void add_all_commands(CLI::App& app) {
   add_status_command(app);
   add_cancel_command(app);
   add_keys_command(app);
+  add_export_command(app);
   add_pipeline_command(app);
   add_models_command(app);
   add_workloads_command(app);

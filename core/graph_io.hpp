@@ -20,4 +20,9 @@ Result<Graph> read_graph_file(const std::string& path);
 
 std::string graph_to_json(const Graph& graph, int indent = 1);
 
+// The DOPPLER text format (what read_graph_doppler reads, with no input nodes): every op needs an
+// explicit compute cost and transfer cost (a DOPPLER file, or a workload with costs=doppler); the
+// error names the first op without.
+Result<std::string> graph_to_doppler(const Graph& graph);
+
 }  // namespace gantry

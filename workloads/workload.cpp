@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "workloads/doppler_costs.hpp"
 #include "workloads/generators.hpp"
 
 namespace gantry {
@@ -158,6 +159,13 @@ Result<WorkloadSpec> parse_workload_spec(const std::string& spec) {
     double value = 0;
     if (key.empty())
       return make_error("workload spec '" + spec + "': missing parameter name in '" + item + "'");
+    if (key == "costs") {
+      if (text != "physical" && text != "doppler")
+        return make_error("workload spec '" + spec + "': costs=" + text +
+                          ": expected physical (times from flops and bytes) or doppler (multiply-adds, comm = 4 x compute)");
+      out.costs = text;
+      continue;
+    }
     if (!parse_number(text, value))
       return make_error("workload spec '" + spec + "': parameter " + key + " needs a number, got '" +
                         text + "'");
@@ -183,7 +191,9 @@ Result<Graph> make_workload(const std::string& spec, std::uint64_t seed) {
     const std::uint64_t exact = seed & ((std::uint64_t{1} << 53) - 1);
     request.params.values["seed"] = static_cast<double>(exact);
   }
-  return entry->make(request.params);
+  auto graph = entry->make(request.params);
+  if (!graph || request.costs != "doppler") return graph;
+  return with_doppler_costs(graph.value());
 }
 
 }  // namespace gantry

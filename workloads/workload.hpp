@@ -35,9 +35,13 @@ struct WorkloadInfo {
 };
 
 // A spec split into its workload name and parameters (not yet checked against the workload).
+// `costs` is the one parameter that is a word, not a number, and every workload takes it:
+// "physical" (the default: times from flops, bytes and the cluster) or "doppler" (DOPPLER's
+// convention, workloads/doppler_costs.hpp).
 struct WorkloadSpec {
   std::string name;
   WorkloadParams params;
+  std::string costs = "physical";
 };
 
 const std::vector<WorkloadInfo>& workload_list();
@@ -46,8 +50,8 @@ const WorkloadInfo* find_workload(const std::string& name);
 // The parameter keys a workload accepts, in the order of its params_help.
 std::vector<std::string> workload_param_keys(const WorkloadInfo& info);
 
-// "name" or "name:key=value,key=value". Malformed text, duplicate keys and non-numeric values are
-// errors that quote the offending part.
+// "name" or "name:key=value,key=value" (and costs=physical|doppler). Malformed text, duplicate keys
+// and non-numeric values are errors that quote the offending part.
 Result<WorkloadSpec> parse_workload_spec(const std::string& spec);
 
 // Builds a workload. Unknown names and parameters are errors listing the valid ones. `seed` feeds

@@ -1,4 +1,7 @@
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/fingerprint.hpp"
 #include "core/graph_io.hpp"
@@ -19,6 +22,43 @@ TEST_CASE("the DOPPLER FFNN graph reads with its costs", "[core]") {
   CHECK(g.value().cost(0) == 68719476736.0);
   CHECK(g.value().transfer_cost(0) == 274877906944.0);
   CHECK(g.value().cost_unit() == "units");
+}
+
+TEST_CASE("the DOPPLER writer gives back the shipped FFNN file's costs and edges", "[core]") {
+  const std::string path = kData + "/doppler/ffnn_192nodes.txt";
+  const Graph original = read_graph_file(path).value();
+  auto text = graph_to_doppler(original);
+  REQUIRE(text.ok());
+  const Graph back = read_graph_doppler(text.value(), "written").value();
+  REQUIRE(back.size() == original.size());
+  REQUIRE(back.num_edges() == original.num_edges());
+  for (EdgeId e = 0; e < original.num_edges(); ++e) {
+    CHECK(back.edge_src(e) == original.edge_src(e));
+    CHECK(back.edge_dst(e) == original.edge_dst(e));
+  }
+  // The cost lines as the file itself has them: the last N lines, "comp,comm[,type]".
+  std::ifstream file(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+  const std::size_t first = lines.size() - static_cast<std::size_t>(original.size());
+  for (OpId op = 0; op < back.size(); ++op) {
+    const std::string& line = lines[first + op];
+    const auto comma = line.find(',');
+    INFO(line);
+    CHECK(back.cost(op) == std::stod(line.substr(0, comma)));
+    CHECK(back.transfer_cost(op) == std::stod(line.substr(comma + 1)));
+    CHECK(back.kind(op) == original.kind(op));
+  }
+  // A graph priced from flops and bytes has no DOPPLER costs to write.
+  GraphBuilder physical("physical");
+  OpSpec op;
+  op.name = "mm";
+  op.flops = 10;
+  physical.add_op(op);
+  auto refused = graph_to_doppler(physical.build().value());
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("op 0 (mm)") && Catch::Contains("costs=doppler"));
 }
 
 TEST_CASE("STG graphs drop the dummy entry and exit", "[core]") {

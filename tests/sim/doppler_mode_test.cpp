@@ -6,6 +6,8 @@
 #include "core/graph_io.hpp"
 #include "sim/simulator.hpp"
 #include "sim_fixtures.hpp"
+#include "workloads/doppler_costs.hpp"
+#include "workloads/workload.hpp"
 
 using namespace gantry;
 using gantry::testing::op;
@@ -107,4 +109,29 @@ TEST_CASE("DOPPLER mode matches the public DOPPLER simulator on 60 golden placem
     matched += sim.makespan(p) == expected;
   }
   CHECK(matched == 60);
+}
+
+TEST_CASE("DOPPLER mode prices a costs=doppler workload by its multiply-adds and 4x transfers", "[sim]") {
+  const Graph g = make_workload("chainmm:size=64,costs=doppler").value();
+  Cluster c = Cluster::identical(2).value();
+  CostTable costs(g, c);
+  Simulator sim(g, costs, c, doppler_options());
+  // One device: no transfers, a busy device from start to end, so the makespan is every op's compute.
+  double compute = 0;
+  for (OpId op = 0; op < g.size(); ++op) compute += g.cost(op);
+  CHECK(sim.makespan(Placement{std::vector<std::int32_t>(g.size(), 0), {}}) == Approx(compute).epsilon(1e-12));
+  // A chain of two ops on two devices: the second waits for the first and its 4x transfer.
+  GraphBuilder b("pair");
+  OpSpec first;
+  first.name = "a";
+  first.kind = OpKind::matmul;
+  first.flops = 2000;  // 1000 multiply-adds
+  OpSpec second = first;
+  second.name = "b";
+  b.add_op(first);
+  b.add_op(second);
+  b.add_edge(0, 1);
+  const Graph pair = with_doppler_costs(b.build().value());
+  CostTable pair_costs(pair, c);
+  CHECK(Simulator(pair, pair_costs, c, doppler_options()).makespan(Placement{{0, 1}, {}}) == 1000 + 4000 + 1000);
 }

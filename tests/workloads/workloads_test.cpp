@@ -338,3 +338,33 @@ TEST_CASE("generators called directly use their defaults", "[workloads]") {
   REQUIRE_FALSE(error.ok());
   CHECK(error.error().message.find("ffnn") != std::string::npos);
 }
+
+TEST_CASE("costs=doppler prices ops by multiply-adds and transfers at 4x, on every workload", "[workloads]") {
+  // CHAINMM's three n x n x n products have 3 n^3 multiply-adds (workloads/chainmm.cpp: 6 n^3 of
+  // its flops are theirs); every other op costs one unit per flop (at least one).
+  const std::int64_t n = 64;
+  const Graph physical = build("chainmm:size=64");
+  const Graph g = build("chainmm:size=64,costs=doppler");
+  REQUIRE(g.size() == physical.size());
+  REQUIRE(g.num_edges() == physical.num_edges());
+  CHECK(g.cost_unit() == "units");
+  double matmul_macs = 0;
+  for (OpId op = 0; op < g.size(); ++op) {
+    INFO(g.name(op));
+    CHECK(g.transfer_cost(op) == 4 * g.cost(op));
+    if (g.kind(op) == OpKind::matmul) matmul_macs += g.cost(op);
+    else CHECK(g.cost(op) == std::max(1.0, physical.flops(op)));
+  }
+  CHECK(matmul_macs == 3.0 * n * n * n);
+  for (const char* spec : {"ffnn:costs=doppler", "llama-block:costs=doppler", "random:ops=50,costs=doppler",
+                           "llama-layer:costs=doppler,blocks=2", "stg-random:costs=doppler"}) {
+    const Graph other = build(spec);
+    for (OpId op = 0; op < other.size(); ++op) {
+      INFO(spec << " op " << op);
+      REQUIRE(other.cost(op) >= 1);
+      CHECK(other.transfer_cost(op) == 4 * other.cost(op));
+    }
+  }
+  CHECK_THAT(error_of("chainmm:costs=flops"), Catch::Contains("costs=flops") && Catch::Contains("physical") &&
+                                                    Catch::Contains("doppler"));
+}

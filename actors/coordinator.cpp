@@ -254,8 +254,14 @@ void recover(Self self) {
             put_job(self, job.record);
             enqueue(self, std::move(job));
             start_next(self);
+          },
+          [=](const caf::error& e) {
+            log_line("gantry: job " + record.id + " cannot be resumed: the store did not answer: " + self->system().render(e));
           });
     }
+  },
+  [=](const caf::error& e) {
+    log_line("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + self->system().render(e));
   });
 }
 
@@ -391,7 +397,8 @@ void on_client(Self self, const wire::Envelope& e) {
         self->request(gateway, caf::infinite, status_atom::value)
             .then([=](const GatewayCounters& counters) { answer_with(counters); },
                   [=](const caf::error&) { answer_with(GatewayCounters{}); });
-      });
+      },
+      [=](const caf::error& e) { reply_via(self, gateway, peer, wire::Reply{id, false, self->system().render(e), ""}); });
       return;
     }
     default:

@@ -3,6 +3,7 @@
 // no raw pointers), but CAF 0.17 cannot serialize them and does not need to: whatever crosses a
 // process is encoded by actors/net/wire.hpp and carried by a gateway as an Envelope.
 #include <caf/all.hpp>
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -54,6 +55,14 @@ using job_done_atom = caf::atom_constant<caf::atom("jobdone")>;
 // A store that has not answered a request within this long has failed (a hung disk): the request
 // errs instead of holding its job forever.
 constexpr std::chrono::seconds kStoreTimeout{60};
+
+// The steady-clock time `seconds` from now; beyond a year is a year (a budget of 3,000,000 hours
+// must not overflow the clock's 64-bit nanoseconds into a deadline in the past).
+inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  const double bounded = std::min(std::max(seconds, 0.0), 365.0 * 86400);
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(bounded));
+}
 
 // CAF 0.17's timers and request timeouts take integral durations.
 inline std::chrono::milliseconds milliseconds_of(double seconds) {

@@ -110,8 +110,7 @@ void dispatch(Self self) {
     wire::Assign assign{id, seconds, task.task};
     ++best->busy;
     send_to(self, *best, *peer, wire::Type::assign, wire::encode(assign));
-    s.leases.emplace(id, Lease{std::move(task), *peer,
-                               Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))});
+    s.leases.emplace(id, Lease{std::move(task), *peer, deadline_after(seconds)});
   }
 }
 
@@ -144,6 +143,28 @@ void forget_worker(Self self, const std::string& peer, const std::string& why) {
   dispatch(self);
 }
 
+// Ends a lease whose task has used up its attempts: the asker hears why, the slot is free.
+void fail_task(Self self, std::map<std::uint64_t, Lease>::iterator it, const std::string& why) {
+  PoolState& s = self->state;
+  Task& task = it->second.task;
+  task.answer.deliver(caf::make_error(caf::sec::runtime_error, task.task.kind + " task " + std::to_string(task.task.sequence) +
+                                                                   " failed " + std::to_string(task.attempts) + " times, " + why));
+  auto w = s.workers.find(it->second.peer);
+  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  s.leases.erase(it);
+}
+
+// A lease past its deadline: the task runs again elsewhere, and counts as a failed attempt (a
+// task that cannot finish within its lease must not circle forever).
+void expire(Self self, std::uint64_t lease_id) {
+  PoolState& s = self->state;
+  auto it = s.leases.find(lease_id);
+  if (it == s.leases.end()) return;
+  if (++it->second.task.attempts >= s.options.max_attempts)
+    return fail_task(self, it, "last on " + it->second.peer + ": it did not finish within its lease (raise --lease-seconds for longer tasks)");
+  requeue(self, lease_id, "lease deadline passed");
+}
+
 void on_done(Self self, const std::string& peer, const wire::Done& done) {
   PoolState& s = self->state;
   auto it = s.leases.find(done.lease);
@@ -156,13 +177,7 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
     Task& task = lease.task;
     ++task.attempts;
     if (task.attempts >= s.options.max_attempts) {
-      task.answer.deliver(caf::make_error(caf::sec::runtime_error, task.task.kind + " task " + std::to_string(task.task.sequence) +
-                                                                       " failed " + std::to_string(task.attempts) +
-                                                                       " times, last on " + done.result.worker + ": " +
-                                                                       done.result.error));
-      auto w = s.workers.find(lease.peer);
-      if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
-      s.leases.erase(it);
+      fail_task(self, it, "last on " + done.result.worker + ": " + done.result.error);
     } else {
       requeue(self, done.lease, "failed on " + done.result.worker + ": " + done.result.error);
     }
@@ -249,7 +264,7 @@ void on_tick(Self self) {
   const auto now = Clock::now();
   for (const auto& [id, lease] : s.leases)
     if (lease.deadline < now) expired.push_back(id);
-  for (std::uint64_t id : expired) requeue(self, id, "lease deadline passed");
+  for (std::uint64_t id : expired) expire(self, id);
   dispatch(self);
 }
 
@@ -281,9 +296,10 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
           it = q.erase(it);
         }
       },
-      [=](slots_atom) {
+      [=](slots_atom, const std::string& kind) {  // slots of the live workers that run `kind`
         int n = 0;
-        for (const auto& [peer, w] : self->state.workers) n += w.hello.slots;
+        for (const auto& [peer, w] : self->state.workers)
+          if (runs(w, kind)) n += w.hello.slots;
         return n;
       },
       [=](status_atom) {

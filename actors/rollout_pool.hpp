@@ -10,7 +10,7 @@
 // Messages:
 //   run_task, job, priority, RolloutTask    -> TaskResult (when a lease's result is committed)
 //   withdraw, job                            the job's queued tasks come back `withdrawn`
-//   slots                                    -> int: slots of the live workers
+//   slots, kind                              -> int: slots of the live workers that run `kind`
 //   status                                   -> PoolStatus
 //   add_problem, ProblemSpec / drop_problem, Fingerprint: the content workers may ask for
 //   net_in, Envelope                         hello, heartbeat, done, need_problem, bye

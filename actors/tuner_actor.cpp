@@ -68,6 +68,13 @@ std::string seconds_text(double seconds) {
   return buffer;
 }
 
+// Whether a job still waiting for its heuristics must give up on them: cancelled, failed, or out
+// of time. (Patience counts from the search's start, and the heuristics are the first evaluations.)
+bool must_stop_before_search(const TunerState& s) {
+  const JobSpec& o = s.config.spec;
+  return !s.failure.empty() || s.cancelled || (o.budget_seconds > 0 && elapsed(s) >= o.budget_seconds);
+}
+
 // Why the job must stop now ("" = it goes on).
 std::string stop_reason(const TunerState& s) {
   const JobSpec& o = s.config.spec;
@@ -280,7 +287,7 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
 // The pool's slot count sets how many chains run; asked at start and on every tick, so a job
 // grows onto workers that join and does not queue more than the pool can run.
 void refresh_width(caf::stateful_actor<TunerState>* self) {
-  self->request(self->state.config.pool, std::chrono::seconds(5), slots_atom::value)
+  self->request(self->state.config.pool, std::chrono::seconds(5), slots_atom::value, std::string(kAnnealTask))
       .then([=](int slots) {
               TunerState& st = self->state;
               const int cap = st.config.spec.parallelism;
@@ -302,6 +309,7 @@ void begin_search(caf::stateful_actor<TunerState>* self) {
   }
   store_best(self);
   s.started = true;
+  s.last_improvement = elapsed(s);  // patience counts from here, not from a wait for a worker
   refresh_width(self);
 }
 
@@ -311,6 +319,9 @@ void begin_search(caf::stateful_actor<TunerState>* self) {
 // a stored best that is not better.
 void run_heuristics(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
+  const JobSpec& o = s.config.spec;
+  if ((o.budget_seconds > 0 && elapsed(s) >= o.budget_seconds) || (o.budget_evaluations > 0 && unpromised(s) == 0))
+    return begin_search(self);  // the budget is spent (a resumed job): a budget of 0 would mean none
   PlaceRequest request;
   request.method = "heuristics";
   request.seed = s.config.spec.seed;
@@ -407,7 +418,7 @@ caf::behavior tuner_actor(caf::stateful_actor<TunerState>* self, TunerConfig con
       },
       [=](tick_atom) {  // budgets, patience and cancellation are noticed even while no batch returns
         TunerState& s = self->state;
-        if (s.heuristics_pending && !stop_reason(s).empty()) withdraw(self);
+        if (s.heuristics_pending && must_stop_before_search(s)) withdraw(self);
         refresh_width(self);
         self->delayed_send(self, std::chrono::milliseconds(250), tick_atom::value);
       },

@@ -76,7 +76,7 @@ void run_waiting(Self self) {
     caf::actor rollout = s.idle.back();
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(assign.deadline_seconds));
+    const auto deadline = deadline_after(assign.deadline_seconds);
     s.running[lease] = WorkerState::Running{rollout, assign.task.sequence, deadline};
     self->request(rollout, caf::infinite, run_task_atom::value, problem, std::move(assign.task))
         .then(

@@ -3,6 +3,7 @@
 // (core/msgpack.hpp): `put` and `entry` write values and fields; `read_object` reads a map whose
 // fields may come in any order, each exactly once, steps over fields it does not know (a newer
 // writer's) and names the field in every error ("assign.batch: field \"seed\" is missing").
+#include <algorithm>
 #include <bitset>
 #include <cmath>
 #include <cstdint>
@@ -132,22 +133,31 @@ const char* nested(Decoder& d, Read read) {
   return read() ? nullptr : kNested;
 }
 
+// The most elements reserved ahead of reading them.
+inline constexpr std::uint32_t kReserveAtMost = 1u << 16;
+
 inline const char* const kPlacementFields[] = {"device", "priority"};
 inline bool read_placement(Decoder& d, const std::string& what, Placement& p) {
   return read_object(d, what, kPlacementFields, [&](std::string_view key) -> const char* {
     std::uint32_t n = 0;
     if (!d.in.array(n)) return kWrongType;
+    // Grown as elements are read, never sized from the count alone: a peer's count is a claim.
     if (key == "device") {
-      p.device.assign(n, 0);
-      for (std::int32_t& device : p.device) {
+      p.device.clear();
+      p.device.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
+      for (std::uint32_t i = 0; i < n; ++i) {
         std::int64_t v = 0;
         if (!d.in.sint(v) || v < 0 || v > (1 << 30)) return "holds something that is not a device index";
-        device = static_cast<std::int32_t>(v);
+        p.device.push_back(static_cast<std::int32_t>(v));
       }
     } else {
-      p.priority.assign(n, 0.0);
-      for (double& priority : p.priority)
-        if (!d.in.real(priority)) return "holds something that is not a number";
+      p.priority.clear();
+      p.priority.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
+      for (std::uint32_t i = 0; i < n; ++i) {
+        double v = 0;
+        if (!d.in.real(v)) return "holds something that is not a number";
+        p.priority.push_back(v);
+      }
     }
     return nullptr;
   });

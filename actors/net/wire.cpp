@@ -158,9 +158,13 @@ bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
 const char* get_strings(Decoder& d, std::vector<std::string>& out) {
   std::uint32_t n = 0;
   if (!d.in.array(n)) return kWrongType;
-  out.assign(n, {});
-  for (std::string& s : out)
+  out.clear();
+  out.reserve(std::min<std::uint32_t>(n, kReserveAtMost));  // a peer's count is a claim
+  for (std::uint32_t i = 0; i < n; ++i) {
+    std::string s;
     if (get(d, s)) return "holds something that is not a string";
+    out.push_back(std::move(s));
+  }
   return nullptr;
 }
 
@@ -524,9 +528,13 @@ Result<std::vector<T>> read_json_list(const std::string& text, const char* what,
   Decoder d{MsgpackReader(bytes), {}};
   std::uint32_t n = 0;
   d.in.array(n);
-  std::vector<T> items(n);
-  for (T& item : items)
+  std::vector<T> items;
+  items.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    T item;
     if (!read(d, std::string(what), item)) return make_error(d.error);
+    items.push_back(std::move(item));
+  }
   return items;
 }
 

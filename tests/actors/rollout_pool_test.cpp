@@ -13,7 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-wire::Envelope hello(const std::string& peer, std::vector<std::string> kinds = {"anneal"}, int slots = 1) {
+wire::Envelope hello(const std::string& peer, std::vector<std::string> kinds = {"anneal", "place"}, int slots = 1) {
   return {peer, wire::Type::hello, wire::encode(wire::Hello{peer, "test-host", 1, slots, std::move(kinds)})};
 }
 
@@ -172,4 +172,27 @@ TEST_CASE("a task goes only to a worker that runs its kind; tasks behind it are 
   const PoolStatus s = status(job, pool);
   CHECK(s.queued == 0);
   CHECK(s.leased == 2);
+}
+
+TEST_CASE("a task that misses its lease's deadline on every attempt fails instead of circling", "[actors]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  PoolOptions options;
+  options.heartbeat_seconds = 0.05;
+  options.lease_seconds = 0.1;  // plus the task's own 0 s
+  options.liveness = 1000;      // the silent worker stays: only the deadlines act
+  options.announce = false;
+  caf::actor pool = spawn_rollout_pool(system, options);
+  PoolGuard guard{pool};
+  caf::scoped_actor a{system}, job{system};
+  a->send(pool, net_in_atom::value, hello("a"));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(4, "place"));
+  std::string error;
+  job->receive([&](const TaskResult&) { FAIL("a result, though no worker answered"); },
+               [&](const caf::error& e) { error = system.render(e); }, caf::after(10s) >> [] { FAIL("no answer"); });
+  CHECK_THAT(error, Catch::Contains("place task 4 failed 3 times") && Catch::Contains("did not finish within its lease"));
+  const PoolStatus s = status(job, pool);
+  CHECK(s.requeued == 2);  // the first two expiries ran it again
+  CHECK(s.leased == 0);
+  CHECK(s.workers.at(0).busy == 0);
 }

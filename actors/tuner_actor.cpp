@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <map>
 #include <vector>
 
 #include "actors/log_line.hpp"
@@ -24,7 +23,6 @@ struct TunerState {
   double last_improvement = 0, last_tick = -1;
   long outstanding = 0, next_sequence = 1;  // episode 0 is the heuristics
   long promised = 0;                          // evaluations handed out in batches not yet returned
-  std::map<long, long> cap_of;                // batch sequence -> its evaluation cap
   // Annealing chains: one per batch in flight. A chain's next batch starts where its last ended.
   struct Chain {
     Placement last;
@@ -198,12 +196,16 @@ void keep_busy(caf::stateful_actor<TunerState>* self) {
   }
 }
 
-void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, const TaskResult& answer) {
-  TunerState& s = self->state;
+// A batch is back (answered, withdrawn or failed): its chain is free and its cap no longer promised.
+void batch_returned(TunerState& s, int chain, long cap) {
   --s.outstanding;
   s.chains[chain].busy = false;
-  s.promised -= s.cap_of[sequence];
-  s.cap_of.erase(sequence);
+  s.promised -= cap;
+}
+
+void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, long cap, const TaskResult& answer) {
+  TunerState& s = self->state;
+  batch_returned(s, chain, cap);
   if (answer.withdrawn) return keep_busy(self);
   s.outcome.rollout_seconds += answer.seconds;
   auto decoded = decode_batch_result(answer.body);
@@ -249,8 +251,8 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
     if (cap <= 0) cap = 1 + 32 * std::max(1L, o.budget_evaluations / (static_cast<long>(s.width) * 8 * 32));
     request.evaluations = std::min(cap, unpromised(s));
   }
-  s.cap_of[sequence] = request.evaluations;
-  s.promised += request.evaluations;
+  const long cap = request.evaluations;
+  s.promised += cap;
   request.fail_times = sequence == o.fail_batch ? o.fail_times : 0;
   // Each chain anneals across its batches, cooling with the budget used (the schedule of
   // `place --method search`, T from 0.02 to 2e-4); every eighth batch of a chain restarts it from
@@ -272,13 +274,9 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
   // No deadline here: the pool owns the deadlines (leases), re-queues what a lost worker held and
   // answers every task once, with a result, `withdrawn`, or an error when the task keeps failing.
   self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, o.priority, std::move(task))
-      .then([=](const TaskResult& answer) { on_batch(self, c, sequence, answer); },
+      .then([=](const TaskResult& answer) { on_batch(self, c, sequence, cap, answer); },
             [=](const caf::error& e) {
-              TunerState& st = self->state;
-              --st.outstanding;
-              st.chains[c].busy = false;
-              st.promised -= st.cap_of[sequence];
-              st.cap_of.erase(sequence);
+              batch_returned(self->state, c, cap);
               fail(self, "a batch failed: " + error_text(self->system(), e));
               keep_busy(self);
             });
@@ -287,7 +285,7 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
 // The pool's slot count sets how many chains run; asked at start and on every tick, so a job
 // grows onto workers that join and does not queue more than the pool can run.
 void refresh_width(caf::stateful_actor<TunerState>* self) {
-  self->request(self->state.config.pool, std::chrono::seconds(5), slots_atom::value, std::string(kAnnealTask))
+  self->request(self->state.config.pool, caf::infinite, slots_atom::value, std::string(kAnnealTask))
       .then([=](int slots) {
               TunerState& st = self->state;
               const int cap = st.config.spec.parallelism;

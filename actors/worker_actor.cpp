@@ -58,6 +58,13 @@ void answer(Self self, std::uint64_t lease, TaskResult result) {
   send_up(self, wire::Type::done, wire::encode(wire::Done{lease, std::move(result)}));
 }
 
+void answer_failed(Self self, std::uint64_t lease, long sequence, const std::string& why) {
+  TaskResult failed;
+  failed.sequence = sequence;
+  failed.error = why;
+  answer(self, lease, std::move(failed));
+}
+
 void give_up(Self self, std::uint64_t lease, const std::string& why);
 
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
@@ -99,11 +106,9 @@ void give_up(Self self, std::uint64_t lease, const std::string& why) {
   auto it = s.running.find(lease);
   if (it == s.running.end()) return;
   const caf::actor stuck = it->second.rollout;
-  TaskResult failed;
-  failed.sequence = it->second.sequence;
-  failed.error = why;
+  const long sequence = it->second.sequence;
   s.running.erase(it);
-  answer(self, lease, failed);
+  answer_failed(self, lease, sequence, why);
   self->send_exit(stuck, caf::exit_reason::user_shutdown);
   s.rollouts.erase(std::remove(s.rollouts.begin(), s.rollouts.end(), stuck), s.rollouts.end());
   try {
@@ -157,10 +162,7 @@ void on_message(Self self, const wire::Envelope& e) {
             ++it;
             continue;
           }
-          TaskResult failed;
-          failed.sequence = it->task.sequence;
-          failed.error = "cannot build problem " + key.hex() + ": " + built.error().message;
-          answer(self, it->lease, failed);
+          answer_failed(self, it->lease, it->task.sequence, "cannot build problem " + key.hex() + ": " + built.error().message);
           it = s.waiting.erase(it);
         }
       }

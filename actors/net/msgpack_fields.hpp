@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/fingerprint.hpp"
 #include "core/msgpack.hpp"
@@ -37,6 +38,11 @@ inline void put(Writer& w, const Placement& p) {
   w.str("priority");
   w.array(static_cast<std::uint32_t>(p.priority.size()));
   for (double x : p.priority) w.real(x);
+}
+
+inline void put(Writer& w, const std::vector<std::string>& list) {
+  w.array(static_cast<std::uint32_t>(list.size()));
+  for (const std::string& item : list) w.str(item);
 }
 
 // A map's entry: a name and its value.
@@ -136,43 +142,66 @@ const char* nested(Decoder& d, Read read) {
 // The most elements reserved ahead of reading them.
 inline constexpr std::uint32_t kReserveAtMost = 1u << 16;
 
+// Reads an array element by element, `one(element)` saying what is wrong with each. The vector
+// grows as elements are read, never sized from the count alone: a peer's count is a claim.
+template <class T, class One>
+const char* get_list(Decoder& d, std::vector<T>& out, One one) {
+  std::uint32_t n = 0;
+  if (!d.in.array(n)) return kWrongType;
+  out.clear();
+  out.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    T item{};
+    if (const char* problem = one(item)) return problem;
+    out.push_back(std::move(item));
+  }
+  return nullptr;
+}
+
+inline const char* get(Decoder& d, std::vector<std::string>& out) {
+  return get_list(d, out, [&](std::string& s) { return get(d, s) ? "holds something that is not a string" : nullptr; });
+}
+
+// Opaque bytes (a task's body).
+inline const char* get_bin(Decoder& d, std::string& out) {
+  std::string_view v;
+  if (!d.in.bin(v)) return kWrongType;
+  out.assign(v.data(), v.size());
+  return nullptr;
+}
+
 inline const char* const kPlacementFields[] = {"device", "priority"};
 inline bool read_placement(Decoder& d, const std::string& what, Placement& p) {
   return read_object(d, what, kPlacementFields, [&](std::string_view key) -> const char* {
-    std::uint32_t n = 0;
-    if (!d.in.array(n)) return kWrongType;
-    // Grown as elements are read, never sized from the count alone: a peer's count is a claim.
-    if (key == "device") {
-      p.device.clear();
-      p.device.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
-      for (std::uint32_t i = 0; i < n; ++i) {
+    if (key == "device")
+      return get_list(d, p.device, [&](std::int32_t& device) -> const char* {
         std::int64_t v = 0;
         if (!d.in.sint(v) || v < 0 || v > (1 << 30)) return "holds something that is not a device index";
-        p.device.push_back(static_cast<std::int32_t>(v));
-      }
-    } else {
-      p.priority.clear();
-      p.priority.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
-      for (std::uint32_t i = 0; i < n; ++i) {
-        double v = 0;
-        if (!d.in.real(v)) return "holds something that is not a number";
-        p.priority.push_back(v);
-      }
-    }
-    return nullptr;
+        device = static_cast<std::int32_t>(v);
+        return nullptr;
+      });
+    return get_list(d, p.priority, [&](double& x) { return d.in.real(x) ? nullptr : "holds something that is not a number"; });
   });
 }
 inline const char* get(Decoder& d, Placement& out, const std::string& what) {
   return nested(d, [&] { return read_placement(d, what, out); });
 }
 
+// Reads one value of `bytes` with `read(decoder, what, out)`: the value, or the error naming its field.
+template <class T, class Read>
+Result<T> read_value(std::string_view bytes, const std::string& what, Read read) {
+  Decoder d{MsgpackReader(bytes), {}};
+  T out;
+  if (!read(d, what, out)) return make_error(d.error);
+  return out;
+}
+
 // A task body: one map of `names`, each field read by `field(decoder, out, name)`.
 template <class T, std::size_t N, class Field>
 Result<T> read_body(std::string_view body, const std::string& what, const char* const (&names)[N], Field field) {
-  Decoder d{MsgpackReader(body), {}};
-  T out;
-  if (!read_object(d, what, names, [&](std::string_view key) { return field(d, out, key); })) return make_error(d.error);
-  return out;
+  return read_value<T>(body, what, [&](Decoder& d, const std::string& path, T& out) {
+    return read_object(d, path, names, [&](std::string_view key) { return field(d, out, key); });
+  });
 }
 
 }  // namespace gantry::wire

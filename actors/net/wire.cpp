@@ -1,8 +1,5 @@
 #include "actors/net/wire.hpp"
 
-#include <bitset>
-#include <cmath>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "actors/net/msgpack_fields.hpp"
@@ -136,13 +133,6 @@ void put(Writer& w, const JobRecord& j) {
   entry(w, "owner_host", j.owner_host);
 }
 
-const char* get_bin(Decoder& d, std::string& out) {
-  std::string_view v;
-  if (!d.in.bin(v)) return kWrongType;
-  out.assign(v.data(), v.size());
-  return nullptr;
-}
-
 const char* const kTaskFields[] = {"kind", "problem", "body", "seconds", "sequence", "attempt"};
 bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
   return read_object(d, what, kTaskFields, [&](std::string_view key) -> const char* {
@@ -153,19 +143,6 @@ bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
     if (key == "sequence") return get(d, t.sequence);
     return get(d, t.attempt);
   });
-}
-
-const char* get_strings(Decoder& d, std::vector<std::string>& out) {
-  std::uint32_t n = 0;
-  if (!d.in.array(n)) return kWrongType;
-  out.clear();
-  out.reserve(std::min<std::uint32_t>(n, kReserveAtMost));  // a peer's count is a claim
-  for (std::uint32_t i = 0; i < n; ++i) {
-    std::string s;
-    if (get(d, s)) return "holds something that is not a string";
-    out.push_back(std::move(s));
-  }
-  return nullptr;
 }
 
 const char* const kProblemFields[] = {"graph", "cluster", "sim", "label"};
@@ -260,15 +237,6 @@ bool read_history(Decoder& d, const std::string& what, HistoryRecord& h) {
   });
 }
 
-// A JSON list of records, each written by `put`.
-template <class T>
-std::string json_list(const std::vector<T>& items) {
-  Writer w;
-  w.array(static_cast<std::uint32_t>(items.size()));
-  for (const T& item : items) put(w, item);
-  return nlohmann::json::from_msgpack(w.bytes()).dump();
-}
-
 // The payload as a whole: within the size limit, well-formed MessagePack with nothing after it, a
 // map, and of our schema version (looked up first: a newer writer may have changed any field).
 Status check_payload(std::string_view payload, const char* what) {
@@ -294,46 +262,56 @@ Status check_payload(std::string_view payload, const char* what) {
   return make_error(std::string(what) + ": payload has no schema version");
 }
 
-// Decodes a message: `read(decoder)` reads its map (whose "v" was checked and is skipped here).
+// Decodes a message: `read` reads its map, whose "v" was checked here and is stepped over there
+// like any field its list does not name.
 template <class T, class Read>
 Result<T> read_message(std::string_view payload, const char* what, Read read) {
   if (Status ok = check_payload(payload, what); !ok) return ok.error();
-  Decoder d{MsgpackReader(payload), {}};
-  T out;
-  if (!read(d, std::string(what), out)) return make_error(d.error);
-  return out;
+  return read_value<T>(payload, what, read);
 }
 
 // JSON text views of records (what the store and the clients keep and print) go through the same
 // field lists: nlohmann converts between the JSON text and MessagePack.
+std::string json_text_of(const Writer& w) { return nlohmann::json::from_msgpack(w.bytes()).dump(); }
+
 template <class T>
 std::string json_text(const T& value) {
   Writer w;
   put(w, value);
-  return nlohmann::json::from_msgpack(w.bytes()).dump();
+  return json_text_of(w);
 }
 
-Result<nlohmann::json> parse_json_text(const std::string& text, const char* what) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+template <class T>
+std::string json_list(const std::vector<T>& items) {
+  Writer w;
+  w.array(static_cast<std::uint32_t>(items.size()));
+  for (const T& item : items) put(w, item);
+  return json_text_of(w);
+}
+
+// JSON text as MessagePack, if it is JSON of the expected shape (an object, or a list).
+Result<std::string> json_as_msgpack(const std::string& text, const char* what, bool list) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return make_error(std::string(what) + ": not JSON");
-  return j;
-}
-
-std::string msgpack_of(const nlohmann::json& j) {
+  if (list ? !j.is_array() : !j.is_object()) return make_error(std::string(what) + (list ? ": not a JSON list" : ": not a JSON object"));
   const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(j);
   return std::string(bytes.begin(), bytes.end());
 }
 
 template <class T, class Read>
 Result<T> read_json_object(const std::string& text, const char* what, Read read) {
-  auto j = parse_json_text(text, what);
-  if (!j) return j.error();
-  if (!j.value().is_object()) return make_error(std::string(what) + ": not a JSON object");
-  const std::string bytes = msgpack_of(j.value());
-  Decoder d{MsgpackReader(bytes), {}};
-  T out;
-  if (!read(d, std::string(what), out)) return make_error(d.error);
-  return out;
+  auto bytes = json_as_msgpack(text, what, false);
+  if (!bytes) return bytes.error();
+  return read_value<T>(bytes.value(), what, read);
+}
+
+template <class T, class Read>
+Result<std::vector<T>> read_json_list(const std::string& text, const char* what, Read read) {
+  auto bytes = json_as_msgpack(text, what, true);
+  if (!bytes) return bytes.error();
+  return read_value<std::vector<T>>(bytes.value(), what, [&](Decoder& d, const std::string& path, std::vector<T>& items) {
+    return get_list(d, items, [&](T& item) { return read(d, path, item) ? nullptr : kNested; }) == nullptr;
+  });
 }
 
 }  // namespace
@@ -344,22 +322,19 @@ std::string encode(const Hello& m) {
     entry(w, "host", m.host);
     entry(w, "pid", m.pid);
     entry(w, "slots", m.slots);
-    w.str("kinds");
-    w.array(static_cast<std::uint32_t>(m.kinds.size()));
-    for (const std::string& kind : m.kinds) w.str(kind);
+    entry(w, "kinds", m.kinds);
   });
 }
 template <>
 Result<Hello> decode<Hello>(std::string_view payload) {
-  static const char* const fields[] = {"v", "name", "host", "pid", "slots", "kinds"};
+  static const char* const fields[] = {"name", "host", "pid", "slots", "kinds"};
   auto m = read_message<Hello>(payload, "hello", [](Decoder& d, const std::string& what, Hello& h) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "name") return get(d, h.name);
       if (key == "host") return get(d, h.host);
       if (key == "pid") return get(d, h.pid);
       if (key == "slots") return get(d, h.slots);
-      return get_strings(d, h.kinds);
+      return get(d, h.kinds);
     });
   });
   if (m && (m.value().slots < 0 || m.value().slots > 4096))
@@ -377,10 +352,9 @@ std::string encode(const Assign& m) {
 }
 template <>
 Result<Assign> decode<Assign>(std::string_view payload) {
-  static const char* const fields[] = {"v", "lease", "deadline_seconds", "task"};
+  static const char* const fields[] = {"lease", "deadline_seconds", "task"};
   return read_message<Assign>(payload, "assign", [](Decoder& d, const std::string& what, Assign& a) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "lease") return get(d, a.lease);
       if (key == "deadline_seconds") return get(d, a.deadline_seconds);
       return nested(d, [&] { return read_task(d, what + ".task", a.task); });
@@ -402,11 +376,10 @@ std::string encode(const Done& m) {
 }
 template <>
 Result<Done> decode<Done>(std::string_view payload) {
-  static const char* const fields[] = {"v", "lease", "sequence", "body", "worker", "error", "seconds"};
+  static const char* const fields[] = {"lease", "sequence", "body", "worker", "error", "seconds"};
   return read_message<Done>(payload, "done", [](Decoder& d, const std::string& what, Done& m) {
     TaskResult& r = m.result;
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "lease") return get(d, m.lease);
       if (key == "sequence") return get(d, r.sequence);
       if (key == "body") return get_bin(d, r.body);
@@ -422,10 +395,9 @@ std::string encode(const NeedProblem& m) {
 }
 template <>
 Result<NeedProblem> decode<NeedProblem>(std::string_view payload) {
-  static const char* const fields[] = {"v", "key"};
+  static const char* const fields[] = {"key"};
   return read_message<NeedProblem>(payload, "need_problem", [](Decoder& d, const std::string& what, NeedProblem& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       return get(d, m.key);
     });
   });
@@ -440,10 +412,9 @@ std::string encode(const ProblemContent& m) {
 }
 template <>
 Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
-  static const char* const fields[] = {"v", "key", "spec"};
+  static const char* const fields[] = {"key", "spec"};
   return read_message<ProblemContent>(payload, "problem", [](Decoder& d, const std::string& what, ProblemContent& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "key") return get(d, m.key);
       return nested(d, [&] { return read_problem(d, what + ".spec", m.spec); });
     });
@@ -464,10 +435,9 @@ std::string encode(const Request& m) {
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
-  static const char* const fields[] = {"v", "id", "job", "spec", "what", "graph", "runtime", "prefix"};
+  static const char* const fields[] = {"id", "job", "spec", "what", "graph", "runtime", "prefix"};
   return read_message<Request>(payload, "request", [](Decoder& d, const std::string& what, Request& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "id") return get(d, m.id);
       if (key == "job") return get(d, m.job);
       if (key == "spec") return nested(d, [&] { return read_job_spec(d, what + ".spec", m.spec); });
@@ -489,10 +459,9 @@ std::string encode(const Reply& m) {
 }
 template <>
 Result<Reply> decode<Reply>(std::string_view payload) {
-  static const char* const fields[] = {"v", "id", "ok", "error", "data"};
+  static const char* const fields[] = {"id", "ok", "error", "data"};
   return read_message<Reply>(payload, "reply", [](Decoder& d, const std::string& what, Reply& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
-      if (key == "v") return d.in.skip() ? nullptr : kWrongType;
       if (key == "id") return get(d, m.id);
       if (key == "ok") return get(d, m.ok);
       if (key == "error") return get(d, m.error);
@@ -516,29 +485,6 @@ std::string schedule_record_json(const ScheduleRecord& record) { return json_tex
 Result<ScheduleRecord> schedule_record_from_json(const std::string& text) {
   return read_json_object<ScheduleRecord>(text, "stored best", read_schedule);
 }
-
-namespace {
-
-template <class T, class Read>
-Result<std::vector<T>> read_json_list(const std::string& text, const char* what, Read read) {
-  auto j = parse_json_text(text, what);
-  if (!j) return j.error();
-  if (!j.value().is_array()) return make_error(std::string(what) + ": not a JSON list");
-  const std::string bytes = msgpack_of(j.value());
-  Decoder d{MsgpackReader(bytes), {}};
-  std::uint32_t n = 0;
-  d.in.array(n);
-  std::vector<T> items;
-  items.reserve(std::min<std::uint32_t>(n, kReserveAtMost));
-  for (std::uint32_t i = 0; i < n; ++i) {
-    T item;
-    if (!read(d, std::string(what), item)) return make_error(d.error);
-    items.push_back(std::move(item));
-  }
-  return items;
-}
-
-}  // namespace
 
 std::string job_records_json(const std::vector<JobRecord>& jobs) { return json_list(jobs); }
 

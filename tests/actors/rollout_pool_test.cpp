@@ -50,11 +50,22 @@ wire::Envelope done(const std::string& peer, const wire::Assign& a, const std::s
   return {peer, wire::Type::done, wire::encode(wire::Done{a.lease, r})};
 }
 
-// Ends the pool when the test ends, also when a REQUIRE fails (else the actor system waits for it).
-struct PoolGuard {
+// An actor system with a pool, ended when the test ends, also when a REQUIRE fails (else the actor
+// system waits for the pool).
+struct PoolFixture {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
   caf::actor pool;
-  ~PoolGuard() { caf::anon_send_exit(pool, caf::exit_reason::user_shutdown); }
+  explicit PoolFixture(PoolOptions options) : pool(spawn_rollout_pool(system, options)) {}
+  ~PoolFixture() { caf::anon_send_exit(pool, caf::exit_reason::user_shutdown); }
 };
+
+// A pool whose timers are off: leases end only by the test's messages.
+PoolOptions timerless() {
+  PoolOptions options;
+  options.timers = false;
+  return options;
+}
 
 PoolStatus status(caf::scoped_actor& self, const caf::actor& pool) {
   PoolStatus out;
@@ -65,12 +76,9 @@ PoolStatus status(caf::scoped_actor& self, const caf::actor& pool) {
 }  // namespace
 
 TEST_CASE("a lost worker's lease runs again on another worker; its late answer is stale", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  PoolOptions options;
-  options.timers = false;
-  caf::actor pool = spawn_rollout_pool(system, options);
-  PoolGuard guard{pool};
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
   caf::scoped_actor a{system}, b{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a"));
   job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(7));
@@ -100,14 +108,13 @@ TEST_CASE("a lost worker's lease runs again on another worker; its late answer i
 }
 
 TEST_CASE("a lease past its deadline runs again on another worker", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
   PoolOptions options;
   options.heartbeat_seconds = 0.1;
   options.lease_seconds = 0.3;  // plus the batch's own 0 s
   options.liveness = 1000;      // silence alone does not drop a worker here: only the deadline acts
-  caf::actor pool = spawn_rollout_pool(system, options);
-  PoolGuard guard{pool};
+  PoolFixture f(options);
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
   caf::scoped_actor a{system}, b{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a"));
   job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(3));
@@ -126,12 +133,9 @@ TEST_CASE("a lease past its deadline runs again on another worker", "[actors]") 
 }
 
 TEST_CASE("a withdrawn job's queued tasks come back unrun; higher priorities are leased first", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  PoolOptions options;
-  options.timers = false;
-  caf::actor pool = spawn_rollout_pool(system, options);
-  PoolGuard guard{pool};
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
   caf::scoped_actor a{system}, job{system};
   job->send(pool, run_task_atom::value, std::string("low"), 0, task(1));
   job->send(pool, run_task_atom::value, std::string("other"), 0, task(3));
@@ -150,12 +154,9 @@ TEST_CASE("a withdrawn job's queued tasks come back unrun; higher priorities are
 }
 
 TEST_CASE("a task goes only to a worker that runs its kind; tasks behind it are not held up", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  PoolOptions options;
-  options.timers = false;
-  caf::actor pool = spawn_rollout_pool(system, options);
-  PoolGuard guard{pool};
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
   caf::scoped_actor a{system}, b{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a", {"anneal"}, 2));
   job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(1, "place"));   // nobody runs it yet
@@ -175,15 +176,14 @@ TEST_CASE("a task goes only to a worker that runs its kind; tasks behind it are 
 }
 
 TEST_CASE("a task that misses its lease's deadline on every attempt fails instead of circling", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
   PoolOptions options;
   options.heartbeat_seconds = 0.05;
   options.lease_seconds = 0.1;  // plus the task's own 0 s
   options.liveness = 1000;      // the silent worker stays: only the deadlines act
   options.announce = false;
-  caf::actor pool = spawn_rollout_pool(system, options);
-  PoolGuard guard{pool};
+  PoolFixture f(options);
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
   caf::scoped_actor a{system}, job{system};
   a->send(pool, net_in_atom::value, hello("a"));
   job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(4, "place"));

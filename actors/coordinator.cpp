@@ -63,7 +63,7 @@ void put_job(Self self, const JobRecord& record) {
               if (!reply.ok) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + reply.error);
             },
             [=](const caf::error& e) {
-              log_line(std::string() + "gantry: storing job " + record.id + " failed: " + self->system().render(e));
+              log_line(std::string() + "gantry: storing job " + record.id + " failed: " + error_text(self->system(), e));
             });
 }
 
@@ -101,7 +101,7 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
               start_next(self);
             },
             [=](const caf::error& e) {
-              log_line(std::string() + "gantry: storing job " + id + " failed: " + self->system().render(e));
+              log_line(std::string() + "gantry: storing job " + id + " failed: " + error_text(self->system(), e));
               job_ended(self, id, outcome);
               start_next(self);
             });
@@ -144,7 +144,7 @@ void run_job(Self self, Job job) {
     auto it = self->state.running.find(id);
     if (it != self->state.running.end()) close_job(self, id, outcome_without_run(it->second, JobState::failed, why));
   };
-  const auto store_failed = [=](const caf::error& e) { fail("the store failed: " + self->system().render(e)); };
+  const auto store_failed = [=](const caf::error& e) { fail("the store failed: " + error_text(self->system(), e)); };
   self->request(s.store, kStoreTimeout, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
       .then([=](const StoreReply& content) {
         if (!content.ok) return fail("cannot store the job's graph and cluster: " + content.error);
@@ -155,7 +155,7 @@ void run_job(Self self, Job job) {
           it->second.tuner = spawn_tuner(self->system(), config);
           self->request(it->second.tuner, caf::infinite, start_atom::value)
               .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
-                    [=](const caf::error& e) { fail("the tuner failed: " + self->system().render(e)); });
+                    [=](const caf::error& e) { fail("the tuner failed: " + error_text(self->system(), e)); });
           if (it->second.cancelled) self->send(it->second.tuner, cancel_atom::value);
         }, store_failed);
       }, store_failed);
@@ -256,12 +256,12 @@ void recover(Self self) {
             start_next(self);
           },
           [=](const caf::error& e) {
-            log_line("gantry: job " + record.id + " cannot be resumed: the store did not answer: " + self->system().render(e));
+            log_line("gantry: job " + record.id + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
           });
     }
   },
   [=](const caf::error& e) {
-    log_line("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + self->system().render(e));
+    log_line("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + error_text(self->system(), e));
   });
 }
 
@@ -311,7 +311,7 @@ void ask_local(Self self, const caf::actor& whom, const std::string& peer, std::
   caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
   self->request(whom, caf::infinite, std::forward<Message>(message)...)
       .then([=](const Value& value) { reply_via(self, gateway, peer, answer(value)); },
-            [=](const caf::error& e) { reply_via(self, gateway, peer, wire::Reply{id, false, self->system().render(e), ""}); });
+            [=](const caf::error& e) { reply_via(self, gateway, peer, wire::Reply{id, false, error_text(self->system(), e), ""}); });
 }
 
 nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCounters& gateway) {
@@ -375,7 +375,9 @@ void on_client(Self self, const wire::Envelope& e) {
         }, get_best_atom::value, r.graph, r.runtime);
       } else if (r.what == "list") {
         ask_local<StoredBests>(self, s.store, peer, id, [=](const StoredBests& list) {
-          return wire::Reply{id, list.error.empty(), list.error, wire::schedule_records_json(list.records)};
+          std::vector<ScheduleRecord> listed = list.records;  // a listing, not the plans: placements stay home
+          for (ScheduleRecord& record : listed) record.placement = Placement{};
+          return wire::Reply{id, list.error.empty(), list.error, wire::schedule_records_json(listed)};
         }, list_best_atom::value, r.prefix);
       } else if (r.what == "history") {
         ask_local<StoredHistory>(self, s.store, peer, id, [=](const StoredHistory& history) {
@@ -398,7 +400,7 @@ void on_client(Self self, const wire::Envelope& e) {
             .then([=](const GatewayCounters& counters) { answer_with(counters); },
                   [=](const caf::error&) { answer_with(GatewayCounters{}); });
       },
-      [=](const caf::error& e) { reply_via(self, gateway, peer, wire::Reply{id, false, self->system().render(e), ""}); });
+      [=](const caf::error& e) { reply_via(self, gateway, peer, wire::Reply{id, false, error_text(self->system(), e), ""}); });
       return;
     }
     default:

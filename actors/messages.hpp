@@ -14,6 +14,7 @@
 #include "actors/net/wire.hpp"
 #include "actors/rollout_task.hpp"
 #include "actors/tune_job.hpp"
+#include "core/deadline.hpp"
 #include "storage/records.hpp"
 
 namespace gantry {
@@ -23,7 +24,6 @@ using put_best_atom = caf::atom_constant<caf::atom("putbest")>;
 using put_episode_atom = caf::atom_constant<caf::atom("putepisode")>;
 using put_job_atom = caf::atom_constant<caf::atom("putjob")>;
 using get_best_atom = caf::atom_constant<caf::atom("getbest")>;
-using get_job_atom = caf::atom_constant<caf::atom("getjob")>;
 using get_jobs_atom = caf::atom_constant<caf::atom("getjobs")>;
 using list_best_atom = caf::atom_constant<caf::atom("listbest")>;
 using get_history_atom = caf::atom_constant<caf::atom("gethistory")>;
@@ -50,19 +50,10 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using await_atom = caf::atom_constant<caf::atom("await")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
-using job_done_atom = caf::atom_constant<caf::atom("jobdone")>;
 
 // A store that has not answered a request within this long has failed (a hung disk): the request
 // errs instead of holding its job forever.
 constexpr std::chrono::seconds kStoreTimeout{60};
-
-// The steady-clock time `seconds` from now; beyond a year is a year (a budget of 3,000,000 hours
-// must not overflow the clock's 64-bit nanoseconds into a deadline in the past).
-inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  const double bounded = std::min(std::max(seconds, 0.0), 365.0 * 86400);
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(bounded));
-}
 
 // CAF 0.17's timers and request timeouts take integral durations.
 inline std::chrono::milliseconds milliseconds_of(double seconds) {
@@ -97,7 +88,7 @@ struct StoredBest {
 struct EpisodeTally {
   long episodes = 0, evaluations = 0;
   long last_sequence = -1;
-  double first_time = 0, last_time = 0;  // unix seconds
+  double last_time = 0;  // unix seconds of the last episode
   std::string error;
 };
 
@@ -113,7 +104,7 @@ struct StoredJobs {
   std::string error;
 };
 
-struct StoredBests {  // list_best: without their placements (a listing, not the plans)
+struct StoredBests {
   std::vector<ScheduleRecord> records;
   std::string error;
 };

@@ -13,12 +13,16 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
   // Episodes that arrive together are written together: the first of them sends us a `write`,
   // which comes after every message already in the mailbox, so one write takes them all (at
   // thousands of batches a second, one write each cost more than the rest of the coordinator).
-  // Every other request writes them first, so reads see them and a sync covers them.
+  // A read of episodes (tally) writes them first, and so do a sync and the writes that sync the
+  // log (a best, a job record), which then cover them.
   auto pending = std::make_shared<std::vector<EpisodeRecord>>();
   auto write_pending = [store, pending] {
     if (pending->empty()) return;
-    auto s = store->put_episodes(*pending);
-    if (!s) log_line(std::string() + "gantry: storing " + std::to_string(pending->size()) + " episodes failed: " + s.error().message);
+    if (!store->put_episodes(*pending))  // one write refused (a bad record): each on its own, so the others land
+      for (const EpisodeRecord& episode : *pending)
+        if (auto s = store->put_episode(episode); !s)
+          log_line(std::string() + "gantry: storing episode " + std::to_string(episode.sequence) + " of job " +
+                   episode.job_id + " failed: " + s.error().message);
     pending->clear();
   };
   self->attach_functor([write_pending] { write_pending(); });
@@ -51,7 +55,6 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         return s ? StoreReply{} : StoreReply{false, false, s.error().message};
       },
       [=](get_best_atom, const Fingerprint& graph, const Fingerprint& runtime) {
-        write_pending();
         auto r = store->best(graph, runtime);
         if (!r) return StoredBest{false, {}, r.error().message};
         if (!r.value()) return StoredBest{};
@@ -59,16 +62,13 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
       },
       [=](list_best_atom, const std::string& graph_prefix) {
         auto r = store->list_best(graph_prefix);
-        if (!r) return StoredBests{{}, r.error().message};
-        for (ScheduleRecord& record : r.value()) record.placement = Placement{};
-        return StoredBests{std::move(r).value(), {}};
+        return r ? StoredBests{std::move(r).value(), {}} : StoredBests{{}, r.error().message};
       },
       [=](get_history_atom, const Fingerprint& graph, const Fingerprint& runtime) {
         auto r = store->history(graph, runtime);
         return r ? StoredHistory{std::move(r).value(), {}} : StoredHistory{{}, r.error().message};
       },
       [=](get_jobs_atom) {
-        write_pending();
         auto r = store->jobs();
         return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
       },
@@ -92,7 +92,6 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
           ++t.episodes;
           t.evaluations += e.candidates;
           t.last_sequence = std::max(t.last_sequence, static_cast<long>(e.sequence));
-          t.first_time = t.first_time == 0 ? e.time : std::min(t.first_time, e.time);
           t.last_time = std::max(t.last_time, e.time);
         }
         return t;

@@ -332,7 +332,6 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     cluster.wait_for_slots(2 * o.tiny_slots);
     const MessageRate rate = tiny_task_rate(cluster, o);
     result.tasks_per_second = rate.tasks_per_second;
-    result.messages_per_second = 2 * rate.tasks_per_second;  // an assign and a done per task
     result.cpu_us_per_message = rate.cpu_us_per_message;
   }
   // The coordinator alone with tiny tasks: echo peers in this process take the workers' place and
@@ -352,7 +351,6 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     cluster.wait_for_slots(o.echo_peers * o.echo_slots);
     const MessageRate rate = tiny_task_rate(cluster, o);
     result.echo_tasks_per_second = rate.tasks_per_second;
-    result.echo_messages_per_second = 2 * rate.tasks_per_second;
     result.echo_cpu_us_per_message = rate.cpu_us_per_message;
   }
   // Ingest: one peer says hello, then sends results for leases that are not outstanding, as fast as
@@ -399,7 +397,6 @@ ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& o) {
     const std::string running = cluster.submit(make_job_spec(tiny.tune(), t));
     t.budget_seconds = 1;
     for (int j = 1; j < o.queued_jobs; ++j) cluster.submit(make_job_spec(tiny.tune(), t));
-    result.queued_jobs = o.queued_jobs;
     result.rss_queued_kb = cluster.coordinator->rss_kb();
     zmq::context_t context{1};
     zmq::socket_t socket(context, zmq::socket_type::dealer);

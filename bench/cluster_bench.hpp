@@ -40,13 +40,12 @@ struct ClusterBenchRate {
 
 struct ClusterBenchResult {
   std::vector<ClusterBenchRate> rates;
-  double tasks_per_second = 0, messages_per_second = 0;  // tiny tasks: assign + done per task
-  double echo_tasks_per_second = 0, echo_messages_per_second = 0;  // the same, workers replaced by echo peers
+  double tasks_per_second = 0;       // tiny tasks (two messages each: an assign and a done)
+  double echo_tasks_per_second = 0;  // the same, workers replaced by echo peers
   double cpu_us_per_message = 0, echo_cpu_us_per_message = 0;     // the coordinator's CPU time per message
   double ingest_per_second = 0;  // worker messages the coordinator reads, decodes and settles
   long rss_idle_kb = 0, rss_queued_kb = 0, rss_early_queries_kb = 0, rss_after_queries_kb = 0;
   double query_per_second = 0;
-  int queued_jobs = 0;
 };
 
 ClusterBenchResult run_cluster_bench(const ClusterBenchOptions& options);

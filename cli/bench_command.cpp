@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "bench/cluster_bench.hpp"
@@ -158,14 +159,27 @@ void add_bench_cluster(CLI::App& bench) {
   cmd->add_option("--batch-evals", options->batch_evaluations, "simulator runs per batch of the rate jobs")
       ->capture_default_str()
       ->check(CLI::Range(1L, 100000000L));
-  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str();
-  cmd->add_option("--queued-jobs", options->queued_jobs, "jobs queued for the memory check")->capture_default_str();
-  cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")->capture_default_str();
+  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--queued-jobs", options->queued_jobs, "jobs submitted for the memory check (one runs, the rest queue)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 100000000));
   cmd->add_option("--parts", options->parts,
                   "measurements to run, comma-separated: rates (evals/s embedded, 1 and 2 workers), tiny (tiny tasks on 2 "
                   "workers), echo (the coordinator alone, echo peers as workers), ingest, memory")
-      ->capture_default_str();
-  cmd->add_option("--message-seconds", options->message_seconds, "length of the tiny-task jobs")->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& parts) {
+        std::stringstream in(parts);
+        for (std::string part; std::getline(in, part, ',');)
+          if (part != "rates" && part != "tiny" && part != "echo" && part != "ingest" && part != "memory")
+            return "unknown part '" + part + "' (rates, tiny, echo, ingest, memory)";
+        return std::string();
+      });
+  cmd->add_option("--message-seconds", options->message_seconds, "length of the tiny-task jobs")
+      ->capture_default_str()
+      ->check(finite_in(1, 3600));
   cmd->add_option("--tiny-slots", options->tiny_slots, "rollout slots of each of the 2 workers for tiny tasks")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
@@ -180,40 +194,48 @@ void add_bench_cluster(CLI::App& bench) {
                          {"per_slot", x.per_slot}, {"vs_embedded", x.vs_embedded}, {"busy", x.busy},
                          {"median_busy", x.median_busy}});
       std::cout << nlohmann::json{{"rates", rates}, {"tasks_per_second", r.tasks_per_second},
-                                  {"messages_per_second", r.messages_per_second}, {"ingest_per_second", r.ingest_per_second},
+                                  {"messages_per_second", 2 * r.tasks_per_second}, {"ingest_per_second", r.ingest_per_second},
                                   {"echo_tasks_per_second", r.echo_tasks_per_second},
-                                  {"echo_messages_per_second", r.echo_messages_per_second},
+                                  {"echo_messages_per_second", 2 * r.echo_tasks_per_second},
                                   {"cpu_us_per_message", r.cpu_us_per_message},
                                   {"echo_cpu_us_per_message", r.echo_cpu_us_per_message},
                                   {"rss_idle_kb", r.rss_idle_kb},
-                                  {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", r.queued_jobs},
+                                  {"rss_queued_kb", r.rss_queued_kb}, {"queued_jobs", options->queued_jobs - 1},
                                   {"query_per_second", r.query_per_second}, {"rss_early_queries_kb", r.rss_early_queries_kb},
                                   {"rss_after_queries_kb", r.rss_after_queries_kb}}
                        .dump(2)
                 << "\n";
       return;
     }
-    TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded (median of paired runs)",
-                     "rollouts busy (median)"});
-    for (const auto& x : r.rates) {
-      std::string samples;
-      for (double s : x.samples) samples += (samples.empty() ? "" : " ") + format_fixed(s, 0);
-      table.add({x.setup, format_fixed(x.median, 0), samples, format_fixed(x.per_slot, 0), format_fixed(100 * x.vs_embedded, 1) + "%",
-                 format_fixed(100 * x.median_busy, 2) + "%"});
+    const ClusterBenchOptions& o = *options;  // a part not run prints nothing
+    if (o.runs("rates")) {
+      TextTable table({"setup", "evals/s (median)", "samples", "per slot", "per slot vs embedded (median of paired runs)",
+                       "rollouts busy (median)"});
+      for (const auto& x : r.rates) {
+        std::string samples;
+        for (double s : x.samples) samples += (samples.empty() ? "" : " ") + format_fixed(s, 0);
+        table.add({x.setup, format_fixed(x.median, 0), samples, format_fixed(x.per_slot, 0),
+                   format_fixed(100 * x.vs_embedded, 1) + "%", format_fixed(100 * x.median_busy, 2) + "%"});
+      }
+      table.print(std::cout);
     }
-    table.print(std::cout);
-    std::cout << "tiny tasks (2 workers x " << options->tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)
-              << " tasks/s = " << format_fixed(r.messages_per_second, 0) << " messages/s (assign + done), coordinator CPU "
-              << format_fixed(r.cpu_us_per_message, 1) << " us/message\n"
-              << "coordinator alone (echo peers, " << options->echo_peers << " x " << options->echo_slots
-              << " slots): " << format_fixed(r.echo_tasks_per_second, 0) << " tasks/s = "
-              << format_fixed(r.echo_messages_per_second, 0) << " messages/s, coordinator CPU "
-              << format_fixed(r.echo_cpu_us_per_message, 1) << " us/message\n"
-              << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n"
-              << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with " << r.queued_jobs
-              << " jobs queued, " << r.rss_early_queries_kb << " kB after " << options->query_requests / 5 << " and "
-              << r.rss_after_queries_kb << " kB after " << options->query_requests << " query best requests ("
-              << format_fixed(r.query_per_second, 0) << "/s)\n";
+    // Every tiny task is two messages through the coordinator: an assign and a done.
+    if (o.runs("tiny"))
+      std::cout << "tiny tasks (2 workers x " << o.tiny_slots << " slots): " << format_fixed(r.tasks_per_second, 0)
+                << " tasks/s = " << format_fixed(2 * r.tasks_per_second, 0) << " messages/s (assign + done), coordinator CPU "
+                << format_fixed(r.cpu_us_per_message, 1) << " us/message\n";
+    if (o.runs("echo"))
+      std::cout << "coordinator alone (echo peers, " << o.echo_peers << " x " << o.echo_slots
+                << " slots): " << format_fixed(r.echo_tasks_per_second, 0) << " tasks/s = "
+                << format_fixed(2 * r.echo_tasks_per_second, 0) << " messages/s, coordinator CPU "
+                << format_fixed(r.echo_cpu_us_per_message, 1) << " us/message\n";
+    if (o.runs("ingest"))
+      std::cout << "coordinator ingest: " << format_fixed(r.ingest_per_second, 0) << " results/s read, decoded and settled\n";
+    if (o.runs("memory"))
+      std::cout << "coordinator memory: " << r.rss_idle_kb << " kB idle, " << r.rss_queued_kb << " kB with 1 job running and "
+                << o.queued_jobs - 1 << " queued, " << r.rss_early_queries_kb << " kB after " << o.query_requests / 5 << " and "
+                << r.rss_after_queries_kb << " kB after " << o.query_requests << " query best requests ("
+                << format_fixed(r.query_per_second, 0) << "/s)\n";
   });
 }
 

@@ -23,13 +23,18 @@ CLI::Validator finite_in(double low, double high) {
       "NUMBER in [" + format_fixed(low, 0) + ", " + format_fixed(high, 0) + "]");
 }
 
-void ProblemArgs::add_to(CLI::App& app) {
+void ProblemArgs::add_graph_to(CLI::App& app) {
   auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
-  auto* work = app.add_option("--workload", workload, "built-in generator, e.g. llama-layer or chainmm:blocks=4 (see `gantry workloads`)");
+  auto* work = app.add_option("--workload", workload,
+                              "built-in generator, e.g. llama-layer, chainmm:blocks=4 or chainmm:costs=doppler (see `gantry workloads`)");
   graph->excludes(work);
+  app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str();
+}
+
+void ProblemArgs::add_to(CLI::App& app) {
+  add_graph_to(app);
   app.add_option("--cluster", cluster, "preset (4xP100-pcie, 8xV100-nvlink, 8xH100-nvswitch, 2x8xH100-ib, cpu-2, identical:N) or a YAML file")
       ->capture_default_str();
-  app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str();
 }
 
 const std::vector<std::string> kSimNames = {"default", "doppler"};

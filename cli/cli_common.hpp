@@ -32,7 +32,8 @@ constexpr int kExitCancelled = 130;
 struct ProblemArgs {
   std::string graph_file, workload, cluster = "4xP100-pcie";
   std::uint64_t seed = 1;
-  void add_to(CLI::App& app);
+  void add_to(CLI::App& app);        // --graph/--workload, --cluster, --seed
+  void add_graph_to(CLI::App& app);  // --graph/--workload, --seed (no cluster: `gantry export`)
 };
 
 // The names --sim, --dispatch and --links take (flags and job files check against these).

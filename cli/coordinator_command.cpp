@@ -68,8 +68,9 @@ void add_coordinator_command(CLI::App& app) {
       ->check(finite_in(1, 86400))
       ->capture_default_str();
   cmd->add_option("--peer-queue", args->peer_queue,
-                  "messages queued for one worker or client before further sends to it are dropped (a client that stops "
-                  "reading loses replies; the coordinator never waits for it)")
+                  "messages queued for one worker or client, each way, before further ones are dropped (a client that stops "
+                  "reading loses replies; an assign dropped for a worker runs elsewhere after --lease-seconds; the "
+                  "coordinator never waits)")
       ->check(CLI::Range(10, 10000000))
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");

@@ -42,11 +42,7 @@ void run_export(const ExportArgs& args) {
 void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   CLI::App* cmd = app.add_subcommand("export", "write a graph (file or workload) as DOPPLER text or gantry JSON");
-  cmd->add_option("--graph", args->problem.graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
-  cmd->add_option("--workload", args->problem.workload,
-                  "built-in generator, e.g. chainmm:blocks=4,costs=doppler (see `gantry workloads`)")
-      ->excludes("--graph");
-  cmd->add_option("--seed", args->problem.seed, "seed for generators")->capture_default_str();
+  args->problem.add_graph_to(*cmd);
   cmd->add_option("--to", args->to, "format: doppler (needs DOPPLER costs: a .txt graph or costs=doppler) or json")
       ->check(CLI::IsMember({"doppler", "json"}))
       ->capture_default_str();

@@ -1,4 +1,5 @@
-// gantry query: answers from the store, read-only (works while a tuning job writes it).
+// gantry query: answers from the store, read-only (works while a tuning job writes it), or from a
+// coordinator's store with --coordinator (cli/schedule_source.hpp).
 #include <cctype>
 #include <ctime>
 #include <iostream>
@@ -13,7 +14,6 @@
 #include "core/placement.hpp"
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
-#include "storage/store.hpp"
 
 namespace gantry::cli {
 
@@ -29,7 +29,7 @@ struct QueryArgs {
 
 std::unique_ptr<ScheduleSource> open_source(const QueryArgs& args) {
   if (!args.remote.endpoint.empty()) return remote_schedules(args.remote);
-  return local_schedules(args.data.empty() ? default_data_dir() : args.data);
+  return local_schedules(args.data);
 }
 
 bool is_hex(const std::string& text) { return text.size() <= 32 && all_hex_digits(text); }
@@ -210,7 +210,7 @@ void run_export(const QueryArgs& args) {
 }  // namespace
 
 void add_query_command(CLI::App& app) {
-  CLI::App* query = app.add_subcommand("query", "read the store: best plans, their history, exports");
+  CLI::App* query = app.add_subcommand("query", "read the store (local, or a coordinator's): best plans, their history, exports");
   query->require_subcommand(1);
   struct Verb {
     const char* name;
@@ -225,6 +225,7 @@ void add_query_command(CLI::App& app) {
     CLI::App* cmd = query->add_subcommand(verb.name, verb.help);
     add_key_options(*cmd, *args);
     args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
+    cmd->get_option("--coordinator")->excludes("--data");
     auto run = verb.run;
     cmd->callback([args, run] { run(*args); });
   }

@@ -76,7 +76,7 @@ class RemoteSchedules : public ScheduleSource {
 }  // namespace
 
 std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir) {
-  return std::make_unique<LocalSchedules>(or_throw(Store::open_read_only(data_dir)));
+  return std::make_unique<LocalSchedules>(or_throw(Store::open_read_only(data_dir.empty() ? default_data_dir() : data_dir)));
 }
 
 std::unique_ptr<ScheduleSource> remote_schedules(const RemoteArgs& remote) {

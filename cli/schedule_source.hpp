@@ -24,7 +24,7 @@ class ScheduleSource {
   virtual std::vector<HistoryRecord> history(const Fingerprint& graph, const Fingerprint& runtime) = 0;
 };
 
-std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);
+std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);  // "" = the default
 std::unique_ptr<ScheduleSource> remote_schedules(const RemoteArgs& remote);
 
 }  // namespace gantry::cli

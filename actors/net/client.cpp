@@ -1,5 +1,7 @@
 #include "actors/net/client.hpp"
 
+#include "core/deadline.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -30,7 +32,7 @@ Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type ty
     const std::string payload = wire::encode(request);
     std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
     zmq::send_multipart(socket, frames);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+    const auto deadline = deadline_after(timeout_seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
       zmq::poll(items, 1, std::chrono::milliseconds(50));

@@ -4,7 +4,6 @@
 // MessagePack map with its schema version in "v". Decoding never throws: a malformed, oversized,
 // truncated or wrong-version message is an error value naming what is wrong.
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

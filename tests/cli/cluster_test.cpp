@@ -194,7 +194,9 @@ TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, th
   REQUIRE(list.code == 0);
   const auto listed = nlohmann::json::parse(list.out);
   REQUIRE(listed.size() == store->list_best().value().size());
+  REQUIRE(listed.size() == 1);  // one graph tuned on one runtime
   CHECK(listed[0]["makespan"].get<double>() == best->makespan);
+  CHECK(listed[0]["graph_fingerprint"] == fingerprint(e.graph).hex());
   const std::string key = best->graph.hex().substr(0, 8) + ":" + best->cluster.hex().substr(0, 8);  // as `list` prints it
   const auto history = run_cli({"query", "history", "--coordinator", c.endpoint, "--fingerprint", key, "-f", "json"});
   INFO(history.err);
@@ -203,6 +205,7 @@ TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, th
   const auto stored_history = store->history(best->graph, best->cluster).value();
   REQUIRE(improvements.size() == stored_history.size());
   CHECK(improvements.back()["makespan"].get<double>() == stored_history.back().makespan);
+  CHECK(improvements.back()["makespan"].get<double>() == best->makespan);  // the last improvement is the best
   const auto exported = run_cli({"query", "export", "--coordinator", c.endpoint, "--fingerprint", key});
   INFO(exported.err);
   REQUIRE(exported.code == 0);

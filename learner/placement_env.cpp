@@ -1,0 +1,121 @@
+#include "learner/placement_env.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gantry {
+namespace {
+
+bool same_time(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+}  // namespace
+
+PlacementEnv::PlacementEnv(const Graph& graph, const CostTable& costs, const GraphFeatures& features)
+    : graph_(graph), costs_(costs), features_(features), devices_(costs.num_devices()) {
+  reset();
+}
+
+void PlacementEnv::reset() {
+  const int n = graph_.size();
+  placed_ = 0;
+  length_ = 0;
+  candidates_.clear();
+  slot_.assign(n, -1);
+  unplaced_preds_.resize(n);
+  device_.assign(n, -1);
+  start_.assign(n, 0.0);
+  finish_.assign(n, 0.0);
+  load_.assign(devices_, 0.0);
+  free_.assign(devices_, 0.0);
+  ready_.assign(devices_, 0.0);
+  local_.assign(devices_, 0.0);
+  finish_est_.assign(devices_, 0.0);
+  for (OpId op : graph_.topo_order()) {
+    unplaced_preds_[op] = static_cast<int>(graph_.preds(op).size());
+    if (unplaced_preds_[op] == 0) {
+      slot_[op] = static_cast<int>(candidates_.size());
+      candidates_.push_back(op);
+    }
+  }
+}
+
+void PlacementEnv::describe(OpId op, float* features, double* start) {
+  std::fill(ready_.begin(), ready_.end(), 0.0);
+  std::fill(local_.begin(), local_.end(), 0.0);
+  const Span<OpId> preds = graph_.preds(op);
+  const Span<EdgeId> edges = graph_.in_edges(op);
+  for (std::size_t k = 0; k < preds.size(); ++k) {
+    const OpId p = preds[k];
+    local_[device_[p]] += costs_.mean_transfer_time(edges[k]);
+    for (int d = 0; d < devices_; ++d)
+      ready_[d] = std::max(ready_[d], finish_[p] + costs_.transfer_time(edges[k], device_[p], d));
+  }
+  for (int d = 0; d < devices_; ++d) {
+    start[d] = std::max(free_[d], ready_[d]);
+    finish_est_[d] = start[d] + costs_.op_time(op, d);
+  }
+  // Relative to the best device: "how much later than the best choice", and for local inputs
+  // "how much less saved than the device that saves most".
+  auto low = [&](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); };
+  const double load0 = low(load_), ready0 = low(ready_), free0 = low(free_), finish0 = low(finish_est_);
+  const double local0 = *std::max_element(local_.begin(), local_.end());
+  const double start0 = *std::min_element(start, start + devices_);
+  const double unit = features_.unit;
+  for (int d = 0; d < devices_; ++d) {
+    float* f = features + d * kDeviceFeatures;
+    f[0] = scaled_time(load_[d] - load0, unit);
+    f[1] = scaled_time(local0 - local_[d], unit);
+    f[2] = scaled_time(ready_[d] - ready0, unit);
+    f[3] = scaled_time(free_[d] - free0, unit);
+    f[4] = scaled_time(start[d] - start0, unit);
+    f[5] = scaled_time(finish_est_[d] - finish0, unit);
+  }
+}
+
+void PlacementEnv::place(OpId op, int device, double start) {
+  const int at = slot_[op];
+  const OpId last = candidates_.back();
+  candidates_[at] = last;
+  slot_[last] = at;
+  candidates_.pop_back();
+  slot_[op] = -1;
+
+  const double end = start + costs_.op_time(op, device);
+  device_[op] = device;
+  start_[op] = start;
+  finish_[op] = end;
+  free_[device] = end;
+  load_[device] += costs_.op_time(op, device);
+  length_ = std::max(length_, end);
+  ++placed_;
+  for (OpId s : graph_.succs(op))
+    if (--unplaced_preds_[s] == 0) {
+      slot_[s] = static_cast<int>(candidates_.size());
+      candidates_.push_back(s);
+    }
+}
+
+void PlacementEnv::teacher_ops(std::vector<OpId>& out) const {
+  out.clear();
+  double best = -1;
+  for (OpId op : candidates_) best = std::max(best, features_.bottom_level[op]);
+  for (OpId op : candidates_)
+    if (same_time(features_.bottom_level[op], best)) out.push_back(op);
+}
+
+void PlacementEnv::teacher_devices(const double* start, std::vector<int>& out) const {
+  out.clear();
+  const double best = *std::min_element(start, start + devices_);
+  for (int d = 0; d < devices_; ++d)
+    if (same_time(start[d], best)) out.push_back(d);
+}
+
+Placement PlacementEnv::placement() const {
+  Placement p;
+  p.device = device_;
+  p.priority.resize(start_.size());
+  for (std::size_t op = 0; op < start_.size(); ++op) p.priority[op] = -start_[op];
+  return p;
+}
+
+}  // namespace gantry

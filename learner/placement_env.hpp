@@ -1,0 +1,63 @@
+#pragma once
+// One DOPPLER episode's book-keeping: which ops may be chosen next (unplaced ops whose predecessors
+// are all placed), and where a chosen op would start on each device. The timeline is a list
+// schedule (an op starts when its device is free and its inputs have arrived), the same estimate
+// the critical-path teacher (tuner/critical_path.cpp) plans with; the makespan that rewards an
+// episode comes from the simulator, not from here.
+//
+// PLC's per-device features for op v on device d, each a time relative to the best device, in
+// the graph's unit (scaled_time):
+//   0 load: work already placed on d         3 free: when d finishes its last placed op
+//   1 local inputs: transfers saved on d      4 start: earliest start of v on d
+//   2 ready: when v's inputs are all on d     5 finish: earliest finish of v on d
+#include <vector>
+
+#include "core/cost_model.hpp"
+#include "core/graph.hpp"
+#include "core/placement.hpp"
+#include "learner/graph_features.hpp"
+
+namespace gantry {
+
+class PlacementEnv {
+ public:
+  PlacementEnv(const Graph& graph, const CostTable& costs, const GraphFeatures& features);
+
+  void reset();
+  bool done() const { return placed_ == graph_.size(); }
+  int devices() const { return devices_; }
+  // The ops that may be placed next, in a deterministic order (it depends only on the actions).
+  const std::vector<OpId>& candidates() const { return candidates_; }
+  const std::vector<OpId>& topological_order() const { return graph_.topo_order(); }
+
+  // kDeviceFeatures floats per device into `features` and the earliest start per device into
+  // `start` (devices() entries each).
+  void describe(OpId op, float* features, double* start);
+  // Places `op` (a candidate) on `device` starting at `start` (describe()'s value for it).
+  void place(OpId op, int device, double start);
+
+  // The teacher's choices: candidates of highest bottom level; devices of earliest start.
+  void teacher_ops(std::vector<OpId>& out) const;
+  void teacher_devices(const double* start, std::vector<int>& out) const;
+
+  // Device per op and priority = minus the planned start, as the critical-path heuristic gives.
+  Placement placement() const;
+  double planned_length() const { return length_; }
+
+ private:
+  const Graph& graph_;
+  const CostTable& costs_;
+  const GraphFeatures& features_;
+  int devices_;
+  int placed_ = 0;
+  double length_ = 0;
+  std::vector<OpId> candidates_;
+  std::vector<int> slot_;  // op -> index in candidates_ (-1 when not a candidate)
+  std::vector<int> unplaced_preds_;
+  std::vector<std::int32_t> device_;
+  std::vector<double> start_, finish_;
+  std::vector<double> load_, free_;
+  std::vector<double> ready_, local_, finish_est_;  // scratch per device
+};
+
+}  // namespace gantry

@@ -1,0 +1,163 @@
+#include "learner/policy_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gantry {
+namespace {
+
+// y = W x (+ b): W row-major [rows x cols] starting at column `col` of a wider matrix.
+void matvec(const WeightTensor& w, int col, int cols, const float* x, float* y, const float* bias = nullptr) {
+  const int rows = static_cast<int>(w.shape[0]);
+  const int stride = static_cast<int>(w.shape[1]);
+  for (int r = 0; r < rows; ++r) {
+    const float* row = w.data.data() + static_cast<std::size_t>(r) * stride + col;
+    float acc = bias ? bias[r] : 0.0f;
+    for (int c = 0; c < cols; ++c) acc += row[c] * x[c];
+    y[r] = acc;
+  }
+}
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+PolicyRunner::PolicyRunner(const PolicyWeights& weights, const GraphFeatures& features, const Graph& graph)
+    : weights_(weights), features_(features) {
+  encode(graph);
+  if (config().ablation == Ablation::gdp) {
+    const int n = features_.ops, d = config().devices;
+    gdp_logit_.resize(static_cast<std::size_t>(n) * d);
+    const WeightTensor& w = weights_.at("gdp.w");
+    for (int v = 0; v < n; ++v) matvec(w, 0, hidden(), &h_[v * hidden()], &gdp_logit_[v * d], weights_.at("gdp.b").data.data());
+    return;
+  }
+  if (config().ablation == Ablation::dual) sel_head();
+  plc_terms();
+}
+
+// The message-passing encoder: h0 = relu(W x + b); then `steps` rounds of mean-aggregated
+// messages along the edges (from predecessors) and against them (from successors),
+// m = relu(W h_u + e_uv w_e + b), fed with h to a GRU cell (PyTorch's gate layout: r, z, n).
+void PolicyRunner::encode(const Graph& g) {
+  const int n = features_.ops, hd = hidden();
+  h_.assign(static_cast<std::size_t>(n) * hd, 0.0f);
+  const WeightTensor& win = weights_.at("enc.in.w");
+  for (int v = 0; v < n; ++v) {
+    float* h = &h_[v * hd];
+    matvec(win, 0, kNodeFeatures, &features_.node[v * kNodeFeatures], h, weights_.at("enc.in.b").data.data());
+    for (int k = 0; k < hd; ++k) h[k] = std::max(h[k], 0.0f);
+  }
+  const WeightTensor &wf = weights_.at("enc.fwd.w"), &wb = weights_.at("enc.bwd.w");
+  const float *ef = weights_.at("enc.fwd.e").data.data(), *bf = weights_.at("enc.fwd.b").data.data();
+  const float *eb = weights_.at("enc.bwd.e").data.data(), *bb = weights_.at("enc.bwd.b").data.data();
+  const WeightTensor &wih = weights_.at("enc.gru.wih"), &whh = weights_.at("enc.gru.whh");
+  const float *bih = weights_.at("enc.gru.bih").data.data(), *bhh = weights_.at("enc.gru.bhh").data.data();
+  std::vector<float> pf(h_.size()), pb(h_.size()), m(2 * hd), gi(3 * hd), gh(3 * hd), next(h_.size());
+  for (int step = 0; step < config().steps; ++step) {
+    for (int v = 0; v < n; ++v) {
+      matvec(wf, 0, hd, &h_[v * hd], &pf[v * hd]);
+      matvec(wb, 0, hd, &h_[v * hd], &pb[v * hd]);
+    }
+    for (int v = 0; v < n; ++v) {
+      std::fill(m.begin(), m.end(), 0.0f);
+      const Span<OpId> preds = g.preds(v), succs = g.succs(v);
+      for (std::size_t i = 0; i < preds.size(); ++i) {
+        const float e = features_.edge[g.in_edges(v)[i]];
+        const float* p = &pf[preds[i] * hd];
+        for (int k = 0; k < hd; ++k) m[k] += std::max(p[k] + e * ef[k] + bf[k], 0.0f);
+      }
+      for (std::size_t i = 0; i < succs.size(); ++i) {
+        const float e = features_.edge[g.out_edges(v)[i]];
+        const float* p = &pb[succs[i] * hd];
+        for (int k = 0; k < hd; ++k) m[hd + k] += std::max(p[k] + e * eb[k] + bb[k], 0.0f);
+      }
+      if (!preds.empty()) for (int k = 0; k < hd; ++k) m[k] /= static_cast<float>(preds.size());
+      if (!succs.empty()) for (int k = 0; k < hd; ++k) m[hd + k] /= static_cast<float>(succs.size());
+      const float* h = &h_[v * hd];
+      matvec(wih, 0, 2 * hd, m.data(), gi.data(), bih);
+      matvec(whh, 0, hd, h, gh.data(), bhh);
+      float* out = &next[v * hd];
+      for (int k = 0; k < hd; ++k) {
+        const float r = sigmoid(gi[k] + gh[k]);
+        const float z = sigmoid(gi[hd + k] + gh[hd + k]);
+        const float c = std::tanh(gi[2 * hd + k] + r * gh[2 * hd + k]);
+        out[k] = (1 - z) * c + z * h[k];
+      }
+    }
+    h_.swap(next);
+  }
+}
+
+// SEL: [h_v, leaky(W x_v + b), mean h over v's longest path to a sink, mean h over its longest
+// path from a source] -> leaky(W1 . + b1) -> w2 . + b2.
+void PolicyRunner::sel_head() {
+  const int n = features_.ops, hd = hidden(), a = head();
+  std::vector<float> bottom(h_.size()), top(h_.size());
+  // Path sums by recursion along the path links, O(ops x hidden) whatever the path lengths: an op
+  // after the op it links to, which has a path one op shorter.
+  std::vector<OpId> by_bottom(n), by_top(n);
+  for (int v = 0; v < n; ++v) by_bottom[v] = by_top[v] = v;
+  std::sort(by_bottom.begin(), by_bottom.end(), [&](OpId x, OpId y) { return features_.bottom_length[x] < features_.bottom_length[y]; });
+  std::sort(by_top.begin(), by_top.end(), [&](OpId x, OpId y) { return features_.top_length[x] < features_.top_length[y]; });
+  for (OpId v : by_bottom) {
+    const OpId next = features_.bottom_next[v];
+    for (int k = 0; k < hd; ++k) bottom[v * hd + k] = h_[v * hd + k] + (next >= 0 ? bottom[next * hd + k] : 0.0f);
+  }
+  for (OpId v : by_top) {
+    const OpId prev = features_.top_prev[v];
+    for (int k = 0; k < hd; ++k) top[v * hd + k] = h_[v * hd + k] + (prev >= 0 ? top[prev * hd + k] : 0.0f);
+  }
+  const WeightTensor &wx = weights_.at("sel.x.w"), &w1 = weights_.at("sel.l1.w"), &w2 = weights_.at("sel.l2.w");
+  const float *bx = weights_.at("sel.x.b").data.data(), *b1 = weights_.at("sel.l1.b").data.data();
+  const float b2 = weights_.at("sel.l2.b").data[0];
+  std::vector<float> z(4 * hd), hid(a);
+  sel_logit_.resize(n);
+  for (int v = 0; v < n; ++v) {
+    std::copy(&h_[v * hd], &h_[v * hd] + hd, z.begin());
+    matvec(wx, 0, kNodeFeatures, &features_.node[v * kNodeFeatures], &z[hd], bx);
+    for (int k = 0; k < hd; ++k) z[hd + k] = leaky(z[hd + k]);
+    const float lb = static_cast<float>(features_.bottom_length[v]), lt = static_cast<float>(features_.top_length[v]);
+    for (int k = 0; k < hd; ++k) {
+      z[2 * hd + k] = bottom[v * hd + k] / lb;
+      z[3 * hd + k] = top[v * hd + k] / lt;
+    }
+    matvec(w1, 0, 4 * hd, z.data(), hid.data(), b1);
+    float logit = b2;
+    for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k]);
+    sel_logit_[v] = logit;
+  }
+}
+
+// PLC's first layer splits over its input [device features' embedding, h_v, device summary]:
+// the h_v part (with the bias) and each op's summary part are computed once per op here.
+void PolicyRunner::plc_terms() {
+  const int n = features_.ops, hd = hidden(), a = head();
+  const WeightTensor& w1 = weights_.at("plc.l1.w");
+  node_term_.resize(static_cast<std::size_t>(n) * a);
+  summary_term_.resize(static_cast<std::size_t>(n) * a);
+  for (int v = 0; v < n; ++v) {
+    matvec(w1, hd, hd, &h_[v * hd], &node_term_[v * a], weights_.at("plc.l1.b").data.data());
+    matvec(w1, 2 * hd, hd, &h_[v * hd], &summary_term_[v * a]);
+  }
+}
+
+void PolicyRunner::plc_logits(OpId op, const float* features, const float* summary_sum, const int* counts,
+                              int devices, float* out) const {
+  const int hd = hidden(), a = head();
+  const WeightTensor &wf = weights_.at("plc.f.w"), &w1 = weights_.at("plc.l1.w"), &w2 = weights_.at("plc.l2.w");
+  const float* bf = weights_.at("plc.f.b").data.data();
+  const float b2 = weights_.at("plc.l2.b").data[0];
+  float u[1024], hid[1024];
+  for (int d = 0; d < devices; ++d) {
+    matvec(wf, 0, kDeviceFeatures, features + d * kDeviceFeatures, u, bf);
+    for (int k = 0; k < hd; ++k) u[k] = leaky(u[k]);
+    matvec(w1, 0, hd, u, hid, &node_term_[static_cast<std::size_t>(op) * a]);
+    const float scale = counts[d] > 0 ? 1.0f / static_cast<float>(counts[d]) : 0.0f;
+    float logit = b2;
+    for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k] + summary_sum[d * a + k] * scale);
+    out[d] = logit;
+  }
+}
+
+}  // namespace gantry

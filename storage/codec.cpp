@@ -104,6 +104,15 @@ Result<std::pair<std::string, std::uint64_t>> parse_episode_key(std::string_view
   return std::make_pair(std::string(key.substr(0, nul)), read_u64(key.data() + nul + 1));
 }
 
+// Policies are keyed like episodes: name | NUL | big-endian version, so a name's versions sort.
+std::string policy_prefix(const std::string& name) { return episode_prefix(name); }
+std::string policy_key(const std::string& name, std::uint64_t version) { return episode_key(name, version); }
+Result<std::pair<std::string, std::uint64_t>> parse_policy_key(std::string_view key) {
+  auto k = parse_episode_key(key);
+  if (!k) return make_error("key " + hex_encode(key) + " is not policy name | NUL | 8-byte version");
+  return k;
+}
+
 Result<Fingerprint> parse_fingerprint_hex(const std::string& hex) {
   if (hex.size() != 32) return make_error("fingerprint '" + hex + "' does not have 32 hex digits");
   Fingerprint fp;
@@ -166,6 +175,12 @@ class Fields {
     if (!v) return;
     if (!v->is_string()) return fail(key, "is not a string");
     out = v->get<std::string>();
+  }
+  void binary(const char* key, std::string& out, bool required = false) {
+    const json* v = find(key, required);
+    if (!v) return;
+    if (!v->is_binary()) return fail(key, "is not a byte string");
+    out.assign(v->get_binary().begin(), v->get_binary().end());
   }
   void number(const char* key, double& out, bool required = false) {
     const json* v = find(key, required);
@@ -423,6 +438,49 @@ Result<int> decode_schema_version(std::string_view bytes) {
   auto j = parse_map(bytes, "meta/schema_version", &version);
   if (!j) return j.error();
   return static_cast<int>(version);
+}
+
+std::string encode(const PolicyRecord& r) {
+  json j;
+  j["v"] = kVersion;
+  j["name"] = r.name;
+  j["version"] = r.version;
+  j["weights"] = json::binary(std::vector<std::uint8_t>(r.weights.begin(), r.weights.end()));
+  j["stage"] = r.stage;
+  j["ablation"] = r.ablation;
+  j["graphs"] = r.graphs;
+  j["cluster_name"] = r.cluster_name;
+  j["devices"] = r.devices;
+  j["episodes"] = static_cast<std::int64_t>(r.episodes);
+  j["seconds"] = r.seconds;
+  j["best_ratio"] = r.best_ratio;
+  j["greedy_ratio"] = r.greedy_ratio;
+  j["parent"] = r.parent;
+  j["created"] = r.created;
+  return to_bytes(j);
+}
+
+Result<PolicyRecord> decode_policy(std::string_view bytes) {
+  auto j = parse_record(bytes, "policies");
+  if (!j) return j.error();
+  Fields f(j.value(), "policies");
+  PolicyRecord r;
+  f.text("name", r.name, /*required=*/true);
+  f.integer("version", r.version, /*required=*/true);
+  f.binary("weights", r.weights, /*required=*/true);
+  f.text("stage", r.stage);
+  f.text("ablation", r.ablation);
+  f.text("graphs", r.graphs);
+  f.text("cluster_name", r.cluster_name);
+  f.integer("devices", r.devices);
+  f.integer("episodes", r.episodes);
+  f.number("seconds", r.seconds);
+  f.number("best_ratio", r.best_ratio);
+  f.number("greedy_ratio", r.greedy_ratio);
+  f.text("parent", r.parent);
+  f.number("created", r.created);
+  if (!f.ok()) return f.error();
+  return r;
 }
 
 Status check_value(std::string_view bytes, const std::string& family) {

@@ -44,6 +44,10 @@ std::string episode_prefix(const std::string& job_id);  // job id + '\0'
 std::string episode_key(const std::string& job_id, std::uint64_t sequence);
 Result<std::pair<std::string, std::uint64_t>> parse_episode_key(std::string_view key);
 
+std::string policy_prefix(const std::string& name);  // name + '\0'
+std::string policy_key(const std::string& name, std::uint64_t version);
+Result<std::pair<std::string, std::uint64_t>> parse_policy_key(std::string_view key);
+
 // "0123abcd..." (32 hex digits, as Fingerprint::hex() writes it) -> fingerprint.
 Result<Fingerprint> parse_fingerprint_hex(const std::string& hex);
 
@@ -52,6 +56,7 @@ std::string encode(const ScheduleRecord& record);
 std::string encode(const HistoryRecord& record);
 std::string encode(const EpisodeRecord& record);
 std::string encode(const JobRecord& record);
+std::string encode(const PolicyRecord& record);
 std::string encode_text(const std::string& text);  // graphs (JSON text), clusters (YAML or preset name)
 std::string encode_schema_version(int version);
 
@@ -59,6 +64,7 @@ Result<ScheduleRecord> decode_schedule(std::string_view bytes);
 Result<HistoryRecord> decode_history(std::string_view bytes);
 Result<EpisodeRecord> decode_episode(std::string_view bytes);
 Result<JobRecord> decode_job(std::string_view bytes);
+Result<PolicyRecord> decode_policy(std::string_view bytes);
 Result<std::string> decode_text(std::string_view bytes, const std::string& family);
 // The database schema version in meta/schema_version; a newer one is NOT an error here (the
 // caller words that message), anything unreadable is.

@@ -52,6 +52,24 @@ struct EpisodeRecord {
   double time = 0;            // unix seconds
 };
 
+// One version of a learned placement policy (column family `policies`, key name | version).
+struct PolicyRecord {
+  std::string name;
+  std::uint64_t version = 0;   // 1, 2, ... per name
+  std::string weights;         // the policy's bytes (learner/policy_weights.hpp), opaque here
+  std::string stage;           // how it was trained: "il", "sim", "il+sim"
+  std::string ablation;        // dual, plc-only, random-sel, gdp
+  std::string graphs;          // what it was trained on (labels, comma separated)
+  std::string cluster_name;
+  int devices = 0;
+  long episodes = 0;           // episodes of training behind this version (its parent's included)
+  double seconds = 0;          // training time of this version
+  double best_ratio = 0;       // best makespan / teacher makespan reached, mean over its graphs
+  double greedy_ratio = 0;     // its greedy episode's makespan / teacher makespan, mean over its graphs
+  std::string parent;          // "name:version" it was trained from (--init), empty when fresh
+  double created = 0;          // unix seconds
+};
+
 // interrupted: the record says RUNNING but its owner process is gone (killed); never written by
 // the job itself, set when a store is opened or its jobs are listed.
 enum class JobState { running, complete, failed, cancelled, interrupted, queued };

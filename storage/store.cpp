@@ -274,6 +274,7 @@ struct Store::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> all_handles;        // everything opened, default included
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> cf{};  // ours (null: absent in a secondary)
   std::mutex best_mutex;                                        // read-compare-write of put_if_better
+  std::mutex policy_mutex;                                      // read-latest-then-write of put_policy
   std::atomic<int> fail_sync{0}, fail_put{0};                   // injected faults (tests)
   std::atomic<std::uint64_t> syncs{0};
 
@@ -665,6 +666,52 @@ Status Store::sync_wal() {
   return Ok{};
 }
 
+// ---- policies ------------------------------------------------------------------------------------------
+
+Result<PolicyRecord> Store::put_policy(PolicyRecord policy) {
+  if (impl_->read_only) return read_only_error(impl_->path, "storing a policy");
+  if (policy.name.empty() || policy.name.find('\0') != std::string::npos || policy.name.find(':') != std::string::npos)
+    return make_error("storing a policy: the name '" + policy.name + "' must be non-empty without ':' or NUL");
+  std::lock_guard<std::mutex> lock(impl_->policy_mutex);  // one version number per put
+  if (policy.version == 0) {
+    auto latest = this->policy(policy.name);
+    if (!latest) return latest.error();
+    policy.version = latest.value() ? latest.value()->version + 1 : 1;
+  }
+  Status st = impl_->put(kPolicies, codec::policy_key(policy.name, policy.version), codec::encode(policy),
+                         /*sync=*/true, "storing a policy");
+  if (!st) return st.error();
+  return policy;
+}
+
+Result<std::optional<PolicyRecord>> Store::policy(const std::string& name, std::uint64_t version) const {
+  std::optional<PolicyRecord> found;
+  Status st = impl_->scan(kPolicies, codec::policy_prefix(name), [&](std::string_view key, std::string_view value) -> Status {
+    auto k = codec::parse_policy_key(key);
+    if (!k) return k.error();
+    if (version != 0 && k.value().second != version) return Ok{};
+    auto record = codec::decode_policy(value);
+    if (!record) return make_error("policy " + name + ":" + std::to_string(k.value().second) + ": " + record.error().message);
+    found = std::move(record).value();  // keys ascend: the last one seen is the newest
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return found;
+}
+
+Result<std::vector<PolicyRecord>> Store::policies() const {
+  std::vector<PolicyRecord> out;
+  Status st = impl_->scan(kPolicies, "", [&](std::string_view key, std::string_view value) -> Status {
+    auto record = codec::decode_policy(value);
+    if (!record) return make_error("policies key " + hex_encode(key) + ": " + record.error().message);
+    record.value().weights.clear();
+    out.push_back(std::move(record).value());
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return out;
+}
+
 // ---- jobs, graphs, clusters ----------------------------------------------------------------------------
 
 Status Store::put_job(const JobRecord& job) {
@@ -855,6 +902,16 @@ Result<VerifyReport> Store::verify() const {
             fail(r.error().message);
           else if (k && (r.value().job_id != k.value().first || r.value().sequence != k.value().second))
             fail("the record's job id/sequence do not match its key");
+          break;
+        }
+        case kPolicies: {
+          auto k = codec::parse_policy_key(key);
+          if (!k) fail(k.error().message);
+          auto r = codec::decode_policy(value);
+          if (!r)
+            fail(r.error().message);
+          else if (k && (r.value().name != k.value().first || r.value().version != k.value().second))
+            fail("the record's name and version do not match its key");
           break;
         }
         case kJobs: {

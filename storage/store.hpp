@@ -63,6 +63,13 @@ class Store {
   Result<std::vector<EpisodeRecord>> episodes(const std::string& job_id) const;
   Status sync_wal();
 
+  // Learned policies by name and version (synced). version 0 in put_policy means "the next
+  // version of that name", which the returned record carries; policy() with version 0 is the newest.
+  Result<PolicyRecord> put_policy(PolicyRecord policy);
+  Result<std::optional<PolicyRecord>> policy(const std::string& name, std::uint64_t version = 0) const;
+  // Every version of every policy, without their weights (listings).
+  Result<std::vector<PolicyRecord>> policies() const;
+
   Status put_job(const JobRecord& job);  // synced
   Result<std::optional<JobRecord>> job(const std::string& id) const;
   Result<std::vector<JobRecord>> jobs() const;

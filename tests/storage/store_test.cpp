@@ -497,3 +497,50 @@ TEST_CASE("stats list all nine column families", "[storage]") {
     if (f.name == "jobs") CHECK(f.keys == 0);
   }
 }
+
+TEST_CASE("policies get successive versions per name and keep their bytes across a reopen", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  std::string weights(70000, '\0');
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 31 % 256);  // every byte value
+  {
+    auto store = Store::open(db);
+    REQUIRE(store.ok());
+    PolicyRecord p;
+    p.name = "ffnn";
+    p.weights = weights;
+    p.stage = "il";
+    p.episodes = 640;
+    CHECK(store.value()->put_policy(p).value().version == 1);
+    p.stage = "sim";
+    p.weights = weights.substr(1);
+    CHECK(store.value()->put_policy(p).value().version == 2);
+    p.name = "other";
+    CHECK(store.value()->put_policy(p).value().version == 1);
+    p.name = "bad:name";
+    CHECK_FALSE(store.value()->put_policy(p).ok());
+  }
+  auto store = Store::open_read_only(db);
+  REQUIRE(store.ok());
+  auto newest = store.value()->policy("ffnn");
+  REQUIRE(newest.ok());
+  REQUIRE(newest.value().has_value());
+  CHECK(newest.value()->version == 2);
+  CHECK(newest.value()->stage == "sim");
+  CHECK(newest.value()->weights == weights.substr(1));
+  auto first = store.value()->policy("ffnn", 1);
+  REQUIRE(first.value().has_value());
+  CHECK(first.value()->weights == weights);
+  CHECK(first.value()->episodes == 640);
+  CHECK_FALSE(store.value()->policy("ffnn", 3).value().has_value());
+  CHECK_FALSE(store.value()->policy("ff").value().has_value());  // a prefix of a name is not the name
+  auto all = store.value()->policies();
+  REQUIRE(all.ok());
+  REQUIRE(all.value().size() == 3);
+  CHECK(all.value()[0].name == "ffnn");
+  CHECK(all.value()[0].weights.empty());  // listings leave the weights out
+  CHECK(all.value()[2].name == "other");
+  auto report = store.value()->verify();
+  REQUIRE(report.ok());
+  CHECK(report.value().problems.empty());
+}

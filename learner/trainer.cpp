@@ -1,0 +1,190 @@
+#include "learner/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace gantry {
+
+const char* to_string(Stage stage) { return stage == Stage::imitation ? "il" : "sim"; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Scale-free rewards (-makespan / teacher makespan) of one graph's batch, minus their mean and
+// divided by their spread; a batch whose episodes all scored the same teaches nothing.
+std::vector<double> advantages(const EpisodeBatch& batch, double teacher) {
+  std::vector<double> r;
+  for (const Episode& e : batch.episodes) r.push_back(-e.makespan / teacher);
+  double mean = 0, var = 0;
+  for (double x : r) mean += x;
+  mean /= static_cast<double>(r.size());
+  for (double x : r) var += (x - mean) * (x - mean);
+  const double sd = std::sqrt(var / static_cast<double>(r.size()));
+  for (double& x : r) x = sd > 1e-12 ? (x - mean) / sd : 0.0;
+  return r;
+}
+
+// Running statistics of the episodes between two curve points.
+struct Window {
+  long episodes = 0;
+  double ratio = 0;
+  long matches = 0, decisions = 0;
+  void add(const Episode& e, double teacher, bool has_sel) {
+    ++episodes;
+    ratio += e.makespan / teacher;
+    matches += e.plc_matches + (has_sel ? e.sel_matches : 0);
+    decisions += static_cast<long>(e.steps()) * (has_sel ? 2 : 1);
+  }
+};
+
+}  // namespace
+
+Result<Episode> greedy_episode(const PolicyWeights& weights, const TrainingProblem& problem) {
+  EpisodeRequest request;
+  request.weights = std::make_shared<const PolicyWeights>(weights);
+  request.options.actor = Actor::greedy;
+  auto batch = run_episode_request(problem, request);
+  if (!batch) return batch.error();
+  return std::move(batch.value().episodes.front());
+}
+
+Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>& problems, EpisodeSource& source,
+                          const TrainOptions& options, const std::function<void(const CurvePoint&)>& on_progress,
+                          const std::function<bool()>& should_stop) {
+  if (problems.empty()) return make_error("training needs at least one graph");
+  if (options.episodes <= 0 && options.seconds <= 0) return make_error("training needs an episode count or a time budget");
+  const auto begin = Clock::now();
+  const bool imitation = options.stage == Stage::imitation;
+  const bool has_sel = model.config().ablation == Ablation::dual;
+  const double lr0 = options.learning_rate > 0 ? options.learning_rate : imitation ? 1e-3 : 3e-4;
+  const Objective objective{imitation ? 1.0 : 0.0, imitation ? 0.0 : 1.0, options.entropy, options.clip};
+  const int per_update = std::max(1, std::min<int>(options.graphs_per_update, static_cast<int>(problems.size())));
+
+  TrainResult result;
+  for (const TrainingProblem& p : problems)
+    result.problems.push_back(ProblemOutcome{p.label, p.teacher_makespan, std::numeric_limits<double>::infinity(), {}, 0, 0});
+
+  std::uint64_t version = 0;
+  auto weights = std::make_shared<const PolicyWeights>(model.weights());
+  long received = 0, next_point = options.progress_every;
+  double teacher_mix = imitation ? options.teacher_mix : 0.0;
+  double last_entropy = 0, last_loss = 0;
+  Window window;
+  double window_start = 0;
+  int in_flight = 0, next_problem = 0;
+  std::uint64_t request_seed = options.seed * 1000003;
+  std::vector<EpisodeBatch> ready;
+
+  auto fraction_done = [&] {
+    double f = 0;
+    if (options.episodes > 0) f = std::max(f, static_cast<double>(received) / static_cast<double>(options.episodes));
+    if (options.seconds > 0) f = std::max(f, seconds_since(begin) / options.seconds);
+    return std::min(f, 1.0);
+  };
+  auto finished = [&] { return fraction_done() >= 1.0 || (should_stop && should_stop()); };
+  auto keep_best = [&](const EpisodeBatch& batch) {
+    ProblemOutcome& out = result.problems[batch.problem];
+    for (const Episode& e : batch.episodes) {
+      ++out.episodes;
+      if (e.makespan < out.best_makespan) {
+        out.best_makespan = e.makespan;
+        out.best = replay_placement(problems[batch.problem], e);
+      }
+    }
+  };
+  auto best_ratio = [&] {
+    double sum = 0;
+    for (std::size_t i = 0; i < problems.size(); ++i)
+      sum += std::isfinite(result.problems[i].best_makespan) ? result.problems[i].best_makespan / problems[i].teacher_makespan : 1.0;
+    return sum / static_cast<double>(problems.size());
+  };
+
+  while (!finished()) {
+    while (in_flight < source.slots()) {
+      EpisodeRequest request;
+      request.problem = next_problem;
+      next_problem = (next_problem + 1) % static_cast<int>(problems.size());
+      request.version = version;
+      request.weights = weights;
+      request.count = options.batch;
+      request.options.actor = Actor::sample;
+      request.options.epsilon = imitation ? 0.0 : options.epsilon;
+      request.options.teacher_mix = teacher_mix;
+      request.seed = ++request_seed;
+      source.submit(std::move(request));
+      ++in_flight;
+    }
+    auto got = source.next();
+    --in_flight;
+    if (!got) return got.error();
+    EpisodeBatch batch = std::move(got.value());
+    result.rollout_seconds += batch.seconds;
+    received += static_cast<long>(batch.episodes.size());
+    for (const Episode& e : batch.episodes) window.add(e, problems[batch.problem].teacher_makespan, has_sel);
+    keep_best(batch);
+
+    if (version - batch.version > static_cast<std::uint64_t>(options.max_staleness) && options.stale == StalePolicy::drop) {
+      result.dropped += static_cast<long>(batch.episodes.size());
+    } else {
+      ready.push_back(std::move(batch));
+    }
+    if (static_cast<int>(ready.size()) >= per_update) {
+      std::vector<GraphBatch> batches;
+      for (const EpisodeBatch& b : ready) {
+        const TrainingProblem& p = problems[b.problem];
+        GraphBatch gb{p.graph, &p.features, {}, advantages(b, p.teacher_makespan)};
+        for (const Episode& e : b.episodes) gb.episodes.push_back(&e);
+        batches.push_back(std::move(gb));
+        result.episodes += static_cast<long>(b.episodes.size());
+      }
+      const double f = fraction_done();
+      model.set_learning_rate(lr0 * (1.0 - (1.0 - options.final_lr_fraction) * f));
+      const auto t0 = Clock::now();
+      const LossReport report = model.update(batches, objective);
+      result.learner_seconds += seconds_since(t0);
+      last_entropy = report.entropy;
+      last_loss = report.loss;
+      ++result.updates;
+      ++version;
+      weights = std::make_shared<const PolicyWeights>(model.weights());
+      ready.clear();
+      if (imitation) teacher_mix = options.teacher_mix * (1.0 - f);
+    }
+    if (options.progress_every > 0 && received >= next_point) {
+      const double now = seconds_since(begin);
+      CurvePoint point{received, now, version, window.ratio / std::max(1L, window.episodes), best_ratio(),
+                       window.decisions ? static_cast<double>(window.matches) / window.decisions : 0.0,
+                       last_entropy, last_loss, window.episodes / std::max(1e-9, now - window_start)};
+      result.curve.push_back(point);
+      if (on_progress) on_progress(point);
+      window = Window{};
+      window_start = now;
+      while (next_point <= received) next_point += options.progress_every;
+    }
+  }
+  // Batches still out were sampled by recent policies: their placements count, their gradients not.
+  while (in_flight > 0) {
+    auto got = source.next();
+    --in_flight;
+    if (got) keep_best(got.value());
+  }
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    auto greedy = greedy_episode(*weights, problems[i]);
+    if (!greedy) return greedy.error();
+    ProblemOutcome& out = result.problems[i];
+    out.greedy_makespan = greedy.value().makespan;
+    if (out.greedy_makespan < out.best_makespan) {
+      out.best_makespan = out.greedy_makespan;
+      out.best = replay_placement(problems[i], greedy.value());
+    }
+  }
+  result.seconds = seconds_since(begin);
+  return result;
+}
+
+}  // namespace gantry

@@ -22,6 +22,7 @@ void add_status_command(CLI::App& app);
 void add_cancel_command(CLI::App& app);
 void add_keys_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 // Every verb above, in the order `gantry --help` lists them.
 void add_all_commands(CLI::App& app);

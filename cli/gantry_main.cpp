@@ -12,6 +12,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "learner/learned_placement.hpp"
 
 namespace gantry::cli {
 
@@ -19,6 +20,7 @@ void add_all_commands(CLI::App& app) {
   add_place_command(app);
   add_simulate_command(app);
   add_tune_command(app);
+  add_train_command(app);
   add_query_command(app);
   add_db_command(app);
   add_jobs_command(app);
@@ -48,6 +50,7 @@ int gantry_main(int argc, const char* const* argv) {
     return "gantry: " + CLI::FailureMessage::simple(failed, e);
   });
   app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job, 141 the reader of the output left early.");
+  register_learned_methods();  // `doppler` among the placement methods
   add_all_commands(app);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
     const std::string verb = argv[1];

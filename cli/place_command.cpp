@@ -8,6 +8,9 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
+#include "cli/policy_source.hpp"
+#include "learner/learned_placement.hpp"
+#include "storage/store.hpp"
 #include "cli/result_table.hpp"
 #include "core/fingerprint.hpp"
 #include "sim/simulator.hpp"
@@ -21,7 +24,7 @@ struct PlaceArgs {
   ProblemArgs problem;
   SimArgs sim;
   OutputArgs out;
-  std::string methods = "all", budget = "2s";
+  std::string methods = "all", budget = "2s", policy, data;
   long evals = 0;
   int samples = 200;
   bool budget_given = false;
@@ -65,7 +68,9 @@ void run_place(const PlaceArgs& args) {
   std::vector<MethodRow> rows;
   for (const std::string& name : method_list(args.methods)) {
     if (interactive) std::fprintf(stderr, "running %s...\n", name.c_str());
-    auto outcome = run_placement_method(name, placement_problem, budget);
+    auto outcome = name == "doppler" && !args.policy.empty()
+                       ? place_with_policy(load_policy(args.policy, args.data).weights, placement_problem)
+                       : run_placement_method(name, placement_problem, budget);
     if (!outcome) throw CliError(outcome.error().message);
     // A heuristic that alone takes longer than the budget cannot be cut short: say so.
     if (name == "search" && budget.seconds > 0 && outcome.value().seconds > budget.seconds * 1.05 + 0.05)
@@ -99,12 +104,16 @@ void add_place_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("place", "place a graph's ops on a cluster's devices with heuristics or search");
   args->problem.add_to(*cmd);
   cmd->add_option("-m,--method", args->methods,
-                  "method(s): single, round-robin, random, cp, heft, search, a comma list, or all")
+                  "method(s): single, round-robin, random, cp, heft, search, heuristics, doppler, a comma list, or all")
       ->capture_default_str();
   auto* budget = cmd->add_option("--budget", args->budget, "time budget of `search` (e.g. 2s, 500ms, 1m)")->capture_default_str();
   cmd->add_option("--evals", args->evals, "simulation budget of `search`, the heuristics it starts from included (instead of time)")
       ->check(CLI::Range(1L, 1000000000000L));
   cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str()->check(CLI::Range(1, 100000000));
+  cmd->add_option("--policy", args->policy,
+                  "policy for doppler: NAME[:VERSION] from the store or a .policy file (default: the built-in one)");
+  args->data = default_data_dir();
+  cmd->add_option("--data", args->data, "data directory of --policy NAME (default: $GANTRY_DATA or ./gantry-data)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

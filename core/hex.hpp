@@ -32,4 +32,17 @@ inline std::string hex_encode(std::string_view bytes) {
   return out;
 }
 
+// The inverse of hex_encode (either case); false for an odd length or a non-hex character.
+inline bool hex_decode(std::string_view hex, std::string& out) {
+  if (hex.size() % 2 != 0) return false;
+  out.clear();
+  out.reserve(hex.size() / 2);
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = hex_digit(hex[i]), lo = hex_digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return true;
+}
+
 }  // namespace gantry

@@ -45,7 +45,7 @@ Placement Episode::placement(const std::vector<double>& priority) const {
 
 std::string Episode::to_bytes() const {
   MsgpackWriter w;
-  w.map(17);
+  w.map(18);
   w.str("version"); w.uint(version);
   w.str("problem"); w.sint(problem);
   w.str("devices"); w.sint(devices);
@@ -57,6 +57,7 @@ std::string Episode::to_bytes() const {
   put_array(w, "teacher_ops", teacher_ops);
   put_array(w, "teacher_device_offsets", teacher_device_offsets);
   put_array(w, "teacher_devices", teacher_devices);
+  put_array(w, "candidate_features", candidate_features);
   put_array(w, "device_features", device_features);
   put_array(w, "behaviour_logp", behaviour_logp);
   w.str("sel_matches"); w.sint(sel_matches);
@@ -88,6 +89,7 @@ Result<Episode> Episode::from_bytes(const std::string& bytes, const std::string&
     else if (key == "teacher_ops") ok = get_array(in, e.teacher_ops);
     else if (key == "teacher_device_offsets") ok = get_array(in, e.teacher_device_offsets);
     else if (key == "teacher_devices") ok = get_array(in, e.teacher_devices);
+    else if (key == "candidate_features") ok = get_array(in, e.candidate_features);
     else if (key == "device_features") ok = get_array(in, e.device_features);
     else if (key == "behaviour_logp") ok = get_array(in, e.behaviour_logp);
     else if (key == "sel_matches") ok = in.sint(small) && (e.sel_matches = static_cast<int>(small), true);
@@ -103,6 +105,8 @@ Result<Episode> Episode::from_bytes(const std::string& bytes, const std::string&
     return fail("has arrays of different lengths");
   if (!e.device_features.empty() && e.device_features.size() != steps * e.devices * kDeviceFeatures)
     return fail("has device features of the wrong size");
+  if (!e.candidate_features.empty() && e.candidate_features.size() != e.candidates.size() * kCandidateFeatures)
+    return fail("has candidate features of the wrong size");
   if (!offsets_valid(e.candidate_offsets, steps, e.candidates.size()) ||
       !offsets_valid(e.teacher_op_offsets, steps, e.teacher_ops.size()) ||
       !offsets_valid(e.teacher_device_offsets, steps, e.teacher_devices.size()))

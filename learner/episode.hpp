@@ -23,6 +23,7 @@ struct Episode {
   std::vector<std::int32_t> candidate_offsets, candidates;
   std::vector<std::int32_t> teacher_op_offsets, teacher_ops;
   std::vector<std::int32_t> teacher_device_offsets, teacher_devices;
+  std::vector<float> candidate_features;  // [candidates (packed as above) x kCandidateFeatures] (dual)
   std::vector<float> device_features;  // [steps x devices x kDeviceFeatures]
   std::vector<float> behaviour_logp;   // log-probability of each step's action when it was taken
   int sel_matches = 0, plc_matches = 0;  // steps where the policy's argmax is a teacher choice

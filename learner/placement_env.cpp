@@ -30,12 +30,51 @@ void PlacementEnv::reset() {
   ready_.assign(devices_, 0.0);
   local_.assign(devices_, 0.0);
   finish_est_.assign(devices_, 0.0);
+  candidate_ready_.assign(static_cast<std::size_t>(n) * devices_, 0.0);
   for (OpId op : graph_.topo_order()) {
     unplaced_preds_[op] = static_cast<int>(graph_.preds(op).size());
-    if (unplaced_preds_[op] == 0) {
-      slot_[op] = static_cast<int>(candidates_.size());
-      candidates_.push_back(op);
+    if (unplaced_preds_[op] == 0) enter_candidates(op);
+  }
+}
+
+// A candidate's predecessors are all placed: when its inputs can be on each device is fixed now.
+void PlacementEnv::enter_candidates(OpId op) {
+  slot_[op] = static_cast<int>(candidates_.size());
+  candidates_.push_back(op);
+  double* ready = &candidate_ready_[static_cast<std::size_t>(op) * devices_];
+  std::fill(ready, ready + devices_, 0.0);
+  const Span<OpId> preds = graph_.preds(op);
+  const Span<EdgeId> edges = graph_.in_edges(op);
+  for (std::size_t k = 0; k < preds.size(); ++k)
+    for (int d = 0; d < devices_; ++d)
+      ready[d] = std::max(ready[d], finish_[preds[k]] + costs_.transfer_time(edges[k], device_[preds[k]], d));
+}
+
+void PlacementEnv::describe_candidates(float* features) {
+  const std::size_t c = candidates_.size();
+  double soonest_start = 1e300, soonest_ready = 1e300, top_level = 0;
+  std::vector<double>& start = candidate_start_;
+  std::vector<double>& ready = candidate_soonest_;
+  start.resize(c);
+  ready.resize(c);
+  for (std::size_t i = 0; i < c; ++i) {
+    const double* r = &candidate_ready_[static_cast<std::size_t>(candidates_[i]) * devices_];
+    double s = 1e300, q = 1e300;
+    for (int d = 0; d < devices_; ++d) {
+      s = std::min(s, std::max(free_[d], r[d]));
+      q = std::min(q, r[d]);
     }
+    start[i] = s;
+    ready[i] = q;
+    soonest_start = std::min(soonest_start, s);
+    soonest_ready = std::min(soonest_ready, q);
+    top_level = std::max(top_level, features_.bottom_level[candidates_[i]]);
+  }
+  for (std::size_t i = 0; i < c; ++i) {
+    float* f = features + i * kCandidateFeatures;
+    f[0] = scaled_time(start[i] - soonest_start, features_.unit);
+    f[1] = scaled_time(ready[i] - soonest_ready, features_.unit);
+    f[2] = scaled_time(top_level - features_.bottom_level[candidates_[i]], features_.unit);
   }
 }
 
@@ -89,10 +128,7 @@ void PlacementEnv::place(OpId op, int device, double start) {
   length_ = std::max(length_, end);
   ++placed_;
   for (OpId s : graph_.succs(op))
-    if (--unplaced_preds_[s] == 0) {
-      slot_[s] = static_cast<int>(candidates_.size());
-      candidates_.push_back(s);
-    }
+    if (--unplaced_preds_[s] == 0) enter_candidates(s);
 }
 
 void PlacementEnv::teacher_ops(std::vector<OpId>& out) const {

@@ -5,6 +5,11 @@
 // the critical-path teacher (tuner/critical_path.cpp) plans with; the makespan that rewards an
 // episode comes from the simulator, not from here.
 //
+// SEL's features of a candidate v at this step, relative to the other candidates:
+//   0 start: earliest start of v on any device, minus the soonest any candidate can start
+//   1 ready: when v's inputs can first be on some device, minus the soonest of any candidate
+//   2 level: the highest bottom level among the candidates minus v's (the teacher's key)
+//
 // PLC's per-device features for op v on device d, each a time relative to the best device, in
 // the graph's unit (scaled_time):
 //   0 load: work already placed on d         3 free: when d finishes its last placed op
@@ -30,6 +35,8 @@ class PlacementEnv {
   const std::vector<OpId>& candidates() const { return candidates_; }
   const std::vector<OpId>& topological_order() const { return graph_.topo_order(); }
 
+  // kCandidateFeatures floats per candidate (in candidates() order) into `features`.
+  void describe_candidates(float* features);
   // kDeviceFeatures floats per device into `features` and the earliest start per device into
   // `start` (devices() entries each).
   void describe(OpId op, float* features, double* start);
@@ -58,6 +65,9 @@ class PlacementEnv {
   std::vector<double> start_, finish_;
   std::vector<double> load_, free_;
   std::vector<double> ready_, local_, finish_est_;  // scratch per device
+  std::vector<double> candidate_ready_;              // [op x device]: when inputs can be there (candidates)
+  std::vector<double> candidate_start_, candidate_soonest_;  // scratch per candidate
+  void enter_candidates(OpId op);
 };
 
 }  // namespace gantry

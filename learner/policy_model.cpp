@@ -141,10 +141,16 @@ struct PolicyModel::Impl : torch::nn::Module {
     return x;
   }
 
-  Tensor sel_logits(const GraphTensors& g, const Tensor& h) const {
+  // The static part of SEL's first layer for every op [n x head].
+  Tensor sel_terms(const GraphTensors& g, const Tensor& h) const {
     Tensor xs = leaky(linear(g.x, "sel.x"));
     Tensor z = torch::cat({h, xs, torch::mm(g.bottom_path, h), torch::mm(g.top_path, h)}, 1);
-    return linear(leaky(linear(z, "sel.l1")), "sel.l2").squeeze(1);
+    return linear(z, "sel.l1");
+  }
+  // SEL's logits of packed candidates: their ops' static terms plus their features now.
+  Tensor sel_logits(const Tensor& terms, const Tensor& ops, const Tensor& features) const {
+    Tensor pre = terms.index_select(0, ops) + features.mm(p.at("sel.d.w").t());
+    return linear(leaky(pre), "sel.l2").squeeze(1);
   }
 
   // Per-step log-probabilities [B x N] of the batch's actions, plus imitation and entropy terms.
@@ -213,23 +219,42 @@ struct PolicyModel::Impl : torch::nn::Module {
       out.logp = out.logp + floats(uniform.data(), {b, n});
     }
     if (dual) {
-      Tensor logits = sel_logits(g, h);
-      std::vector<std::int32_t> offsets{0}, cands, t_offsets{0}, t_ops;
+      Tensor terms = sel_terms(g, h);
+      // Every step's candidates packed in one list; per step the positions of its candidates, of
+      // the teacher's among them and of the one chosen.
+      std::vector<std::int32_t> offsets{0}, positions, t_offsets{0}, t_positions;
+      std::vector<std::int64_t> cand_ops, chosen;
+      std::vector<float> cand_features;
       for (const Episode* e : eps) {
-        for (std::size_t t = 1; t < e->candidate_offsets.size(); ++t) {
-          offsets.push_back(offsets.back() + e->candidate_offsets[t] - e->candidate_offsets[t - 1]);
-          t_offsets.push_back(t_offsets.back() + e->teacher_op_offsets[t] - e->teacher_op_offsets[t - 1]);
+        if (e->candidate_features.size() != e->candidates.size() * kCandidateFeatures)
+          throw std::invalid_argument("episode without SEL's candidate features in a dual policy's batch");
+        cand_features.insert(cand_features.end(), e->candidate_features.begin(), e->candidate_features.end());
+        for (long t = 0; t < n; ++t) {
+          const auto first = e->candidates.begin() + e->candidate_offsets[t];
+          const auto last = e->candidates.begin() + e->candidate_offsets[t + 1];
+          const auto t_first = e->teacher_ops.begin() + e->teacher_op_offsets[t];
+          const auto t_last = e->teacher_ops.begin() + e->teacher_op_offsets[t + 1];
+          for (auto it = first; it != last; ++it) {
+            const auto pos = static_cast<std::int32_t>(cand_ops.size());
+            positions.push_back(pos);
+            cand_ops.push_back(*it);
+            if (*it == e->ops[t]) chosen.push_back(pos);
+            if (std::find(t_first, t_last, *it) != t_last) t_positions.push_back(pos);
+          }
+          offsets.push_back(static_cast<std::int32_t>(positions.size()));
+          t_offsets.push_back(static_cast<std::int32_t>(t_positions.size()));
         }
-        cands.insert(cands.end(), e->candidates.begin(), e->candidates.end());
-        t_ops.insert(t_ops.end(), e->teacher_ops.begin(), e->teacher_ops.end());
       }
-      Padded c = pad(offsets, cands, 0);
+      const long k = static_cast<long>(cand_ops.size());
+      if (static_cast<long>(chosen.size()) != b * n) throw std::invalid_argument("an episode chose an op that was not a candidate");
+      Tensor logits = sel_logits(terms, longs(cand_ops), floats(cand_features.data(), {k, kCandidateFeatures}));
+      Padded c = pad(offsets, positions, 0);
       Tensor cand_logits = logits.index_select(0, c.index.flatten()).view(c.index.sizes());
       Tensor log_z = masked_logsumexp(cand_logits, c.mask);
-      out.logp = out.logp + (logits.index_select(0, op_t) - log_z).view({b, n});
+      out.logp = out.logp + (logits.index_select(0, longs(chosen)) - log_z).view({b, n});
       out.entropy = out.entropy + masked_entropy(cand_logits, c.mask).view({b, n});
       if (want_imitation) {
-        Padded t = pad(t_offsets, t_ops, 0);
+        Padded t = pad(t_offsets, t_positions, 0);
         Tensor teacher_logits = logits.index_select(0, t.index.flatten()).view(t.index.sizes());
         out.imitation = out.imitation + (masked_logsumexp(teacher_logits, t.mask) - log_z).view({b, n});
       }
@@ -266,6 +291,8 @@ struct PolicyModel::Impl : torch::nn::Module {
     return total;
   }
 };
+
+void set_training_threads(int threads) { torch::set_num_threads(std::max(1, threads)); }
 
 PolicyModel::PolicyModel(const PolicyConfig& config, std::uint64_t seed) : impl_(std::make_unique<Impl>(config)) {
   torch::manual_seed(seed);

@@ -38,6 +38,9 @@ struct LossReport {
   double grad_norm = 0;  // before clipping
 };
 
+// Threads LibTorch's kernels may use in this process (1 where rollout threads share the cores).
+void set_training_threads(int threads);
+
 class PolicyModel {
  public:
   // Fresh weights: orthogonal matrices and zero biases, from torch's generator seeded with `seed`.

@@ -22,8 +22,8 @@ class PolicyRunner {
   int head() const { return config().head; }
 
   const std::vector<float>& embeddings() const { return h_; }  // [ops x hidden]
-  // SEL's score of each op as a candidate (dual policies only).
-  float sel_logit(OpId op) const { return sel_logit_[op]; }
+  // SEL's score of each candidate (dual policies only) given describe_candidates()' features.
+  void sel_logits(const std::vector<OpId>& candidates, const float* features, float* out) const;
   // W_s h_op: the op's share of a device's "ops already on it" summary (head floats).
   const float* summary_term(OpId op) const { return &summary_term_[static_cast<std::size_t>(op) * head()]; }
   // PLC's logit for each device: `features` [devices x kDeviceFeatures] from PlacementEnv, and
@@ -41,7 +41,7 @@ class PolicyRunner {
   const PolicyWeights& weights_;
   const GraphFeatures& features_;
   std::vector<float> h_;
-  std::vector<float> sel_logit_, node_term_, summary_term_, gdp_logit_;
+  std::vector<float> sel_term_, node_term_, summary_term_, gdp_logit_;
 };
 
 // LeakyReLU with DOPPLER's slope.

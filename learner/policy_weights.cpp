@@ -44,6 +44,7 @@ std::vector<TensorShape> policy_layout(const PolicyConfig& c) {
   if (c.ablation == Ablation::dual) {
     linear(out, "sel.x", kNodeFeatures, h);
     linear(out, "sel.l1", 4 * h, a);  // [h_v, features, bottom path, top path]
+    out.push_back({"sel.d.w", {a, kCandidateFeatures}});  // the candidate's state now, into the same layer
     linear(out, "sel.l2", a, 1);
   }
   linear(out, "plc.f", kDeviceFeatures, h);

@@ -64,6 +64,7 @@ Episode run_episode(const PolicyRunner& runner, PlacementEnv& env, Simulator& si
   const bool has_sel = ablation == Ablation::dual || ablation == Ablation::random_sel;
   const int a = ablation == Ablation::gdp ? 0 : runner.head();
   std::vector<float> features(static_cast<std::size_t>(devices) * kDeviceFeatures), logits, dev_logits(devices);
+  std::vector<float> cand_features;
   std::vector<double> start(devices), probs;
   std::vector<float> summary(static_cast<std::size_t>(devices) * a, 0.0f);
   std::vector<int> counts(devices, 0), teacher_dev, teacher_index;
@@ -80,8 +81,12 @@ Episode run_episode(const PolicyRunner& runner, PlacementEnv& env, Simulator& si
     if (has_sel) {
       const int c = static_cast<int>(cand.size());
       logits.assign(c, 0.0f);
-      if (ablation == Ablation::dual)
-        for (int i = 0; i < c; ++i) logits[i] = runner.sel_logit(cand[i]);
+      if (ablation == Ablation::dual) {
+        cand_features.resize(static_cast<std::size_t>(c) * kCandidateFeatures);
+        env.describe_candidates(cand_features.data());
+        runner.sel_logits(cand, cand_features.data(), logits.data());
+        ep.candidate_features.insert(ep.candidate_features.end(), cand_features.begin(), cand_features.end());
+      }
       softmax(logits.data(), c, probs);
       // The teacher's candidates, its own pick (the lowest op id, as place_critical_path) first.
       teacher_index.clear();

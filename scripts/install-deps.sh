@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libcaf-dev            # CAF 0.17.6 (actor framework)
   libtorch-dev          # LibTorch 1.13 (CPU)
+  libopenblas0-serial   # an optimized BLAS behind LibTorch (Debian links it to the 10x slower reference BLAS)
   librocksdb-dev        # RocksDB 7.8
   libzmq3-dev cppzmq-dev
   catch2                # Catch2 v2

@@ -73,7 +73,12 @@ Result<PlacementOutcome> run_placement_method(const std::string& method, const P
   }
   if (run) {  // called outside the lock: a method may take minutes, or look up another
     const auto begin = std::chrono::steady_clock::now();
-    PlacementOutcome outcome = run(problem, budget);
+    PlacementOutcome outcome;
+    try {  // a method that cannot run (a learned one without its policy) says why by throwing
+      outcome = run(problem, budget);
+    } catch (const std::exception& e) {
+      return make_error("placement method '" + method + "': " + e.what());
+    }
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return outcome;
   }

@@ -1,0 +1,58 @@
+#include "cli/policy_source.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_common.hpp"
+#include "storage/store.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+bool is_file_spec(const std::string& spec) {
+  return spec.find('/') != std::string::npos ||
+         (spec.size() > 7 && spec.compare(spec.size() - 7, 7, ".policy") == 0);
+}
+
+}  // namespace
+
+LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir) {
+  LoadedPolicy out;
+  if (is_file_spec(spec)) {
+    std::ifstream in(spec, std::ios::binary);
+    if (!in) throw CliError("policy file " + spec + " cannot be read");
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    auto w = PolicyWeights::from_bytes(bytes.str(), spec);
+    if (!w) throw CliError(w.error().message);
+    out.weights = std::move(w).value();
+    out.label = spec;
+    return out;
+  }
+  std::string name = spec;
+  std::uint64_t version = 0;
+  if (auto colon = spec.find(':'); colon != std::string::npos) {
+    name = spec.substr(0, colon);
+    const std::string v = spec.substr(colon + 1);
+    char* end = nullptr;
+    version = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || version == 0)
+      throw CliError("policy '" + spec + "': the version after ':' must be a positive integer");
+  }
+  auto store = Store::open_read_only(data_dir);
+  if (!store) throw CliError("policy '" + spec + "': " + store.error().message);
+  auto record = store.value()->policy(name, version);
+  if (!record) throw CliError("policy '" + spec + "': " + record.error().message);
+  if (!record.value())
+    throw CliError("policy '" + spec + "' is not in " + data_dir + " (`gantry query policies` lists what is)");
+  out.record = std::move(*record.value());
+  out.label = out.record.name + ":" + std::to_string(out.record.version);
+  auto w = PolicyWeights::from_bytes(out.record.weights, "policy " + out.label);
+  if (!w) throw CliError(w.error().message);
+  out.weights = std::move(w).value();
+  out.record.weights.clear();
+  return out;
+}
+
+}  // namespace gantry::cli

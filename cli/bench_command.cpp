@@ -9,6 +9,7 @@
 
 #include "bench/cluster_bench.hpp"
 #include "bench/pipeline_bench.hpp"
+#include "bench/learner_bench.hpp"
 #include "bench/sim_bench.hpp"
 #include "bench/stg_bench.hpp"
 #include "bench/store_bench.hpp"
@@ -293,10 +294,47 @@ void add_bench_pipeline(CLI::App& bench) {
   });
 }
 
+void add_bench_learner(CLI::App& bench) {
+  auto options = std::make_shared<LearnerBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "learner", "DOPPLER policies: rollout episodes/s per core by graph size (200 to 20k ops), a greedy "
+                 "placement's latency, trained episodes/s of gantry train");
+  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(CLI::Range(2, 10000000));
+  cmd->add_option("--batch", options->batch, "episodes per encoder pass")->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--seconds", options->seconds_per_size, "time per size")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--train-seconds", options->train_seconds, "length of the training run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", options->threads, "rollout threads of the training run")->capture_default_str()->check(CLI::Range(1, 256));
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    const LearnerBenchResult r = run_learner_bench(*options);
+    if (out->json()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& x : r.rollouts)
+        rows.push_back({{"ops", x.ops}, {"edges", x.edges}, {"encoder_ms", x.encoder_ms}, {"episode_ms", x.episode_ms},
+                        {"episodes_per_second", x.episodes_per_second}, {"us_per_op", x.us_per_op}});
+      nlohmann::json j = {{"rollouts", rows}, {"greedy_ops", r.greedy_ops}, {"greedy_ms", r.greedy_ms},
+                          {"train_episodes_per_second", r.train_episodes_per_second}, {"train_episodes", r.train_episodes},
+                          {"train_seconds", r.train_seconds}, {"learner_busy", r.learner_busy}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"ops", "edges", "encoder ms", "episode ms (median)", "episodes/s/core", "us per op"});
+    for (const auto& x : r.rollouts)
+      table.add({std::to_string(x.ops), std::to_string(x.edges), format_fixed(x.encoder_ms, 2), format_fixed(x.episode_ms, 3),
+                 format_fixed(x.episodes_per_second, 1), format_fixed(x.us_per_op, 2)});
+    table.print(std::cout);
+    std::printf("greedy placement (encoder + episode) on %d ops: %.2f ms (median of 20)\n", r.greedy_ops, r.greedy_ms);
+    std::printf("gantry train, 200 ops, %d rollout thread(s) + learner: %ld trained episodes in %.1f s = %.1f episodes/s "
+                "(learner busy %.0f%%)\n", options->threads, r.train_episodes, r.train_seconds, r.train_episodes_per_second,
+                100 * r.learner_busy);
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline, learner (DOPPLER policies)");
   bench->require_subcommand(1);
   add_bench_sim(*bench);
   add_bench_stg(*bench);
@@ -304,6 +342,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_cluster(*bench);
   add_bench_store(*bench);
   add_bench_pipeline(*bench);
+  add_bench_learner(*bench);
 }
 
 }  // namespace gantry::cli

@@ -36,10 +36,10 @@ struct TrainArgs {
   std::string stage = "il+sim", budget, init, name = "doppler", ablation = "dual", curve, data, save;
   long episodes = 0;
   double il_share = 0.2;
-  int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, steps = 3, staleness = 2;
+  int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, state = 16, steps = 3, staleness = 2;
   double lr = 0, entropy = 1e-3, epsilon = 0;
   long progress_every = 0;
-  std::string stale = "weight";
+  std::string stale = "weight", imitate = "ties";
   bool no_store = false;
 };
 
@@ -78,6 +78,7 @@ PolicyModel initial_model(const TrainArgs& args, int devices, std::string& paren
   PolicyConfig c;
   c.hidden = args.hidden;
   c.head = args.head;
+  c.state = args.state;
   c.steps = args.steps;
   c.ablation = *parse_ablation(args.ablation);
   c.devices = c.ablation == Ablation::gdp ? devices : 0;
@@ -158,6 +159,7 @@ void run_train(const TrainArgs& args) {
     o.entropy = args.entropy;
     o.epsilon = args.epsilon;
     o.max_staleness = args.staleness;
+    o.imitate_ties = args.imitate == "ties";
     o.stale = args.stale == "drop" ? StalePolicy::drop : StalePolicy::weight;
     o.seed = args.seed + episodes;
     o.progress_every = args.progress_every > 0 ? args.progress_every
@@ -278,11 +280,15 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--lr", args->lr, "learning rate (0: 1e-3 for il, 3e-4 for sim)")->check(finite_in(0, 1));
   cmd->add_option("--entropy", args->entropy, "entropy bonus weight")->check(finite_in(0, 10))->capture_default_str();
   cmd->add_option("--epsilon", args->epsilon, "uniform exploration mixed into sampling (sim)")->check(finite_in(0, 1))->capture_default_str();
+  cmd->add_option("--imitate", args->imitate,
+                  "il targets: ties (every tied teacher choice, multi-label) or pick (the teacher's own tie-break)")
+      ->check(CLI::IsMember({"ties", "pick"}))->capture_default_str();
   cmd->add_option("--staleness", args->staleness, "versions a batch may lag behind the learner")->check(CLI::Range(0, 1000))->capture_default_str();
   cmd->add_option("--stale", args->stale, "older batches: drop them, or weight them by importance")
       ->check(CLI::IsMember({"drop", "weight"}))->capture_default_str();
   cmd->add_option("--hidden", args->hidden, "node embedding width (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--head", args->head, "head width (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
+  cmd->add_option("--state", args->state, "width of per-step feature embeddings (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--steps", args->steps, "message-passing rounds (new policies)")->check(CLI::Range(0, 32))->capture_default_str();
   cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
   cmd->callback([args] { run_train(*args); });

@@ -9,6 +9,8 @@
 //   0 start: earliest start of v on any device, minus the soonest any candidate can start
 //   1 ready: when v's inputs can first be on some device, minus the soonest of any candidate
 //   2 level: the highest bottom level among the candidates minus v's (the teacher's key)
+//   3 order: log1p of v's position in the graph's topological order after the first candidate's
+//     (what tells symmetric candidates apart: among tied levels the teacher takes the lowest id)
 //
 // PLC's per-device features for op v on device d, each a time relative to the best device, in
 // the graph's unit (scaled_time):
@@ -67,6 +69,7 @@ class PlacementEnv {
   std::vector<double> ready_, local_, finish_est_;  // scratch per device
   std::vector<double> candidate_ready_;              // [op x device]: when inputs can be there (candidates)
   std::vector<double> candidate_start_, candidate_soonest_;  // scratch per candidate
+  std::vector<int> topo_position_;                   // op -> index in the topological order
   void enter_candidates(OpId op);
 };
 

@@ -20,12 +20,13 @@ std::optional<Ablation> parse_ablation(const std::string& name);
 // per-device features seen by PLC (learner/placement_env.hpp lists them).
 constexpr int kNodeFeatures = 5;
 constexpr int kDeviceFeatures = 6;
-constexpr int kCandidateFeatures = 3;  // SEL's view of a candidate now (learner/placement_env.hpp)
+constexpr int kCandidateFeatures = 4;  // SEL's view of a candidate now (learner/placement_env.hpp)
 constexpr int kMaxWidth = 1024;  // the widest hidden or head layer a policy may have
 
 struct PolicyConfig {
   int hidden = 64;   // node embedding width
   int head = 64;     // hidden width of the SEL / PLC heads
+  int state = 16;    // width of the embedding of per-step features (candidates', devices')
   int steps = 3;     // message-passing rounds of the encoder
   Ablation ablation = Ablation::dual;
   int devices = 0;   // the device count a GDP policy outputs (the others serve any count)

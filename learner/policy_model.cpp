@@ -141,16 +141,15 @@ struct PolicyModel::Impl : torch::nn::Module {
     return x;
   }
 
-  // The static part of SEL's first layer for every op [n x head].
+  // SEL's static score of every op [n].
   Tensor sel_terms(const GraphTensors& g, const Tensor& h) const {
     Tensor xs = leaky(linear(g.x, "sel.x"));
     Tensor z = torch::cat({h, xs, torch::mm(g.bottom_path, h), torch::mm(g.top_path, h)}, 1);
-    return linear(z, "sel.l1");
+    return linear(leaky(linear(z, "sel.l1")), "sel.l2").squeeze(1);
   }
-  // SEL's logits of packed candidates: their ops' static terms plus their features now.
+  // SEL's logits of packed candidates: their ops' static scores plus the score of their features now.
   Tensor sel_logits(const Tensor& terms, const Tensor& ops, const Tensor& features) const {
-    Tensor pre = terms.index_select(0, ops) + features.mm(p.at("sel.d.w").t());
-    return linear(leaky(pre), "sel.l2").squeeze(1);
+    return terms.index_select(0, ops) + linear(leaky(linear(features, "sel.d")), "sel.q").squeeze(1);
   }
 
   // Per-step log-probabilities [B x N] of the batch's actions, plus imitation and entropy terms.
@@ -158,7 +157,7 @@ struct PolicyModel::Impl : torch::nn::Module {
     Tensor logp, imitation, entropy;
   };
   StepTerms step_terms(const Graph& graph, const GraphFeatures& features, const std::vector<const Episode*>& eps,
-                       bool want_imitation) const {
+                       bool want_imitation, bool all_ties = true) const {
     const bool dual = config.ablation == Ablation::dual;
     GraphTensors g = graph_tensors(graph, features, dual);
     Tensor h = encode(g);
@@ -182,12 +181,12 @@ struct PolicyModel::Impl : torch::nn::Module {
     } else {
       std::vector<float> feats;
       for (const Episode* e : eps) feats.insert(feats.end(), e->device_features.begin(), e->device_features.end());
-      const long hd = config.hidden;
+      const long hd = config.hidden, st = config.state;
       Tensor w1 = p.at("plc.l1.w");
       Tensor u = leaky(linear(floats(feats.data(), {b, n, d, kDeviceFeatures}), "plc.f"));
-      Tensor part_u = u.matmul(w1.narrow(1, 0, hd).t());
-      Tensor node = (h.mm(w1.narrow(1, hd, hd).t()) + p.at("plc.l1.b")).index_select(0, op_t).view({b, n, 1, -1});
-      Tensor summary = h.mm(w1.narrow(1, 2 * hd, hd).t()).index_select(0, op_t).view({b, n, 1, -1});
+      Tensor part_u = u.matmul(w1.narrow(1, 0, st).t());
+      Tensor node = (h.mm(w1.narrow(1, st, hd).t()) + p.at("plc.l1.b")).index_select(0, op_t).view({b, n, 1, -1});
+      Tensor summary = h.mm(w1.narrow(1, st + hd, hd).t()).index_select(0, op_t).view({b, n, 1, -1});
       Tensor onehot = F::one_hot(dev_t, d).to(torch::kFloat);                          // [b, n, d]
       Tensor contrib = onehot.unsqueeze(-1) * summary;                                   // [b, n, d, a]
       Tensor before = contrib.cumsum(1) - contrib;
@@ -203,7 +202,7 @@ struct PolicyModel::Impl : torch::nn::Module {
         const Episode& e = *eps[i];
         for (long t = 0; t < n; ++t)
           for (std::int32_t k = e.teacher_device_offsets[t]; k < e.teacher_device_offsets[t + 1]; ++k)
-            mask[(i * n + t) * d + e.teacher_devices[k]] = 1;
+            if (all_ties || k == e.teacher_device_offsets[t]) mask[(i * n + t) * d + e.teacher_devices[k]] = 1;
       }
       Tensor m = torch::from_blob(mask.data(), {b, n, d}, torch::kUInt8).clone().to(torch::kBool);
       out.imitation = out.imitation + masked_logsumexp(dev_logp, m);
@@ -234,12 +233,13 @@ struct PolicyModel::Impl : torch::nn::Module {
           const auto last = e->candidates.begin() + e->candidate_offsets[t + 1];
           const auto t_first = e->teacher_ops.begin() + e->teacher_op_offsets[t];
           const auto t_last = e->teacher_ops.begin() + e->teacher_op_offsets[t + 1];
+          const OpId pick = t_first == t_last ? -1 : *std::min_element(t_first, t_last);
           for (auto it = first; it != last; ++it) {
             const auto pos = static_cast<std::int32_t>(cand_ops.size());
             positions.push_back(pos);
             cand_ops.push_back(*it);
             if (*it == e->ops[t]) chosen.push_back(pos);
-            if (std::find(t_first, t_last, *it) != t_last) t_positions.push_back(pos);
+            if (all_ties ? std::find(t_first, t_last, *it) != t_last : *it == pick) t_positions.push_back(pos);
           }
           offsets.push_back(static_cast<std::int32_t>(positions.size()));
           t_offsets.push_back(static_cast<std::int32_t>(t_positions.size()));
@@ -267,7 +267,7 @@ struct PolicyModel::Impl : torch::nn::Module {
     double imitation = 0, entropy = 0;
     long steps = 0;
     for (const GraphBatch& batch : batches) {
-      StepTerms s = step_terms(*batch.graph, *batch.features, batch.episodes, o.imitation > 0);
+      StepTerms s = step_terms(*batch.graph, *batch.features, batch.episodes, o.imitation > 0, o.all_ties);
       Tensor term = torch::zeros({});
       if (o.policy > 0) {
         std::vector<float> adv(batch.advantages.begin(), batch.advantages.end()), behaviour;

@@ -19,6 +19,9 @@ struct Objective {
   double policy = 0;     // weight of the policy-gradient term -A * log pi(action)
   double entropy = 0;    // weight of the entropy bonus
   double clip = 1.0;     // gradient norm clipping (0 = none)
+  // Imitation targets: every tied teacher choice (multi-label), or only the teacher's own pick
+  // (its tie-break: the lowest op id, the lowest device index), which place_critical_path follows.
+  bool all_ties = true;
 };
 
 // Episodes of one graph with their advantages (policy gradient); an episode's steps are weighted

@@ -90,8 +90,8 @@ void PolicyRunner::encode(const Graph& g) {
 }
 
 // SEL: [h_v, leaky(W x_v + b), mean h over v's longest path to a sink, mean h over its longest
-// path from a source, the candidate's features now] -> leaky(W1 . + b1) -> w2 . + b2. The static
-// part of the first layer is computed once per op here.
+// path from a source] -> leaky(W1 . + b1) -> w2 . + b2, once per op here; plus, per candidate and
+// step, q . leaky(Wd f + bd) + bq of its features now (sel_logits).
 void PolicyRunner::sel_head() {
   const int n = features_.ops, hd = hidden(), a = head();
   std::vector<float> bottom(h_.size()), top(h_.size());
@@ -109,10 +109,11 @@ void PolicyRunner::sel_head() {
     const OpId prev = features_.top_prev[v];
     for (int k = 0; k < hd; ++k) top[v * hd + k] = h_[v * hd + k] + (prev >= 0 ? top[prev * hd + k] : 0.0f);
   }
-  const WeightTensor &wx = weights_.at("sel.x.w"), &w1 = weights_.at("sel.l1.w");
+  const WeightTensor &wx = weights_.at("sel.x.w"), &w1 = weights_.at("sel.l1.w"), &w2 = weights_.at("sel.l2.w");
   const float *bx = weights_.at("sel.x.b").data.data(), *b1 = weights_.at("sel.l1.b").data.data();
-  std::vector<float> z(4 * hd);
-  sel_term_.resize(static_cast<std::size_t>(n) * a);
+  const float b2 = weights_.at("sel.l2.b").data[0];
+  std::vector<float> z(4 * hd), hid(a);
+  sel_static_.resize(n);
   for (int v = 0; v < n; ++v) {
     std::copy(&h_[v * hd], &h_[v * hd] + hd, z.begin());
     matvec(wx, 0, kNodeFeatures, &features_.node[v * kNodeFeatures], &z[hd], bx);
@@ -122,19 +123,23 @@ void PolicyRunner::sel_head() {
       z[2 * hd + k] = bottom[v * hd + k] / lb;
       z[3 * hd + k] = top[v * hd + k] / lt;
     }
-    matvec(w1, 0, 4 * hd, z.data(), &sel_term_[static_cast<std::size_t>(v) * a], b1);
+    matvec(w1, 0, 4 * hd, z.data(), hid.data(), b1);
+    float logit = b2;
+    for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k]);
+    sel_static_[v] = logit;
   }
 }
 
 void PolicyRunner::sel_logits(const std::vector<OpId>& candidates, const float* features, float* out) const {
-  const int a = head();
-  const WeightTensor &wd = weights_.at("sel.d.w"), &w2 = weights_.at("sel.l2.w");
-  const float b2 = weights_.at("sel.l2.b").data[0];
+  const int st = state();
+  const WeightTensor &wd = weights_.at("sel.d.w"), &q = weights_.at("sel.q.w");
+  const float* bd = weights_.at("sel.d.b").data.data();
+  const float bq = weights_.at("sel.q.b").data[0];
   float hid[kMaxWidth];
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    matvec(wd, 0, kCandidateFeatures, features + i * kCandidateFeatures, hid, &sel_term_[static_cast<std::size_t>(candidates[i]) * a]);
-    float logit = b2;
-    for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k]);
+    matvec(wd, 0, kCandidateFeatures, features + i * kCandidateFeatures, hid, bd);
+    float logit = sel_static_[candidates[i]] + bq;
+    for (int k = 0; k < st; ++k) logit += q.data[k] * leaky(hid[k]);
     out[i] = logit;
   }
 }
@@ -147,22 +152,22 @@ void PolicyRunner::plc_terms() {
   node_term_.resize(static_cast<std::size_t>(n) * a);
   summary_term_.resize(static_cast<std::size_t>(n) * a);
   for (int v = 0; v < n; ++v) {
-    matvec(w1, hd, hd, &h_[v * hd], &node_term_[v * a], weights_.at("plc.l1.b").data.data());
-    matvec(w1, 2 * hd, hd, &h_[v * hd], &summary_term_[v * a]);
+    matvec(w1, state(), hd, &h_[v * hd], &node_term_[v * a], weights_.at("plc.l1.b").data.data());
+    matvec(w1, state() + hd, hd, &h_[v * hd], &summary_term_[v * a]);
   }
 }
 
 void PolicyRunner::plc_logits(OpId op, const float* features, const float* summary_sum, const int* counts,
                               int devices, float* out) const {
-  const int hd = hidden(), a = head();
+  const int st = state(), a = head();
   const WeightTensor &wf = weights_.at("plc.f.w"), &w1 = weights_.at("plc.l1.w"), &w2 = weights_.at("plc.l2.w");
   const float* bf = weights_.at("plc.f.b").data.data();
   const float b2 = weights_.at("plc.l2.b").data[0];
   float u[kMaxWidth], hid[kMaxWidth];
   for (int d = 0; d < devices; ++d) {
     matvec(wf, 0, kDeviceFeatures, features + d * kDeviceFeatures, u, bf);
-    for (int k = 0; k < hd; ++k) u[k] = leaky(u[k]);
-    matvec(w1, 0, hd, u, hid, &node_term_[static_cast<std::size_t>(op) * a]);
+    for (int k = 0; k < st; ++k) u[k] = leaky(u[k]);
+    matvec(w1, 0, st, u, hid, &node_term_[static_cast<std::size_t>(op) * a]);
     const float scale = counts[d] > 0 ? 1.0f / static_cast<float>(counts[d]) : 0.0f;
     float logit = b2;
     for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k] + summary_sum[d * a + k] * scale);

@@ -20,6 +20,7 @@ class PolicyRunner {
   const PolicyConfig& config() const { return weights_.config; }
   int hidden() const { return config().hidden; }
   int head() const { return config().head; }
+  int state() const { return config().state; }
 
   const std::vector<float>& embeddings() const { return h_; }  // [ops x hidden]
   // SEL's score of each candidate (dual policies only) given describe_candidates()' features.
@@ -41,7 +42,7 @@ class PolicyRunner {
   const PolicyWeights& weights_;
   const GraphFeatures& features_;
   std::vector<float> h_;
-  std::vector<float> sel_term_, node_term_, summary_term_, gdp_logit_;
+  std::vector<float> sel_static_, node_term_, summary_term_, gdp_logit_;
 };
 
 // LeakyReLU with DOPPLER's slope.

@@ -26,7 +26,7 @@ void linear(std::vector<TensorShape>& out, const std::string& name, std::int64_t
 }  // namespace
 
 std::vector<TensorShape> policy_layout(const PolicyConfig& c) {
-  const std::int64_t h = c.hidden, a = c.head;
+  const std::int64_t h = c.hidden, a = c.head, st = c.state;
   std::vector<TensorShape> out;
   linear(out, "enc.in", kNodeFeatures, h);
   for (const char* dir : {"enc.fwd", "enc.bwd"}) {  // messages along and against the edges
@@ -43,12 +43,14 @@ std::vector<TensorShape> policy_layout(const PolicyConfig& c) {
   }
   if (c.ablation == Ablation::dual) {
     linear(out, "sel.x", kNodeFeatures, h);
+    // score = static part (once per op) + dynamic part (per candidate and step, kept narrow)
     linear(out, "sel.l1", 4 * h, a);  // [h_v, features, bottom path, top path]
-    out.push_back({"sel.d.w", {a, kCandidateFeatures}});  // the candidate's state now, into the same layer
     linear(out, "sel.l2", a, 1);
+    linear(out, "sel.d", kCandidateFeatures, st);
+    linear(out, "sel.q", st, 1);
   }
-  linear(out, "plc.f", kDeviceFeatures, h);
-  linear(out, "plc.l1", 3 * h, a);    // [device features, h_v, ops already on the device]
+  linear(out, "plc.f", kDeviceFeatures, st);
+  linear(out, "plc.l1", st + 2 * h, a);  // [device features, h_v, ops already on the device]
   linear(out, "plc.l2", a, 1);
   return out;
 }
@@ -67,11 +69,12 @@ long PolicyWeights::parameter_count() const {
 
 std::string PolicyWeights::to_bytes() const {
   MsgpackWriter w;
-  w.map(8);
+  w.map(9);
   w.str("format"); w.str(kFormat);
   w.str("v"); w.uint(kFormatVersion);
   w.str("hidden"); w.sint(config.hidden);
   w.str("head"); w.sint(config.head);
+  w.str("state"); w.sint(config.state);
   w.str("steps"); w.sint(config.steps);
   w.str("ablation"); w.str(to_string(config.ablation));
   w.str("devices"); w.sint(config.devices);
@@ -112,9 +115,10 @@ Result<PolicyWeights> PolicyWeights::from_bytes(const std::string& bytes, const 
       std::uint64_t v = 0;
       if (!in.uint(v) || v != kFormatVersion)
         return fail("policy format version " + std::to_string(v) + " is not " + std::to_string(kFormatVersion));
-    } else if (key == "hidden" || key == "head" || key == "steps" || key == "devices") {
+    } else if (key == "hidden" || key == "head" || key == "state" || key == "steps" || key == "devices") {
       int& field = key == "hidden" ? out.config.hidden
                    : key == "head" ? out.config.head
+                   : key == "state" ? out.config.state
                    : key == "steps" ? out.config.steps
                                     : out.config.devices;
       if (!get_int(field)) return fail("field \"" + std::string(key) + "\" is not a small non-negative integer");
@@ -149,8 +153,8 @@ Result<PolicyWeights> PolicyWeights::from_bytes(const std::string& bytes, const 
     }
   }
   if (!format_seen) return fail("not a gantry policy (no format field)");
-  if (out.config.hidden < 1 || out.config.head < 1 || out.config.hidden > kMaxWidth || out.config.head > kMaxWidth)
-    return fail("hidden and head widths must be in 1.." + std::to_string(kMaxWidth));
+  for (int width : {out.config.hidden, out.config.head, out.config.state})
+    if (width < 1 || width > kMaxWidth) return fail("layer widths must be in 1.." + std::to_string(kMaxWidth));
   if (out.config.ablation == Ablation::gdp && out.config.devices < 1)
     return fail("a gdp policy needs its device count");
   for (const TensorShape& expected : policy_layout(out.config)) {

@@ -62,7 +62,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   const bool imitation = options.stage == Stage::imitation;
   const bool has_sel = model.config().ablation == Ablation::dual;
   const double lr0 = options.learning_rate > 0 ? options.learning_rate : imitation ? 1e-3 : 3e-4;
-  const Objective objective{imitation ? 1.0 : 0.0, imitation ? 0.0 : 1.0, options.entropy, options.clip};
+  const Objective objective{imitation ? 1.0 : 0.0, imitation ? 0.0 : 1.0, options.entropy, options.clip, options.imitate_ties};
   const int per_update = std::max(1, std::min<int>(options.graphs_per_update, static_cast<int>(problems.size())));
 
   TrainResult result;

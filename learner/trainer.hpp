@@ -35,6 +35,7 @@ struct TrainOptions {
   double entropy = 1e-3;
   double epsilon = 0;        // uniform exploration mixed into sampling (reinforce)
   double teacher_mix = 0.5;  // imitation: share of teacher actions at the start, decaying to 0
+  bool imitate_ties = true;  // imitation targets: all tied teacher choices, or only the teacher's pick
   int max_staleness = 2;     // versions a batch may lag behind the learner
   StalePolicy stale = StalePolicy::weight;
   double clip = 1.0;

@@ -89,3 +89,20 @@ TEST_CASE("imitation on a tiny graph reaches a 100% teacher match", "[learner]")
   CHECK(e.sel_matches == e.steps());
   CHECK(e.plc_matches == e.steps());
 }
+
+TEST_CASE("scratch: teacher with random ties", "[.scratch]") {
+  for (const char* w : {"llama-block:costs=doppler", "ffnn:costs=doppler", "chainmm:costs=doppler", "llama-layer:costs=doppler"}) {
+    LearnerProblem p(w, 4);
+    PolicyConfig c;
+    PolicyModel model(c, 1);
+    RolloutOptions o;
+    o.teacher_mix = 1.0;
+    auto eps = rollouts(model, p, 50, o, 7);
+    RolloutOptions t;
+    t.actor = Actor::teacher;
+    double teacher = rollouts(model, p, 1, t, 1).front().makespan;
+    double sum = 0, best = 1e300, worst = 0;
+    for (auto& e : eps) { sum += e.makespan; best = std::min(best, e.makespan); worst = std::max(worst, e.makespan); }
+    std::printf("%s teacher %.4g random-tie mean %.3f best %.3f worst %.3f\n", w, teacher, sum / eps.size() / teacher, best / teacher, worst / teacher);
+  }
+}

@@ -1,0 +1,109 @@
+#include "bench/learner_bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "core/cluster.hpp"
+#include "core/cost_model.hpp"
+#include "learner/episode_source.hpp"
+#include "learner/learned_placement.hpp"
+#include "learner/policy_model.hpp"
+#include "learner/policy_runner.hpp"
+#include "learner/trainer.hpp"
+#include "sim/simulator.hpp"
+#include "workloads/workload.hpp"
+
+namespace gantry {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct BenchGraph {
+  Graph graph;
+  Cluster cluster;
+  CostTable costs;
+  SimOptions sim;
+  explicit BenchGraph(int ops)
+      : graph(make_workload("random:costs=doppler,ops=" + std::to_string(ops), 1).value()),
+        cluster(Cluster::identical(4).value()),
+        costs(graph, cluster) {
+    sim.doppler = true;
+  }
+};
+
+RolloutBenchRow bench_rollouts(const PolicyWeights& weights, int ops, const LearnerBenchOptions& o) {
+  BenchGraph g(ops);
+  const TrainingProblem problem = make_training_problem("bench", g.graph, g.cluster, g.costs, g.sim);
+  RolloutBenchRow row;
+  row.ops = g.graph.size();
+  row.edges = g.graph.num_edges();
+  std::vector<double> encoder, episode;
+  PlacementEnv env(g.graph, g.costs, problem.features);
+  Simulator sim(g.graph, g.costs, g.cluster, g.sim);
+  std::mt19937_64 rng(1);
+  const auto begin = Clock::now();
+  while (since(begin) < o.seconds_per_size || episode.size() < 3) {
+    auto t0 = Clock::now();
+    PolicyRunner runner(weights, problem.features, g.graph);
+    encoder.push_back(since(t0));
+    for (int i = 0; i < o.batch && (since(begin) < o.seconds_per_size || episode.size() < 3); ++i) {
+      t0 = Clock::now();
+      (void)run_episode(runner, env, sim, RolloutOptions{}, rng);
+      episode.push_back(since(t0));
+    }
+  }
+  row.encoder_ms = 1e3 * median(encoder);
+  row.episode_ms = 1e3 * median(episode);
+  row.episodes_per_second = 1.0 / (median(episode) + median(encoder) / o.batch);
+  row.us_per_op = 1e6 * median(episode) / row.ops;
+  return row;
+}
+
+}  // namespace
+
+LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
+  set_training_threads(1);
+  PolicyModel model(PolicyConfig{}, 1);
+  const PolicyWeights weights = model.weights();
+  LearnerBenchResult result;
+  for (int ops : o.sizes) result.rollouts.push_back(bench_rollouts(weights, ops, o));
+
+  {
+    BenchGraph g(300);
+    const PlacementProblem problem{g.graph, g.cluster, g.costs, g.sim};
+    std::vector<double> times;
+    for (int i = 0; i < 20; ++i) {
+      const auto t0 = Clock::now();
+      (void)place_with_policy(weights, problem);
+      times.push_back(since(t0));
+    }
+    result.greedy_ops = g.graph.size();
+    result.greedy_ms = 1e3 * median(times);
+  }
+
+  BenchGraph g(200);
+  std::vector<TrainingProblem> problems{make_training_problem("bench", g.graph, g.cluster, g.costs, g.sim)};
+  LocalEpisodeSource source(problems, o.threads);
+  TrainOptions t;
+  t.seconds = o.train_seconds;
+  t.batch = o.batch;
+  t.learning_rate = 1e-3;
+  auto trained = train(model, problems, source, t);
+  if (trained) {
+    result.train_episodes = trained.value().episodes;
+    result.train_seconds = trained.value().seconds;
+    result.train_episodes_per_second = trained.value().episodes / std::max(1e-9, trained.value().seconds);
+    result.learner_busy = trained.value().learner_seconds / std::max(1e-9, trained.value().seconds);
+  }
+  return result;
+}
+
+}  // namespace gantry

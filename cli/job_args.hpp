@@ -14,7 +14,7 @@ struct TuneArgs {
   ProblemArgs problem;
   SimArgs sim;
   OutputArgs out;
-  std::string data, budget = "30s", patience, batch = "0.2s";
+  std::string data, budget = "30s", patience, batch = "0.2s", method = "search";
   long evals = 0, batch_evals = 0;
   int rollouts = 0, priority = 0, parallelism = 0;
   bool budget_given = false;

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
 #include "cli/learning_curve.hpp"
+#include "cli/train_job.hpp"
 #include "cli/policy_source.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
@@ -27,21 +28,6 @@
 namespace gantry::cli {
 
 namespace {
-
-struct TrainArgs {
-  std::vector<std::string> graphs, workloads;
-  std::string cluster = "4xP100-pcie";
-  std::uint64_t seed = 1;
-  SimArgs sim;
-  std::string stage = "il+sim", budget, init, name = "doppler", ablation = "dual", curve, data, save;
-  long episodes = 0;
-  double il_share = 0.2;
-  int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, state = 16, steps = 3, staleness = 2;
-  double lr = 0, entropy = 1e-3, epsilon = 0;
-  long progress_every = 0;
-  std::string stale = "weight", imitate = "ties";
-  bool no_store = false;
-};
 
 struct LoadedProblems {
   std::vector<std::unique_ptr<Problem>> owned;
@@ -111,6 +97,8 @@ ScheduleRecord schedule_record(const TrainingProblem& p, const ProblemOutcome& o
   r.sim_options = sim_options_json(p.sim);
   return r;
 }
+
+}  // namespace
 
 void run_train(const TrainArgs& args) {
   const SimOptions sim = args.sim.options();
@@ -244,8 +232,6 @@ void run_train(const TrainArgs& args) {
               args.data.c_str(), label.c_str(), args.data.c_str());
   if (StopSignals::requested()) throw CliExit{kExitCancelled, "training stopped early; what it learned is stored"};
 }
-
-}  // namespace
 
 void add_train_command(CLI::App& app) {
   auto args = std::make_shared<TrainArgs>();

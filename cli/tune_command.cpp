@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
 #include "cli/stop_signals.hpp"
+#include "cli/train_job.hpp"
 #include "cli/result_table.hpp"
 #include "core/graph_io.hpp"
 #include "sim/simulator.hpp"
@@ -35,7 +36,27 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
   if (t.state == JobState::failed) throw CliExit{1, "job " + t.job_id + " FAILED: " + t.stop_reason};
 }
 
+// `--method doppler`: DOPPLER's stages I then II within the budget, as `gantry train` runs them.
+void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
+  if (!remote.endpoint.empty())
+    throw CliError("tune --method doppler runs in this process only (its episodes do not go through a coordinator's pool yet)");
+  if (args.evals > 0) throw CliError("tune --method doppler takes a time budget (--budget), not --evals");
+  TrainArgs t;
+  if (!args.problem.graph_file.empty()) t.graphs.push_back(args.problem.graph_file);
+  if (!args.problem.workload.empty()) t.workloads.push_back(args.problem.workload);
+  t.cluster = args.problem.cluster;
+  t.seed = args.problem.seed;
+  t.sim = args.sim;
+  t.budget = args.budget;
+  t.stage = "il+sim";
+  t.imitate = "pick";
+  t.lr = 0;
+  t.data = args.data.empty() ? default_data_dir() : args.data;
+  run_train(t);
+}
+
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {
+  if (args.method == "doppler") return run_doppler_tune(args, remote);
   if (!remote.endpoint.empty()) return submit_job(args, remote, true);
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
@@ -138,6 +159,9 @@ void add_tune_command(CLI::App& app) {
   args->problem.add_to(*cmd);
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
+  cmd->add_option("--method", args->method,
+                  "search (heuristics, then annealing on rollout actors) or doppler (learn a policy: imitation, then RL; see gantry train)")
+      ->check(CLI::IsMember({"search", "doppler"}))->capture_default_str();
   cmd->add_option("--evals", args->evals, "evaluation budget (candidates evaluated: simulator runs, or list decodes in search's list phase; the heuristics' included; honoured exactly)");
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
   cmd->add_option("--rollouts", args->rollouts,

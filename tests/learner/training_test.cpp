@@ -5,6 +5,8 @@
 #include "learner/policy_model.hpp"
 #include "learner/policy_runner.hpp"
 #include "learner/rollout.hpp"
+#include "learner/trainer.hpp"
+#include "tuner/placement_method.hpp"
 #include "tests/learner/learner_fixture.hpp"
 
 using namespace gantry;
@@ -90,19 +92,82 @@ TEST_CASE("imitation on a tiny graph reaches a 100% teacher match", "[learner]")
   CHECK(e.plc_matches == e.steps());
 }
 
-TEST_CASE("scratch: teacher with random ties", "[.scratch]") {
-  for (const char* w : {"llama-block:costs=doppler", "ffnn:costs=doppler", "chainmm:costs=doppler", "llama-layer:costs=doppler"}) {
-    LearnerProblem p(w, 4);
-    PolicyConfig c;
-    PolicyModel model(c, 1);
-    RolloutOptions o;
-    o.teacher_mix = 1.0;
-    auto eps = rollouts(model, p, 50, o, 7);
-    RolloutOptions t;
-    t.actor = Actor::teacher;
-    double teacher = rollouts(model, p, 1, t, 1).front().makespan;
-    double sum = 0, best = 1e300, worst = 0;
-    for (auto& e : eps) { sum += e.makespan; best = std::min(best, e.makespan); worst = std::max(worst, e.makespan); }
-    std::printf("%s teacher %.4g random-tie mean %.3f best %.3f worst %.3f\n", w, teacher, sum / eps.size() / teacher, best / teacher, worst / teacher);
+namespace {
+
+// Rollouts that always use the first policy they were given, as a worker far behind would: every
+// batch says version 0.
+class LaggingSource : public EpisodeSource {
+ public:
+  explicit LaggingSource(const std::vector<TrainingProblem>& problems) : problems_(problems) {}
+  int slots() const override { return 1; }
+  void submit(EpisodeRequest r) override {
+    if (!first_) first_ = r.weights;
+    r.weights = first_;
+    r.version = 0;
+    pending_.push_back(std::move(r));
   }
+  Result<EpisodeBatch> next() override {
+    EpisodeRequest r = std::move(pending_.front());
+    pending_.erase(pending_.begin());
+    return run_episode_request(problems_[r.problem], r);
+  }
+
+ private:
+  const std::vector<TrainingProblem>& problems_;
+  std::shared_ptr<const PolicyWeights> first_;
+  std::vector<EpisodeRequest> pending_;
+};
+
+}  // namespace
+
+TEST_CASE("stale batches are dropped or importance-weighted as configured", "[learner]") {
+  LearnerProblem p("ffnn:costs=doppler,layers=2", 4);
+  std::vector<TrainingProblem> problems{make_training_problem("ffnn", p.graph, p.cluster, p.costs, p.sim.options())};
+  PolicyConfig c;
+  c.hidden = 8;
+  c.head = 8;
+  TrainOptions o;
+  o.episodes = 64;
+  o.batch = 8;
+  o.max_staleness = 1;
+  SECTION("drop") {
+    o.stale = StalePolicy::drop;
+    PolicyModel model(c, 1);
+    LaggingSource source(problems);
+    auto r = train(model, problems, source, o);
+    REQUIRE(r.ok());
+    // Versions 0 and 1 accept a version-0 batch (lag 0 and 1); from version 2 on every batch lags 2+.
+    CHECK(r.value().updates == 2);
+    CHECK(r.value().episodes == 16);
+    CHECK(r.value().dropped == 48);
+  }
+  SECTION("weight") {
+    o.stale = StalePolicy::weight;
+    PolicyModel model(c, 1);
+    LaggingSource source(problems);
+    auto r = train(model, problems, source, o);
+    REQUIRE(r.ok());
+    CHECK(r.value().updates == 8);
+    CHECK(r.value().dropped == 0);
+  }
+}
+
+TEST_CASE("training keeps the best placement it sampled, as the simulator prices it", "[learner]") {
+  LearnerProblem p("llama-block:costs=doppler,blocks=2", 4);
+  std::vector<TrainingProblem> problems{make_training_problem("block", p.graph, p.cluster, p.costs, p.sim.options())};
+  PolicyConfig c;
+  c.hidden = 16;
+  c.head = 16;
+  PolicyModel model(c, 2);
+  LocalEpisodeSource source(problems, 1);
+  TrainOptions o;
+  o.episodes = 96;
+  auto r = train(model, problems, source, o);
+  REQUIRE(r.ok());
+  const ProblemOutcome& out = r.value().problems.front();
+  CHECK(out.episodes >= 96);
+  REQUIRE(out.best.size() == p.graph.size());
+  CHECK(p.sim.makespan(out.best) == Approx(out.best_makespan).epsilon(1e-12));
+  CHECK(out.best_makespan <= out.greedy_makespan);
+  CHECK(out.teacher_makespan == Approx(place_critical_path(PlacementProblem{p.graph, p.cluster, p.costs, p.sim.options()}).makespan));
 }

@@ -1,0 +1,29 @@
+#pragma once
+// A training run of `gantry train`, also what `gantry tune --method doppler` runs: load the graphs,
+// train (imitation, then policy gradient), print a table per graph, store the policy and the bests.
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.hpp"
+
+namespace gantry::cli {
+
+struct TrainArgs {
+  std::vector<std::string> graphs, workloads;
+  std::string cluster = "4xP100-pcie";
+  std::uint64_t seed = 1;
+  SimArgs sim;
+  std::string stage = "il+sim", budget, init, name = "doppler", ablation = "dual", curve, data, save;
+  long episodes = 0;
+  double il_share = 0.2;
+  int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, state = 16, steps = 3, staleness = 2;
+  double lr = 0, entropy = 1e-3, epsilon = 0;
+  long progress_every = 0;
+  std::string stale = "weight", imitate = "ties";
+  bool no_store = false;
+};
+
+// Throws CliError for bad settings or a failure, CliExit when stopped by a signal (after storing).
+void run_train(const TrainArgs& args);
+
+}  // namespace gantry::cli

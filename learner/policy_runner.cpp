@@ -12,8 +12,10 @@ void matvec(const WeightTensor& w, int col, int cols, const float* x, float* y, 
   const int stride = static_cast<int>(w.shape[1]);
   for (int r = 0; r < rows; ++r) {
     const float* row = w.data.data() + static_cast<std::size_t>(r) * stride + col;
-    float acc = bias ? bias[r] : 0.0f;
+    float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)  // -fopenmp-simd: lets the compiler vectorize the float sum
     for (int c = 0; c < cols; ++c) acc += row[c] * x[c];
+    if (bias) acc += bias[r];
     y[r] = acc;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <system_error>
 #include <thread>
@@ -54,6 +55,49 @@ void WorkerNode::shutdown(caf::actor_system& system) const {
     self->wait_for(worker);
     self->send_exit(gateway, caf::exit_reason::user_shutdown);
   }
+}
+
+namespace {
+
+// An inproc:// name no other embedded cluster of this process uses.
+std::string embedded_endpoint() {
+  static std::atomic<int> counter{0};
+  return "inproc://gantry-embedded-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+void EmbeddedCluster::shutdown(caf::actor_system& system) const {
+  worker.shutdown(system);
+  coordinator.shutdown(system);
+}
+
+Result<EmbeddedCluster> start_embedded_cluster(caf::actor_system& system, std::shared_ptr<Store> store,
+                                               const EmbeddedClusterOptions& options) {
+  CoordinatorNodeOptions c;
+  c.bind = options.deterministic ? "" : embedded_endpoint();
+  c.detached_store = !options.deterministic;
+  c.pool.timers = !options.deterministic;
+  c.pool.announce = false;  // the embedded worker comes and goes with the job
+  c.coordinator.timers = !options.deterministic;
+  c.coordinator.cache = options.cache;
+  c.coordinator.max_running = 1;
+  auto coordinator = start_coordinator_node(system, std::move(store), c);
+  if (!coordinator) return coordinator.error();
+  WorkerNodeOptions w;
+  w.worker.slots = options.rollouts;
+  w.worker.name = "embedded";
+  w.worker.detached_rollouts = !options.deterministic;
+  w.worker.timers = !options.deterministic;
+  w.connect = coordinator.value().endpoint;
+  w.pool = coordinator.value().pool;
+  w.fail_spawn = options.fail_spawn;
+  auto worker = start_worker_node(system, w, options.cache);
+  if (!worker) {
+    coordinator.value().shutdown(system);
+    return worker.error();
+  }
+  return EmbeddedCluster{coordinator.value(), worker.value()};
 }
 
 void configure_message_scheduler(caf::actor_system_config& cfg) {

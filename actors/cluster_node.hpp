@@ -54,6 +54,25 @@ struct WorkerNodeOptions {
 // the ones already started stopped again.
 Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNodeOptions& options, ProblemCache* cache);
 
+// A coordinator and one worker in this process, over inproc:// through the same gateways as
+// between hosts (or, under the test scheduler, a direct link): what `gantry tune` and
+// `gantry train` run on when no --coordinator is given.
+struct EmbeddedCluster {
+  CoordinatorNode coordinator;
+  WorkerNode worker;
+  void shutdown(caf::actor_system& system) const;  // the worker first, then the coordinator
+};
+
+struct EmbeddedClusterOptions {
+  int rollouts = 1;            // the worker's slots
+  bool deterministic = false;  // under CAF's test scheduler: direct links, no timers, no threads
+  int fail_spawn = -1;         // fault injection (tests), as WorkerNodeOptions
+  ProblemCache* cache = nullptr;  // shared by the coordinator and the worker; must outlive them
+};
+
+Result<EmbeddedCluster> start_embedded_cluster(caf::actor_system& system, std::shared_ptr<Store> store,
+                                               const EmbeddedClusterOptions& options);
+
 // The scheduler of a gantry process (coordinator, worker, embedded job): the work runs on detached
 // rollouts, the store and the gateways have threads of their own, and the scheduled actors only
 // pass messages. One thread that sleeps on a condition variable until a message comes: CAF's

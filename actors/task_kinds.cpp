@@ -1,6 +1,7 @@
 #include "actors/task_kinds.hpp"
 
 #include "actors/anneal_task.hpp"
+#include "actors/episode_task.hpp"
 #include "actors/place_task.hpp"
 
 namespace gantry {
@@ -9,6 +10,7 @@ const std::vector<TaskKind>& task_kinds() {
   static const std::vector<TaskKind> kinds = {
       {kAnnealTask, run_anneal_task},
       {kPlaceTask, run_place_task},
+      {kEpisodesTask, run_episodes_task},
   };
   return kinds;
 }

@@ -25,12 +25,6 @@ void configure(caf::actor_system_config& cfg, const TuneOptions& options) {
   }
 }
 
-// An inproc:// name no other embedded job of this process uses.
-std::string embedded_endpoint() {
-  static std::atomic<int> counter{0};
-  return "inproc://gantry-embedded-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-}
-
 }  // namespace
 
 JobSpec make_job_spec(const TuneProblem& problem, const TuneOptions& options) {
@@ -76,31 +70,17 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
     scheduler->run();
   };
   ProblemCache cache;
-  CoordinatorNodeOptions c;
-  c.bind = options.deterministic ? "" : embedded_endpoint();
-  c.detached_store = !options.deterministic;
-  c.pool.timers = !options.deterministic;
-  c.pool.announce = false;  // the embedded worker comes and goes with the job
-  c.coordinator.timers = !options.deterministic;
-  c.coordinator.cache = &cache;
-  c.coordinator.max_running = 1;
-  auto coordinator = start_coordinator_node(system, store, c);
-  if (!coordinator) return coordinator.error();
-  const CoordinatorNode& node = coordinator.value();
-  WorkerNodeOptions w;
-  w.worker.slots = rollouts;
-  w.worker.name = "embedded";
-  w.worker.detached_rollouts = !options.deterministic;
-  w.worker.timers = !options.deterministic;
-  w.connect = node.endpoint;
-  w.pool = node.pool;
-  w.fail_spawn = options.faults.spawn;
-  auto worker = start_worker_node(system, w, &cache);
-  if (!worker) {
-    node.shutdown(system);
+  EmbeddedClusterOptions embedded;
+  embedded.rollouts = rollouts;
+  embedded.deterministic = options.deterministic;
+  embedded.fail_spawn = options.faults.spawn;
+  embedded.cache = &cache;
+  auto cluster = start_embedded_cluster(system, store, embedded);
+  if (!cluster) {
     settle();
-    return worker.error();
+    return cluster.error();
   }
+  const CoordinatorNode& node = cluster.value().coordinator;
   if (scheduler) scheduler->run();  // the worker's hello reaches the pool before the job starts
 
   JobHooks hooks{options.on_progress};
@@ -137,8 +117,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
           caf::after(std::chrono::milliseconds(scheduler ? 0 : 50)) >> [] {});
     }
   }
-  worker.value().shutdown(system);
-  node.shutdown(system);
+  cluster.value().shutdown(system);
   settle();
   return result;
 }

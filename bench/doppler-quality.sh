@@ -17,10 +17,12 @@ printf "%-46s %12s %12s %12s %12s %12s %9s\n" graph cp heft search doppler zero-
 for g in "${graphs[@]}"; do
   place=$("$gantry" place "$g" "${common[@]}" --method cp,heft,search,doppler --budget "$budget" --format json)
   tuned=$("$gantry" tune "$g" "${common[@]}" --method doppler --budget "$budget" --data "$data" 2>/dev/null | awk '/^---/{getline; print $4}')
-  python3 - "$g" "$tuned" <<PY <<<"$place"
+  echo "$place" > "$data/place.json"
+  python3 -c '
 import json, sys
-rows = {r["method"]: r["makespan"] for r in json.load(sys.stdin)}
-label, tuned = sys.argv[1].split("=", 1)[1], float(sys.argv[2])
-print(f"{label:46s} {rows['cp']:12.4g} {rows['heft']:12.4g} {rows['search']:12.4g} {tuned:12.4g} {rows['doppler']:12.4g} {tuned / rows['search']:9.3f}")
-PY
+rows = {r["method"]: r["makespan"] for r in json.load(open(sys.argv[1]))}
+label, tuned = sys.argv[2].split("=", 1)[1], float(sys.argv[3])
+cp, heft, search, zero = rows["cp"], rows["heft"], rows["search"], rows["doppler"]
+print(f"{label:46s} {cp:12.4g} {heft:12.4g} {search:12.4g} {tuned:12.4g} {zero:12.4g} {tuned / search:9.3f}")
+' "$data/place.json" "$g" "$tuned"
 done

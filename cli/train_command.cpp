@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "actors/train_job.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
@@ -32,6 +33,7 @@ namespace {
 struct LoadedProblems {
   std::vector<std::unique_ptr<Problem>> owned;
   std::vector<TrainingProblem> training;
+  std::vector<ProblemSpec> specs;  // the same problems as content, for the rollout pool's workers
 };
 
 LoadedProblems load_problems(const TrainArgs& args, const SimOptions& sim) {
@@ -45,6 +47,7 @@ LoadedProblems load_problems(const TrainArgs& args, const SimOptions& sim) {
     out.owned.push_back(std::make_unique<Problem>(load_problem(p)));
     const Problem& loaded = *out.owned.back();
     out.training.push_back(make_training_problem(loaded.graph_label, loaded.graph, loaded.cluster, *loaded.costs, sim));
+    out.specs.push_back(make_problem_spec(loaded.graph, loaded.cluster, sim, loaded.graph_label));
   };
   for (const std::string& g : args.graphs) add(g, "");
   for (const std::string& w : args.workloads) add("", w);
@@ -110,7 +113,7 @@ void run_train(const TrainArgs& args) {
     seconds = s.value();
   }
   if (seconds <= 0 && args.episodes <= 0) throw CliError("train needs --episodes N or --budget T");
-  std::unique_ptr<Store> store;
+  std::shared_ptr<Store> store;
   if (!args.no_store) {  // opened first: a busy store fails the command before it trains
     auto opened = Store::open(args.data);
     if (!opened) throw CliError(opened.error().message);
@@ -152,10 +155,12 @@ void run_train(const TrainArgs& args) {
     o.seed = args.seed + episodes;
     o.progress_every = args.progress_every > 0 ? args.progress_every
                                                : static_cast<long>(args.batch) * std::min<long>(args.graphs_per_update, problems.training.size()) * 10;
-    LocalEpisodeSource source(problems.training, args.threads);
+    TrainJobOptions job;
+    job.rollouts = args.threads;
+    job.store = store;
     const long offset = episodes;
     const double time_offset = train_seconds;
-    auto result = train(model, problems.training, source, o,
+    auto result = run_train_job(model, problems.training, problems.specs, o, job,
                         [&](const CurvePoint& p) {
                           CurvePoint q = p;
                           q.episodes += offset;
@@ -262,7 +267,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--no-store", args->no_store, "do not store the policy or the placements");
   cmd->add_option("--batch", args->batch, "episodes per graph per update")->check(CLI::Range(2, 4096))->capture_default_str();
   cmd->add_option("--graphs-per-update", args->graphs_per_update, "graphs whose batches make one update")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--threads", args->threads, "rollout threads")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "rollout slots of the embedded worker (episodes go through the rollout pool)")->check(CLI::Range(1, 256))->capture_default_str();
   cmd->add_option("--lr", args->lr, "learning rate (0: 1e-3 for il, 3e-4 for sim)")->check(finite_in(0, 1));
   cmd->add_option("--entropy", args->entropy, "entropy bonus weight")->check(finite_in(0, 10))->capture_default_str();
   cmd->add_option("--epsilon", args->epsilon, "uniform exploration mixed into sampling (sim)")->check(finite_in(0, 1))->capture_default_str();

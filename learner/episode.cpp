@@ -43,6 +43,33 @@ Placement Episode::placement(const std::vector<double>& priority) const {
   return p;
 }
 
+Status Episode::check(int n, int d) const {
+  if (devices != d) return make_error("episode for " + std::to_string(devices) + " devices, not " + std::to_string(d));
+  if (steps() != n) return make_error("episode of " + std::to_string(steps()) + " steps for a graph of " + std::to_string(n) + " ops");
+  std::vector<bool> seen(n, false);
+  for (OpId op : ops) {
+    if (op < 0 || op >= n || seen[op]) return make_error("episode places op " + std::to_string(op) + " twice or out of range");
+    seen[op] = true;
+  }
+  for (std::int32_t x : device)
+    if (x < 0 || x >= d) return make_error("episode uses device " + std::to_string(x));
+  for (const auto* list : {&candidates, &teacher_ops})
+    for (std::int32_t op : *list)
+      if (op < 0 || op >= n) return make_error("episode names op " + std::to_string(op) + " out of range");
+  for (std::int32_t x : teacher_devices)
+    if (x < 0 || x >= d) return make_error("episode's teacher uses device " + std::to_string(x));
+  const std::size_t s = ops.size();
+  if (device.size() != s || behaviour_logp.size() != s) return make_error("episode has arrays of different lengths");
+  if (!device_features.empty() && device_features.size() != s * d * kDeviceFeatures)
+    return make_error("episode has device features of the wrong size");
+  if (!offsets_valid(candidate_offsets, s, candidates.size()) || !offsets_valid(teacher_op_offsets, s, teacher_ops.size()) ||
+      !offsets_valid(teacher_device_offsets, s, teacher_devices.size()))
+    return make_error("episode has inconsistent offsets");
+  if (!candidate_features.empty() && candidate_features.size() != candidates.size() * kCandidateFeatures)
+    return make_error("episode has candidate features of the wrong size");
+  return Ok{};
+}
+
 std::string Episode::to_bytes() const {
   MsgpackWriter w;
   w.map(18);

@@ -33,6 +33,10 @@ struct Episode {
   int steps() const { return static_cast<int>(ops.size()); }
   Placement placement(const std::vector<double>& priority = {}) const;
 
+  // Whether the episode can be an episode of a graph of `ops` ops on `devices` devices: every op
+  // placed once, every index in range (what a learner checks before trusting a worker's episode).
+  Status check(int ops, int devices) const;
+
   std::string to_bytes() const;
   static Result<Episode> from_bytes(const std::string& bytes, const std::string& source);
 };

@@ -123,6 +123,11 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     --in_flight;
     if (!got) return got.error();
     EpisodeBatch batch = std::move(got.value());
+    if (batch.problem < 0 || batch.problem >= static_cast<int>(problems.size()))
+      return make_error("a batch of episodes names graph " + std::to_string(batch.problem) + " of " + std::to_string(problems.size()));
+    for (const Episode& e : batch.episodes)  // a worker's episodes are checked before anything indexes with them
+      if (Status ok = e.check(problems[batch.problem].graph->size(), problems[batch.problem].cluster->size()); !ok)
+        return make_error("a batch of episodes for " + problems[batch.problem].label + " is malformed: " + ok.error().message);
     result.rollout_seconds += batch.seconds;
     received += static_cast<long>(batch.episodes.size());
     for (const Episode& e : batch.episodes) window.add(e, problems[batch.problem].teacher_makespan, has_sel);

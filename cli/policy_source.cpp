@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/cli_common.hpp"
+#include "learner/learned_placement.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -19,6 +20,13 @@ bool is_file_spec(const std::string& spec) {
 
 LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir) {
   LoadedPolicy out;
+  if (spec == "builtin") {
+    auto w = default_policy();
+    if (!w) throw CliError("policy 'builtin': " + w.error().message);
+    out.weights = std::move(w).value();
+    out.label = "builtin";
+    return out;
+  }
   if (is_file_spec(spec)) {
     std::ifstream in(spec, std::ios::binary);
     if (!in) throw CliError("policy file " + spec + " cannot be read");

@@ -1,6 +1,6 @@
 #pragma once
-// Where a command finds a policy: "NAME" (the newest version in the store), "NAME:VERSION", or a
-// policy file (a path with a '/' or ending in .policy), and the policy that ships with gantry.
+// Where a command finds a policy: "NAME" (the newest version in the store), "NAME:VERSION", a
+// policy file (a path with a '/' or ending in .policy), or "builtin" (the one that ships with gantry).
 #include <string>
 
 #include "learner/policy_weights.hpp"

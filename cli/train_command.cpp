@@ -257,7 +257,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages)")->check(CLI::Range(1L, 1000000000L));
   cmd->add_option("--budget", args->budget, "training time (e.g. 60s, 5m), all stages");
   cmd->add_option("--il-share", args->il_share, "share of the budget il+sim gives imitation")->check(finite_in(0, 1))->capture_default_str();
-  cmd->add_option("--init", args->init, "start from a stored policy NAME[:VERSION] or a .policy file");
+  cmd->add_option("--init", args->init, "start from a stored policy NAME[:VERSION], a .policy file, or builtin (the shipped policy)");
   cmd->add_option("--name", args->name, "name to store the policy under")->capture_default_str();
   cmd->add_option("--ablation", args->ablation, "dual (DOPPLER), plc-only (topological order), random-sel, gdp (one pass)")
       ->check(CLI::IsMember({"dual", "plc-only", "random-sel", "gdp"}))->capture_default_str();

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <random>
 
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
+#include "actors/train_job.hpp"
 #include "learner/episode_source.hpp"
+#include "storage/store.hpp"
 #include "learner/learned_placement.hpp"
 #include "learner/policy_model.hpp"
 #include "learner/policy_runner.hpp"
@@ -89,14 +93,22 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
     result.greedy_ms = 1e3 * median(times);
   }
 
+  // As `gantry train` runs: episodes through the embedded cluster's rollout pool.
   BenchGraph g(200);
   std::vector<TrainingProblem> problems{make_training_problem("bench", g.graph, g.cluster, g.costs, g.sim)};
-  LocalEpisodeSource source(problems, o.threads);
+  std::vector<ProblemSpec> specs{make_problem_spec(g.graph, g.cluster, g.sim, "bench")};
+  char dir[] = "/tmp/gantry-bench-learner-XXXXXX";
+  if (!mkdtemp(dir)) return result;
+  TrainJobOptions job;
+  job.rollouts = o.threads;
+  job.store = Store::open(std::string(dir) + "/db").value();
   TrainOptions t;
   t.seconds = o.train_seconds;
   t.batch = o.batch;
   t.learning_rate = 1e-3;
-  auto trained = train(model, problems, source, t);
+  auto trained = run_train_job(model, problems, specs, t, job, {}, {});
+  job.store.reset();
+  std::filesystem::remove_all(dir);
   if (trained) {
     result.train_episodes = trained.value().episodes;
     result.train_seconds = trained.value().seconds;

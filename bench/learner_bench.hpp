@@ -4,8 +4,8 @@
 //     median episode (SEL + PLC + environment + simulation) and episodes/s per core with one
 //     encoder pass per batch of episodes, and the time per op (episode time linear in size);
 //   greedy: one `place --method doppler` episode (encoder included) on a 300-op graph;
-//   learner: trained episodes per second of gantry train end to end (rollout threads and the
-//     learner running together) on the 200-op graph.
+//   learner: trained episodes per second of gantry train end to end (episodes through the
+//     embedded cluster's rollout pool while the learner trains) on the 200-op graph.
 #include <string>
 #include <vector>
 

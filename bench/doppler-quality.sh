@@ -2,7 +2,8 @@
 # DOPPLER quality table: for each graph (the paper's FFNN and generated DOPPLER-convention graphs),
 # the critical-path teacher, HEFT and search (annealing) with budget B, DOPPLER trained from
 # scratch within the same budget (gantry tune --method doppler: imitation, then RL), and the
-# built-in policy's zero-shot greedy episode. 4 identical devices, the DOPPLER-compatible simulator.
+# built-in policy's zero-shot greedy episode, and search given as many simulator evaluations as
+# DOPPLER's episodes (equal evaluations). 4 identical devices, the DOPPLER-compatible simulator.
 #   usage: bench/doppler-quality.sh [BUDGET] [GANTRY]       (2 x BUDGET per graph)
 set -euo pipefail
 budget=${1:-240s}
@@ -13,16 +14,23 @@ graphs=(--graph=tests/data/doppler/ffnn_192nodes.txt --workload=llama-block:cost
         --workload=chainmm:costs=doppler,blocks=3 --workload=random:costs=doppler,ops=200,seed=5
         --workload=random:costs=doppler,ops=300,skip=0.3,seed=6)
 common=(--cluster identical:4 --sim doppler)
-printf "%-46s %12s %12s %12s %12s %12s %9s\n" graph cp heft search doppler zero-shot "dop/srch"
+printf "%-46s %11s %11s %11s %11s %11s %9s %8s %11s %9s\n" graph cp heft search doppler zero-shot dop/srch episodes search@eq "srch/bound"
 for g in "${graphs[@]}"; do
   place=$("$gantry" place "$g" "${common[@]}" --method cp,heft,search,doppler --budget "$budget" --format json)
-  tuned=$("$gantry" tune "$g" "${common[@]}" --method doppler --budget "$budget" --data "$data" 2>/dev/null | awk '/^---/{getline; print $4}')
+  out=$("$gantry" tune "$g" "${common[@]}" --method doppler --budget "$budget" --data "$data" 2>/dev/null)
+  tuned=$(awk '/^---/{getline; print $4}' <<<"$out")
+  episodes=$(awk '/ episodes in /{print $1}' <<<"$out")
+  equal=$("$gantry" place "$g" "${common[@]}" --method search --evals "$episodes" --format json)
   echo "$place" > "$data/place.json"
+  echo "$equal" > "$data/equal.json"
   python3 -c '
 import json, sys
-rows = {r["method"]: r["makespan"] for r in json.load(open(sys.argv[1]))}
-label, tuned = sys.argv[2].split("=", 1)[1], float(sys.argv[3])
-cp, heft, search, zero = rows["cp"], rows["heft"], rows["search"], rows["doppler"]
-print(f"{label:46s} {cp:12.4g} {heft:12.4g} {search:12.4g} {tuned:12.4g} {zero:12.4g} {tuned / search:9.3f}")
-' "$data/place.json" "$g" "$tuned"
+rows = {r["method"]: r for r in json.load(open(sys.argv[1]))}
+equal = json.load(open(sys.argv[2]))
+equal = equal[0] if isinstance(equal, list) else equal
+label, tuned, episodes = sys.argv[3].split("=", 1)[1], float(sys.argv[4]), sys.argv[5]
+cp, heft, search, zero = (rows[m]["makespan"] for m in ("cp", "heft", "search", "doppler"))
+bound, eq = rows["search"]["lower_bound"], equal["makespan"]
+print(f"{label:46s} {cp:11.4g} {heft:11.4g} {search:11.4g} {tuned:11.4g} {zero:11.4g} {tuned / search:9.3f} {episodes:>8s} {eq:11.4g} {search / bound:9.3f}")
+' "$data/place.json" "$data/equal.json" "$g" "$tuned" "$episodes"
 done

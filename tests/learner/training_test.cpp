@@ -130,26 +130,22 @@ TEST_CASE("stale batches are dropped or importance-weighted as configured", "[le
   o.episodes = 64;
   o.batch = 8;
   o.max_staleness = 1;
-  SECTION("drop") {
-    o.stale = StalePolicy::drop;
+  auto run = [&](StalePolicy stale) {
+    o.stale = stale;
     PolicyModel model(c, 1);
     LaggingSource source(problems);
     auto r = train(model, problems, source, o);
     REQUIRE(r.ok());
-    // Versions 0 and 1 accept a version-0 batch (lag 0 and 1); from version 2 on every batch lags 2+.
-    CHECK(r.value().updates == 2);
-    CHECK(r.value().episodes == 16);
-    CHECK(r.value().dropped == 48);
-  }
-  SECTION("weight") {
-    o.stale = StalePolicy::weight;
-    PolicyModel model(c, 1);
-    LaggingSource source(problems);
-    auto r = train(model, problems, source, o);
-    REQUIRE(r.ok());
-    CHECK(r.value().updates == 8);
-    CHECK(r.value().dropped == 0);
-  }
+    return r.value();
+  };
+  const TrainResult dropped = run(StalePolicy::drop);
+  // Versions 0 and 1 accept a version-0 batch (lag 0 and 1); from version 2 on every batch lags 2+.
+  CHECK(dropped.updates == 2);
+  CHECK(dropped.episodes == 16);
+  CHECK(dropped.dropped == 48);
+  const TrainResult weighted = run(StalePolicy::weight);
+  CHECK(weighted.updates == 8);
+  CHECK(weighted.dropped == 0);
 }
 
 TEST_CASE("training keeps the best placement it sampled, as the simulator prices it", "[learner]") {

@@ -7,8 +7,7 @@ namespace gantry {
 
 Result<TrainResult> run_train_job(PolicyModel& model, const std::vector<TrainingProblem>& problems,
                                   const std::vector<ProblemSpec>& specs, const TrainOptions& options,
-                                  const TrainJobOptions& job, const std::function<void(const CurvePoint&)>& on_progress,
-                                  const std::function<bool()>& should_stop) {
+                                  const TrainJobOptions& job, const TrainHooks& hooks) {
   caf::actor_system_config cfg;
   configure_message_scheduler(cfg);
   caf::actor_system system{cfg};
@@ -21,7 +20,7 @@ Result<TrainResult> run_train_job(PolicyModel& model, const std::vector<Training
   Result<TrainResult> result = make_error("training did not run");
   {
     PoolEpisodeSource source(system, cluster.value().coordinator.pool, job.job, specs);
-    result = train(model, problems, source, options, on_progress, should_stop);
+    result = train(model, problems, source, options, hooks);
   }
   cluster.value().shutdown(system);
   return result;

@@ -22,7 +22,6 @@ struct TrainJobOptions {
 // `specs[i]` is `problems[i]` as content (workers rebuild the problem from it).
 Result<TrainResult> run_train_job(PolicyModel& model, const std::vector<TrainingProblem>& problems,
                                   const std::vector<ProblemSpec>& specs, const TrainOptions& options,
-                                  const TrainJobOptions& job, const std::function<void(const CurvePoint&)>& on_progress,
-                                  const std::function<bool()>& should_stop);
+                                  const TrainJobOptions& job, const TrainHooks& hooks);
 
 }  // namespace gantry

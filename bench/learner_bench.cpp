@@ -106,7 +106,7 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   t.seconds = o.train_seconds;
   t.batch = o.batch;
   t.learning_rate = 1e-3;
-  auto trained = run_train_job(model, problems, specs, t, job, {}, {});
+  auto trained = run_train_job(model, problems, specs, t, job, {});
   job.store.reset();
   std::filesystem::remove_all(dir);
   if (trained) {

@@ -80,6 +80,23 @@ void print_point(const char* stage, const CurvePoint& p) {
                p.entropy, p.episodes_per_second);
 }
 
+// One batch's summary as an episode record (which graph, how many episodes, best and mean makespan).
+Status record_batch(Store* store, const std::string& run, long sequence, const EpisodeBatch& batch) {
+  if (!store || batch.episodes.empty()) return Ok{};
+  EpisodeRecord r;
+  r.job_id = run;
+  r.sequence = static_cast<std::uint64_t>(sequence);
+  r.rollout = batch.problem;
+  r.candidates = static_cast<long>(batch.episodes.size());
+  r.best_makespan = batch.episodes.front().makespan;
+  for (const Episode& e : batch.episodes) {
+    r.best_makespan = std::min(r.best_makespan, e.makespan);
+    r.mean_makespan += e.makespan / static_cast<double>(batch.episodes.size());
+  }
+  r.time = unix_now();
+  return store->put_episodes({r});
+}
+
 // The stored form of a graph's best, as `gantry tune` stores its own.
 ScheduleRecord schedule_record(const TrainingProblem& p, const ProblemOutcome& o, const std::string& job) {
   ScheduleRecord r;
@@ -135,7 +152,10 @@ void run_train(const TrainArgs& args) {
                runtime_name(sim).c_str());
   std::vector<CurvePoint> curve;
   std::vector<ProblemOutcome> best;
-  long episodes = 0;
+  long episodes = 0, batches = 0;
+  std::string store_error;
+  // Names this run's episode summaries in the store (`episodes` family) and its bests' job.
+  const std::string run_id = "train-" + args.name + "-" + std::to_string(static_cast<long long>(unix_now() * 1000));
   double train_seconds = 0, rollout_seconds = 0, learner_seconds = 0;
   StopSignals signals;
   for (const auto& [stage, share] : stages) {
@@ -160,16 +180,23 @@ void run_train(const TrainArgs& args) {
     job.store = store;
     const long offset = episodes;
     const double time_offset = train_seconds;
-    auto result = run_train_job(model, problems.training, problems.specs, o, job,
-                        [&](const CurvePoint& p) {
-                          CurvePoint q = p;
-                          q.episodes += offset;
-                          q.seconds += time_offset;
-                          curve.push_back(q);
-                          print_point(to_string(stage), q);
-                        },
-                        [] { return StopSignals::requested().load(); });
+    TrainHooks hooks;
+    hooks.on_progress = [&](const CurvePoint& p) {
+      CurvePoint q = p;
+      q.episodes += offset;
+      q.seconds += time_offset;
+      curve.push_back(q);
+      print_point(to_string(stage), q);
+    };
+    hooks.on_batch = [&](const EpisodeBatch& b) {
+      if (Status st = record_batch(store.get(), run_id, ++batches, b); !st && store_error.empty())
+        store_error = "storing the episodes of " + run_id + ": " + st.error().message;
+    };
+    // A store that fails stops the run (the learner's thread must not unwind through the cluster).
+    hooks.should_stop = [&] { return StopSignals::requested().load() || !store_error.empty(); };
+    auto result = run_train_job(model, problems.training, problems.specs, o, job, hooks);
     if (!result) throw CliError(result.error().message);
+    if (!store_error.empty()) throw CliError(store_error);
     const TrainResult& r = result.value();
     episodes += r.episodes + r.dropped;
     train_seconds += r.seconds;
@@ -230,11 +257,12 @@ void run_train(const TrainArgs& args) {
     const TrainingProblem& p = problems.training[i];
     auto g = store->put_graph(fingerprint(*p.graph), graph_to_json(*p.graph, -1));
     auto c = g ? store->put_cluster(runtime_fingerprint(*p.cluster, p.sim), p.cluster->to_yaml()) : g;
-    auto b = c ? store->put_if_better(schedule_record(p, best[i], "train " + label)) : Result<bool>(c.error());
+    auto b = c ? store->put_if_better(schedule_record(p, best[i], run_id)) : Result<bool>(c.error());
     if (!b) throw CliError("storing the best of " + p.label + ": " + b.error().message);
   }
-  std::printf("policy %s stored in %s (gantry place --method doppler --policy %s --data %s)\n", label.c_str(),
-              args.data.c_str(), label.c_str(), args.data.c_str());
+  if (Status synced = store->sync_wal(); !synced) throw CliError(synced.error().message);
+  std::printf("policy %s stored in %s with %ld batch summaries of run %s\n(gantry place --method doppler --policy %s --data %s)\n",
+              label.c_str(), args.data.c_str(), batches, run_id.c_str(), label.c_str(), args.data.c_str());
   if (StopSignals::requested()) throw CliExit{kExitCancelled, "training stopped early; what it learned is stored"};
 }
 

@@ -54,8 +54,7 @@ Result<Episode> greedy_episode(const PolicyWeights& weights, const TrainingProbl
 }
 
 Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>& problems, EpisodeSource& source,
-                          const TrainOptions& options, const std::function<void(const CurvePoint&)>& on_progress,
-                          const std::function<bool()>& should_stop) {
+                          const TrainOptions& options, const TrainHooks& hooks) {
   if (problems.empty()) return make_error("training needs at least one graph");
   if (options.episodes <= 0 && options.seconds <= 0) return make_error("training needs an episode count or a time budget");
   const auto begin = Clock::now();
@@ -86,7 +85,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     if (options.seconds > 0) f = std::max(f, seconds_since(begin) / options.seconds);
     return std::min(f, 1.0);
   };
-  auto finished = [&] { return fraction_done() >= 1.0 || (should_stop && should_stop()); };
+  auto finished = [&] { return fraction_done() >= 1.0 || (hooks.should_stop && hooks.should_stop()); };
   auto keep_best = [&](const EpisodeBatch& batch) {
     ProblemOutcome& out = result.problems[batch.problem];
     for (const Episode& e : batch.episodes) {
@@ -130,6 +129,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
         return make_error("a batch of episodes for " + problems[batch.problem].label + " is malformed: " + ok.error().message);
     result.rollout_seconds += batch.seconds;
     received += static_cast<long>(batch.episodes.size());
+    if (hooks.on_batch) hooks.on_batch(batch);
     for (const Episode& e : batch.episodes) window.add(e, problems[batch.problem].teacher_makespan, has_sel);
     keep_best(batch);
 
@@ -166,7 +166,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
                        window.decisions ? static_cast<double>(window.matches) / window.decisions : 0.0,
                        last_entropy, last_loss, window.episodes / std::max(1e-9, now - window_start)};
       result.curve.push_back(point);
-      if (on_progress) on_progress(point);
+      if (hooks.on_progress) hooks.on_progress(point);
       window = Window{};
       window_start = now;
       while (next_point <= received) next_point += options.progress_every;

@@ -75,11 +75,16 @@ struct TrainResult {
   double learner_seconds = 0;  // spent in updates
 };
 
-// Trains `model` in place. `on_progress` gets a point every options.progress_every episodes;
-// `should_stop` is polled between batches (cancellation).
+// What a caller follows of a training run (every hook optional).
+struct TrainHooks {
+  std::function<void(const CurvePoint&)> on_progress;  // every options.progress_every episodes
+  std::function<void(const EpisodeBatch&)> on_batch;   // every batch received (checked), used or not
+  std::function<bool()> should_stop;                   // polled between batches (cancellation)
+};
+
+// Trains `model` in place.
 Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>& problems, EpisodeSource& source,
-                          const TrainOptions& options, const std::function<void(const CurvePoint&)>& on_progress = {},
-                          const std::function<bool()>& should_stop = {});
+                          const TrainOptions& options, const TrainHooks& hooks = {});
 
 // One greedy episode of `weights` on `problem` (the `place --method doppler` path).
 Result<Episode> greedy_episode(const PolicyWeights& weights, const TrainingProblem& problem);

@@ -253,3 +253,49 @@ TEST_CASE("store CLI faults: bench store refuses a store, tune caps rollouts, ba
                                 "--evals", "-1"}),
                     Catch::Contains("--evals -1"));
 }
+
+TEST_CASE("train stores a policy, its episodes and its bests; place and query use them", "[cli]") {
+  TempDir data;
+  const std::vector<std::string> problem = {"--workload", "ffnn:costs=doppler,layers=2", "--cluster", "identical:4",
+                                            "--sim", "doppler"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail = {}) {
+    head.insert(head.end(), problem.begin(), problem.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  int code = -1;
+  gantry_cli(with({"train", "--data", data.path, "--episodes", "64", "--name", "tiny", "--hidden", "8", "--head", "8",
+                   "--state", "4", "--steps", "1"}),
+             &code);
+  REQUIRE(code == 0);
+
+  auto policies = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path, "-f", "json"}));
+  REQUIRE(policies.size() == 1);
+  CHECK(policies[0]["name"] == "tiny");
+  CHECK(policies[0]["version"] == 1);
+  CHECK(policies[0]["stage"] == "il+sim");
+  CHECK(policies[0]["episodes"].get<long>() >= 64);
+
+  // The best placement is stored under the key `tune` would use, as found by method doppler, and
+  // re-simulates to its makespan.
+  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path, "-f", "json"})));
+  CHECK(best["method"] == "doppler");
+  CHECK(best["stale"] == false);
+
+  // Its episodes are summarised in the store, one record per batch received.
+  {
+    auto store = Store::open_read_only(data.path);
+    REQUIRE(store.ok());
+    auto episodes = store.value()->episodes(best["job"].get<std::string>());
+    REQUIRE(episodes.ok());
+    long total = 0;
+    for (const EpisodeRecord& e : episodes.value()) total += e.candidates;
+    CHECK(total >= 64);
+  }
+
+  auto placed = nlohmann::json::parse(gantry_cli(with({"place", "--method", "doppler", "--policy", "tiny", "--data", data.path, "-f", "json"})));
+  CHECK(placed["method"] == "doppler");
+  CHECK(placed["makespan"].get<double>() > 0);
+  CHECK_THROWS_WITH(gantry_cli(with({"place", "--method", "doppler", "--policy", "nosuch", "--data", data.path})),
+                    Catch::Contains("policy 'nosuch' is not in"));
+}

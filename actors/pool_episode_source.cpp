@@ -35,9 +35,17 @@ Result<EpisodeBatch> batch_of(const TaskResult& r) {
 caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::string job,
                             std::shared_ptr<PoolEpisodeSource::Answers> answers) {
   return {
-      [=](run_task_atom, RolloutTask task) {
+      [=](run_task_atom, RolloutTask task, int problem, std::uint64_t version) {
         self->request(pool, caf::infinite, run_task_atom::value, job, 0, std::move(task))
-            .then([=](const TaskResult& r) { answers->push(batch_of(r)); },
+            .then([=](const TaskResult& r) {
+                    // Which graph and version the batch is for is what was asked, not what came back.
+                    Result<EpisodeBatch> batch = batch_of(r);
+                    if (batch) {
+                      batch.value().problem = problem;
+                      batch.value().version = version;
+                    }
+                    answers->push(std::move(batch));
+                  },
                   [=](const caf::error& e) { answers->push(make_error("the rollout pool failed: " + self->system().render(e))); });
       },
   };
@@ -75,7 +83,7 @@ void PoolEpisodeSource::submit(EpisodeRequest request) {
   task.problem = problems_.at(request.problem);
   task.body = encode_body(request);
   task.sequence = ++sequence_;
-  caf::anon_send(proxy_, run_task_atom::value, std::move(task));
+  caf::anon_send(proxy_, run_task_atom::value, std::move(task), request.problem, request.version);
 }
 
 Result<EpisodeBatch> PoolEpisodeSource::next() {

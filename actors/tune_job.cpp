@@ -60,6 +60,7 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
 
   // The embedded cluster: a coordinator and one worker in this process, over inproc:// through the
   // same gateways as between hosts (or, under the test scheduler, a direct link).
+  ProblemCache cache;  // before the actor system: the actors use it until the system is gone
   caf::actor_system_config cfg;
   configure(cfg, options);
   caf::actor_system system{cfg};
@@ -69,7 +70,6 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
     system.clock().cancel_all();
     scheduler->run();
   };
-  ProblemCache cache;
   EmbeddedClusterOptions embedded;
   embedded.rollouts = rollouts;
   embedded.deterministic = options.deterministic;

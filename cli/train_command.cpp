@@ -80,6 +80,10 @@ void print_point(const char* stage, const CurvePoint& p) {
                p.entropy, p.episodes_per_second);
 }
 
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // One batch's summary as an episode record (which graph, how many episodes, best and mean makespan).
 Status record_batch(Store* store, const std::string& run, long sequence, const EpisodeBatch& batch) {
   if (!store || batch.episodes.empty()) return Ok{};
@@ -130,6 +134,9 @@ void run_train(const TrainArgs& args) {
     seconds = s.value();
   }
   if (seconds <= 0 && args.episodes <= 0) throw CliError("train needs --episodes N or --budget T");
+  if (Status ok = valid_policy_name(args.name); !ok) throw CliError("--name: " + ok.error().message);
+  if (!args.curve.empty() && !ends_with(args.curve, ".csv") && !ends_with(args.curve, ".svg"))
+    throw CliError("--curve " + args.curve + ": the file must end in .csv or .svg");
   std::shared_ptr<Store> store;
   if (!args.no_store) {  // opened first: a busy store fails the command before it trains
     auto opened = Store::open(args.data);
@@ -202,14 +209,17 @@ void run_train(const TrainArgs& args) {
     train_seconds += r.seconds;
     rollout_seconds += r.rollout_seconds;
     learner_seconds += r.learner_seconds;
-    if (best.empty()) best = r.problems;
-    for (std::size_t i = 0; i < best.size(); ++i) {
-      if (r.problems[i].best_makespan < best[i].best_makespan) {
-        best[i].best_makespan = r.problems[i].best_makespan;
-        best[i].best = r.problems[i].best;
+    if (best.empty()) {
+      best = r.problems;
+    } else {
+      for (std::size_t i = 0; i < best.size(); ++i) {
+        if (r.problems[i].best_makespan < best[i].best_makespan) {
+          best[i].best_makespan = r.problems[i].best_makespan;
+          best[i].best = r.problems[i].best;
+        }
+        best[i].greedy_makespan = r.problems[i].greedy_makespan;
+        best[i].episodes += r.problems[i].episodes;
       }
-      best[i].greedy_makespan = r.problems[i].greedy_makespan;
-      if (&best != &r.problems) best[i].episodes += stage == stages.front().first ? 0 : r.problems[i].episodes;
     }
     if (StopSignals::requested()) break;
   }
@@ -228,14 +238,16 @@ void run_train(const TrainArgs& args) {
   table.print(std::cout);
   std::printf("%ld episodes in %.1fs (%.0f episodes/s); rollouts %.1fs, learner %.1fs\n", episodes, train_seconds,
               episodes / std::max(1e-9, train_seconds), rollout_seconds, learner_seconds);
-  if (!args.curve.empty()) write_learning_curve(args.curve, curve, "gantry train " + args.ablation + " on " + problems.training.front().label);
 
   const PolicyWeights weights = model.weights();
-  if (!args.save.empty()) {
-    auto s = write_text_file(args.save, weights.to_bytes());
-    if (!s) throw CliError("--save: " + s.error().message);
-  }
-  if (!store) return;
+  // Files last: a file that cannot be written must not cost the stored policy.
+  auto write_files = [&] {
+    if (!args.save.empty())
+      if (auto s = write_text_file(args.save, weights.to_bytes()); !s) throw CliError("--save: " + s.error().message);
+    if (!args.curve.empty())
+      write_learning_curve(args.curve, curve, "gantry train " + args.ablation + " on " + problems.training.front().label);
+  };
+  if (!store) return write_files();
   PolicyRecord record;
   record.name = args.name;
   record.weights = weights.to_bytes();
@@ -263,6 +275,7 @@ void run_train(const TrainArgs& args) {
   if (Status synced = store->sync_wal(); !synced) throw CliError(synced.error().message);
   std::printf("policy %s stored in %s with %ld batch summaries of run %s\n(gantry place --method doppler --policy %s --data %s)\n",
               label.c_str(), args.data.c_str(), batches, run_id.c_str(), label.c_str(), args.data.c_str());
+  write_files();
   if (StopSignals::requested()) throw CliExit{kExitCancelled, "training stopped early; what it learned is stored"};
 }
 

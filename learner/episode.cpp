@@ -1,5 +1,6 @@
 #include "learner/episode.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/msgpack.hpp"
@@ -43,30 +44,50 @@ Placement Episode::placement(const std::vector<double>& priority) const {
   return p;
 }
 
-Status Episode::check(int n, int d) const {
-  if (devices != d) return make_error("episode for " + std::to_string(devices) + " devices, not " + std::to_string(d));
-  if (steps() != n) return make_error("episode of " + std::to_string(steps()) + " steps for a graph of " + std::to_string(n) + " ops");
-  std::vector<bool> seen(n, false);
+Status Episode::check(const Graph& graph, int d, Ablation ablation) const {
+  const int n = graph.size();
+  const std::size_t steps_n = ops.size();
+  auto fail = [](const std::string& what) { return make_error("episode " + what); };
+  if (devices != d) return fail("for " + std::to_string(devices) + " devices, not " + std::to_string(d));
+  if (steps() != n) return fail("of " + std::to_string(steps()) + " steps for a graph of " + std::to_string(n) + " ops");
+  if (device.size() != steps_n || behaviour_logp.size() != steps_n) return fail("has arrays of different lengths");
+  if (!std::isfinite(makespan) || makespan < 0 || !std::isfinite(planned)) return fail("has a makespan that is not a finite time");
+  // Every op once, each after all its predecessors (a topological order: replaying it is safe).
+  std::vector<bool> placed(n, false);
   for (OpId op : ops) {
-    if (op < 0 || op >= n || seen[op]) return make_error("episode places op " + std::to_string(op) + " twice or out of range");
-    seen[op] = true;
+    if (op < 0 || op >= n || placed[op]) return fail("places op " + std::to_string(op) + " twice or out of range");
+    for (OpId p : graph.preds(op))
+      if (!placed[p]) return fail("places op " + std::to_string(op) + " before its predecessor " + std::to_string(p));
+    placed[op] = true;
   }
   for (std::int32_t x : device)
-    if (x < 0 || x >= d) return make_error("episode uses device " + std::to_string(x));
+    if (x < 0 || x >= d) return fail("uses device " + std::to_string(x));
+  const bool sel = ablation == Ablation::dual || ablation == Ablation::random_sel;
+  if (!offsets_valid(teacher_op_offsets, steps_n, teacher_ops.size()) || teacher_op_offsets.size() != steps_n + 1 ||
+      !offsets_valid(teacher_device_offsets, steps_n, teacher_devices.size()) || teacher_device_offsets.size() != steps_n + 1 ||
+      !offsets_valid(candidate_offsets, steps_n, candidates.size()) || (sel && candidate_offsets.size() != steps_n + 1))
+    return fail("has inconsistent offsets");
+  for (std::size_t t = 0; t < steps_n; ++t) {
+    if (teacher_op_offsets[t] == teacher_op_offsets[t + 1] || teacher_device_offsets[t] == teacher_device_offsets[t + 1])
+      return fail("has a step without the teacher's choice");
+    if (sel) {
+      int chosen = 0;
+      for (std::int32_t k = candidate_offsets[t]; k < candidate_offsets[t + 1]; ++k) chosen += candidates[k] == ops[t];
+      if (chosen != 1) return fail("has a step whose op is not once among its candidates");
+    }
+  }
   for (const auto* list : {&candidates, &teacher_ops})
     for (std::int32_t op : *list)
-      if (op < 0 || op >= n) return make_error("episode names op " + std::to_string(op) + " out of range");
+      if (op < 0 || op >= n) return fail("names op " + std::to_string(op) + " out of range");
   for (std::int32_t x : teacher_devices)
-    if (x < 0 || x >= d) return make_error("episode's teacher uses device " + std::to_string(x));
-  const std::size_t s = ops.size();
-  if (device.size() != s || behaviour_logp.size() != s) return make_error("episode has arrays of different lengths");
-  if (!device_features.empty() && device_features.size() != s * d * kDeviceFeatures)
-    return make_error("episode has device features of the wrong size");
-  if (!offsets_valid(candidate_offsets, s, candidates.size()) || !offsets_valid(teacher_op_offsets, s, teacher_ops.size()) ||
-      !offsets_valid(teacher_device_offsets, s, teacher_devices.size()))
-    return make_error("episode has inconsistent offsets");
-  if (!candidate_features.empty() && candidate_features.size() != candidates.size() * kCandidateFeatures)
-    return make_error("episode has candidate features of the wrong size");
+    if (x < 0 || x >= d) return fail("has a teacher device out of range");
+  if (device_features.size() != (ablation == Ablation::gdp ? 0 : steps_n * d * kDeviceFeatures))
+    return fail("has device features of the wrong size");
+  if (candidate_features.size() != (ablation == Ablation::dual ? candidates.size() * kCandidateFeatures : 0))
+    return fail("has candidate features of the wrong size");
+  for (const auto* floats : {&device_features, &candidate_features, &behaviour_logp})
+    for (float x : *floats)
+      if (!std::isfinite(x)) return fail("holds a number that is not finite");
   return Ok{};
 }
 

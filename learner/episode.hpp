@@ -9,6 +9,7 @@
 #include "core/graph.hpp"
 #include "core/placement.hpp"
 #include "core/result.hpp"
+#include "learner/policy_config.hpp"
 
 namespace gantry {
 
@@ -33,9 +34,11 @@ struct Episode {
   int steps() const { return static_cast<int>(ops.size()); }
   Placement placement(const std::vector<double>& priority = {}) const;
 
-  // Whether the episode can be an episode of a graph of `ops` ops on `devices` devices: every op
-  // placed once, every index in range (what a learner checks before trusting a worker's episode).
-  Status check(int ops, int devices) const;
+  // Whether the episode can be an episode of a `ablation` policy on `graph` and `devices` devices:
+  // every op once in a topological order, every index in range, every per-step list present and
+  // holding its step's choice, every number finite (what a learner checks before it trusts a
+  // worker's episode: the LibTorch pass and the replay index with them).
+  Status check(const Graph& graph, int devices, Ablation ablation) const;
 
   std::string to_bytes() const;
   static Result<Episode> from_bytes(const std::string& bytes, const std::string& source);

@@ -11,9 +11,13 @@ namespace {
 constexpr const char* kFormat = "gantry-policy";
 constexpr int kFormatVersion = 1;
 
+// Elements of a shape, or -1 beyond 2^31 (no policy is that large; the product cannot overflow).
 std::int64_t elements(const std::vector<std::int64_t>& shape) {
   std::int64_t n = 1;
-  for (std::int64_t s : shape) n *= s;
+  for (std::int64_t s : shape) {
+    if (s != 0 && n > (std::int64_t{1} << 31) / s) return -1;
+    n *= s;
+  }
   return n;
 }
 
@@ -141,7 +145,8 @@ Result<PolicyWeights> PolicyWeights::from_bytes(const std::string& bytes, const 
           if (!in.sint(s) || s < 0 || s > (1 << 24)) return fail("tensor " + std::string(name) + " has a bad shape");
           tensor.shape.push_back(s);
         }
-        if (!in.bin(raw) || raw.size() != static_cast<std::size_t>(elements(tensor.shape)) * sizeof(float))
+        const std::int64_t count = elements(tensor.shape);
+        if (count < 0 || !in.bin(raw) || raw.size() != static_cast<std::size_t>(count) * sizeof(float))
           return fail("tensor " + std::string(name) + " has " + std::to_string(raw.size()) +
                       " bytes, not one float32 per element of its shape");
         tensor.data.resize(raw.size() / sizeof(float));

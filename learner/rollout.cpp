@@ -92,6 +92,7 @@ Episode run_episode(const PolicyRunner& runner, PlacementEnv& env, Simulator& si
       teacher_index.clear();
       for (int i = 0; i < c; ++i)
         if (std::find(teacher_ops.begin(), teacher_ops.end(), cand[i]) != teacher_ops.end()) teacher_index.push_back(i);
+      if (teacher_index.empty()) teacher_index.push_back(0);  // only with non-finite levels: any candidate
       std::iter_swap(teacher_index.begin(), std::min_element(teacher_index.begin(), teacher_index.end(),
                                                              [&](int x, int y) { return cand[x] < cand[y]; }));
       const Choice pick = choose(probs, logits.data(), teacher_index, options, rng);

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
+
+#include "sim/simulator.hpp"
 
 namespace gantry {
 
@@ -86,15 +89,39 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     return std::min(f, 1.0);
   };
   auto finished = [&] { return fraction_done() >= 1.0 || (hooks.should_stop && hooks.should_stop()); };
+  // The best placement of each graph, priced by this process's simulator: a worker's claimed
+  // makespan only says which episodes are worth pricing.
+  std::vector<std::unique_ptr<Simulator>> simulators(problems.size());
   auto keep_best = [&](const EpisodeBatch& batch) {
     ProblemOutcome& out = result.problems[batch.problem];
+    const TrainingProblem& p = problems[batch.problem];
     for (const Episode& e : batch.episodes) {
       ++out.episodes;
-      if (e.makespan < out.best_makespan) {
-        out.best_makespan = e.makespan;
-        out.best = replay_placement(problems[batch.problem], e);
+      if (!(e.makespan < out.best_makespan)) continue;
+      if (!simulators[batch.problem]) simulators[batch.problem] = std::make_unique<Simulator>(*p.graph, *p.costs, *p.cluster, p.sim);
+      Placement placement = replay_placement(p, e);
+      const double makespan = simulators[batch.problem]->makespan(placement);
+      if (makespan < out.best_makespan) {
+        out.best_makespan = makespan;
+        out.best = std::move(placement);
       }
     }
+  };
+  // A worker's batch is checked before anything indexes with it (its source sets problem and
+  // version from the request; the episodes are the worker's).
+  const Ablation ablation = model.config().ablation;
+  auto check_batch = [&](const EpisodeBatch& batch) -> Status {
+    if (batch.problem < 0 || batch.problem >= static_cast<int>(problems.size()))
+      return make_error("a batch of episodes names graph " + std::to_string(batch.problem) + " of " + std::to_string(problems.size()));
+    const TrainingProblem& p = problems[batch.problem];
+    if (static_cast<int>(batch.episodes.size()) != options.batch)
+      return make_error("a batch of episodes for " + p.label + " has " + std::to_string(batch.episodes.size()) +
+                        " episodes, not " + std::to_string(options.batch));
+    if (batch.version > version) return make_error("a batch of episodes claims a policy version newer than the learner's");
+    for (const Episode& e : batch.episodes)
+      if (Status ok = e.check(*p.graph, p.cluster->size(), ablation); !ok)
+        return make_error("a batch of episodes for " + p.label + " is malformed: " + ok.error().message);
+    return Ok{};
   };
   auto best_ratio = [&] {
     double sum = 0;
@@ -122,11 +149,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     --in_flight;
     if (!got) return got.error();
     EpisodeBatch batch = std::move(got.value());
-    if (batch.problem < 0 || batch.problem >= static_cast<int>(problems.size()))
-      return make_error("a batch of episodes names graph " + std::to_string(batch.problem) + " of " + std::to_string(problems.size()));
-    for (const Episode& e : batch.episodes)  // a worker's episodes are checked before anything indexes with them
-      if (Status ok = e.check(problems[batch.problem].graph->size(), problems[batch.problem].cluster->size()); !ok)
-        return make_error("a batch of episodes for " + problems[batch.problem].label + " is malformed: " + ok.error().message);
+    if (Status ok = check_batch(batch); !ok) return ok.error();
     result.rollout_seconds += batch.seconds;
     received += static_cast<long>(batch.episodes.size());
     if (hooks.on_batch) hooks.on_batch(batch);
@@ -176,7 +199,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   while (in_flight > 0) {
     auto got = source.next();
     --in_flight;
-    if (got) keep_best(got.value());
+    if (got && check_batch(got.value())) keep_best(got.value());
   }
   for (std::size_t i = 0; i < problems.size(); ++i) {
     auto greedy = greedy_episode(*weights, problems[i]);

@@ -668,10 +668,17 @@ Status Store::sync_wal() {
 
 // ---- policies ------------------------------------------------------------------------------------------
 
+Status valid_policy_name(const std::string& n) {
+  // Names that read as a file or the built-in policy where policies are named are refused.
+  if (n.empty() || n == "builtin" || n.find_first_of(std::string(":/\0", 3)) != std::string::npos ||
+      (n.size() >= 7 && n.compare(n.size() - 7, 7, ".policy") == 0))
+    return make_error("the policy name '" + n + "' must be non-empty, not builtin, without ':', '/' or NUL, and not end in .policy");
+  return Ok{};
+}
+
 Result<PolicyRecord> Store::put_policy(PolicyRecord policy) {
   if (impl_->read_only) return read_only_error(impl_->path, "storing a policy");
-  if (policy.name.empty() || policy.name.find('\0') != std::string::npos || policy.name.find(':') != std::string::npos)
-    return make_error("storing a policy: the name '" + policy.name + "' must be non-empty without ':' or NUL");
+  if (Status ok = valid_policy_name(policy.name); !ok) return make_error("storing a policy: " + ok.error().message);
   std::lock_guard<std::mutex> lock(impl_->policy_mutex);  // one version number per put
   if (policy.version == 0) {
     auto latest = this->policy(policy.name);

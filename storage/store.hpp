@@ -108,6 +108,10 @@ class Store {
   std::unique_ptr<Impl> impl_;
 };
 
+// Whether `name` can name a stored policy (and be named back: not "builtin", no ':' or '/', no
+// ".policy" ending, which read as a version, a file or the shipped policy).
+Status valid_policy_name(const std::string& name);
+
 // The data directory: --data, else $GANTRY_DATA, else ./gantry-data.
 std::string default_data_dir();
 

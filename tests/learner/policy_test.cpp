@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -116,6 +117,21 @@ TEST_CASE("episodes round-trip through bytes and damage is refused", "[learner]"
   CHECK(back.value().device_features == e.device_features);
   CHECK(back.value().version == 17);
   CHECK(back.value().makespan == e.makespan);
+  CHECK(e.check(p.graph, 4, Ablation::dual).ok());
+  // What a learner refuses from a worker (the LibTorch pass and the replay index with these).
+  Episode reversed = e;
+  std::reverse(reversed.ops.begin(), reversed.ops.end());
+  CHECK_FALSE(reversed.check(p.graph, 4, Ablation::dual).ok());  // not a topological order
+  Episode no_features = e;
+  no_features.device_features.clear();
+  CHECK_FALSE(no_features.check(p.graph, 4, Ablation::dual).ok());
+  Episode nan = e;
+  nan.behaviour_logp[5] = std::nanf("");
+  CHECK_FALSE(nan.check(p.graph, 4, Ablation::dual).ok());
+  Episode wrong_choice = e;
+  wrong_choice.ops[0] = wrong_choice.ops[1];
+  CHECK_FALSE(wrong_choice.check(p.graph, 4, Ablation::dual).ok());
+  CHECK_FALSE(e.check(p.graph, 8, Ablation::dual).ok());
   e.device[3] = 9;
   CHECK_FALSE(Episode::from_bytes(e.to_bytes(), "t").ok());
 }

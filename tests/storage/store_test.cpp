@@ -517,8 +517,10 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
     CHECK(store.value()->put_policy(p).value().version == 2);
     p.name = "other";
     CHECK(store.value()->put_policy(p).value().version == 1);
-    p.name = "bad:name";
-    CHECK_FALSE(store.value()->put_policy(p).ok());
+    for (const char* bad : {"bad:name", "a/b", "x.policy", "builtin", ""}) {  // would read as a version, file or the shipped one
+      p.name = bad;
+      CHECK_FALSE(store.value()->put_policy(p).ok());
+    }
   }
   auto store = Store::open_read_only(db);
   REQUIRE(store.ok());

@@ -16,7 +16,8 @@ build: deps $(BUILD)/build.ninja
 
 # The main job on built-in data: a short tuning job on LLAMA-LAYER over four P100s into a fresh
 # data directory (heuristics first, then parallel rollout actors), then the stored best read back;
-# then the pipeline baselines on a hybrid Mamba/attention model.
+# then DOPPLER's learned placement (the built-in policy, then 10 s of training on a transformer
+# block); then the pipeline baselines on a hybrid Mamba/attention model.
 DEMO_DATA ?= $(BUILD)/demo-data
 demo: build
 	rm -rf $(DEMO_DATA)
@@ -24,8 +25,13 @@ demo: build
 	./$(BUILD)/gantry tune --workload llama-layer --cluster 4xP100-pcie --budget 10s --data $(DEMO_DATA) \
 	  --svg $(BUILD)/demo.svg --trace $(BUILD)/demo-trace.json
 	./$(BUILD)/gantry query best --workload llama-layer --cluster 4xP100-pcie --data $(DEMO_DATA)
+	./$(BUILD)/gantry place --workload llama-block:costs=doppler --cluster identical:4 --sim doppler --method cp,doppler
+	./$(BUILD)/gantry train --workload llama-block:costs=doppler --cluster identical:4 --sim doppler --budget 10s \
+	  --data $(DEMO_DATA) --curve $(BUILD)/demo-learning.svg
+	./$(BUILD)/gantry query policies --data $(DEMO_DATA)
 	./$(BUILD)/gantry pipeline compare --model nemotron-h-8b --cluster 8xH100-nvswitch --microbatches 16
 	@echo "timeline of the tuned placement: $(BUILD)/demo.svg (and $(BUILD)/demo-trace.json for ui.perfetto.dev)"
+	@echo "learning curve of the DOPPLER policy: $(BUILD)/demo-learning.svg"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

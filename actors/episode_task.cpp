@@ -110,12 +110,7 @@ Result<std::string> run_episodes_task(const std::shared_ptr<const BuiltProblem>&
   if (!cached || cached->problem != problem) {  // a new graph for this slot: its features, once
     auto fresh = std::make_unique<EpisodeScratch>();
     fresh->problem = problem;
-    fresh->view.label = problem->spec.graph_label;
-    fresh->view.graph = &problem->graph;
-    fresh->view.cluster = &problem->cluster;
-    fresh->view.costs = problem->costs.get();
-    fresh->view.sim = problem->sim;
-    fresh->view.features = compute_graph_features(problem->graph, *problem->costs);
+    fresh->view = training_view(problem->spec.graph_label, problem->graph, problem->cluster, *problem->costs, problem->sim);
     cached = fresh.get();
     scratch = std::move(fresh);
   }

@@ -6,14 +6,11 @@
 #include <sstream>
 
 #include "cli/cli_common.hpp"
+#include "core/text.hpp"
 
 namespace gantry::cli {
 
 namespace {
-
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 std::string csv(const std::vector<CurvePoint>& curve) {
   std::ostringstream out;
@@ -72,6 +69,8 @@ std::string svg(const std::vector<CurvePoint>& curve, const std::string& title) 
 }
 
 }  // namespace
+
+bool is_learning_curve_path(const std::string& path) { return ends_with(path, ".csv") || ends_with(path, ".svg"); }
 
 void write_learning_curve(const std::string& path, const std::vector<CurvePoint>& curve, const std::string& title) {
   std::string text;

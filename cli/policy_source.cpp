@@ -1,9 +1,11 @@
 #include "cli/policy_source.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "cli/cli_common.hpp"
+#include "core/text.hpp"
 #include "learner/learned_placement.hpp"
 #include "storage/store.hpp"
 
@@ -12,8 +14,7 @@ namespace gantry::cli {
 namespace {
 
 bool is_file_spec(const std::string& spec) {
-  return spec.find('/') != std::string::npos ||
-         (spec.size() > 7 && spec.compare(spec.size() - 7, 7, ".policy") == 0);
+  return spec.find('/') != std::string::npos || ends_with(spec, ".policy");
 }
 
 }  // namespace

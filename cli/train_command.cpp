@@ -80,10 +80,6 @@ void print_point(const char* stage, const CurvePoint& p) {
                p.entropy, p.episodes_per_second);
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // One batch's summary as an episode record (which graph, how many episodes, best and mean makespan).
 Status record_batch(Store* store, const std::string& run, long sequence, const EpisodeBatch& batch) {
   if (!store || batch.episodes.empty()) return Ok{};
@@ -135,7 +131,7 @@ void run_train(const TrainArgs& args) {
   }
   if (seconds <= 0 && args.episodes <= 0) throw CliError("train needs --episodes N or --budget T");
   if (Status ok = valid_policy_name(args.name); !ok) throw CliError("--name: " + ok.error().message);
-  if (!args.curve.empty() && !ends_with(args.curve, ".csv") && !ends_with(args.curve, ".svg"))
+  if (!args.curve.empty() && !is_learning_curve_path(args.curve))
     throw CliError("--curve " + args.curve + ": the file must end in .csv or .svg");
   std::shared_ptr<Store> store;
   if (!args.no_store) {  // opened first: a busy store fails the command before it trains

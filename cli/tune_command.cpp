@@ -50,7 +50,6 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   t.budget = args.budget;
   t.stage = "il+sim";
   t.imitate = "pick";
-  t.lr = 0;
   t.data = args.data.empty() ? default_data_dir() : args.data;
   run_train(t);
 }

@@ -1,13 +1,8 @@
 #include "core/graph_io.hpp"
 #include "core/json_util.hpp"
+#include "core/text.hpp"
 
 namespace gantry {
-
-namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
 
 Result<Graph> read_graph_file(const std::string& path) {
   auto text = read_text_file(path);

@@ -12,13 +12,7 @@ const char* default_policy_hex();  // generated: learner/default_policy.cpp.in
 
 Result<PlacementOutcome> place_with_policy(const PolicyWeights& weights, const PlacementProblem& problem) {
   const auto begin = std::chrono::steady_clock::now();
-  TrainingProblem p;
-  p.label = problem.graph.source();
-  p.graph = &problem.graph;
-  p.cluster = &problem.cluster;
-  p.costs = &problem.costs;
-  p.sim = problem.sim;
-  p.features = compute_graph_features(problem.graph, problem.costs);
+  const TrainingProblem p = training_view(problem.graph.source(), problem.graph, problem.cluster, problem.costs, problem.sim);
   auto episode = greedy_episode(weights, p);
   if (!episode) return episode.error();
   PlacementOutcome out;

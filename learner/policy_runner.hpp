@@ -22,7 +22,6 @@ class PolicyRunner {
   int head() const { return config().head; }
   int state() const { return config().state; }
 
-  const std::vector<float>& embeddings() const { return h_; }  // [ops x hidden]
   // SEL's score of each candidate (dual policies only) given describe_candidates()' features.
   void sel_logits(const std::vector<OpId>& candidates, const float* features, float* out) const;
   // W_s h_op: the op's share of a device's "ops already on it" summary (head floats).

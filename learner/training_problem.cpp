@@ -7,8 +7,8 @@
 
 namespace gantry {
 
-TrainingProblem make_training_problem(std::string label, const Graph& graph, const Cluster& cluster,
-                                      const CostTable& costs, const SimOptions& sim) {
+TrainingProblem training_view(std::string label, const Graph& graph, const Cluster& cluster, const CostTable& costs,
+                              const SimOptions& sim) {
   TrainingProblem p;
   p.label = std::move(label);
   p.graph = &graph;
@@ -16,9 +16,13 @@ TrainingProblem make_training_problem(std::string label, const Graph& graph, con
   p.costs = &costs;
   p.sim = sim;
   p.features = compute_graph_features(graph, costs);
-  const PlacementOutcome cp = place_critical_path(PlacementProblem{graph, cluster, costs, sim});
-  p.teacher = cp.placement;
-  p.teacher_makespan = cp.makespan;
+  return p;
+}
+
+TrainingProblem make_training_problem(std::string label, const Graph& graph, const Cluster& cluster,
+                                      const CostTable& costs, const SimOptions& sim) {
+  TrainingProblem p = training_view(std::move(label), graph, cluster, costs, sim);
+  p.teacher_makespan = place_critical_path(PlacementProblem{graph, cluster, costs, sim}).makespan;
   return p;
 }
 

@@ -21,10 +21,13 @@ struct TrainingProblem {
   const CostTable* costs = nullptr;
   SimOptions sim;
   GraphFeatures features;
-  Placement teacher;              // the critical-path heuristic's placement
-  double teacher_makespan = 0;    // simulated under `sim`
+  double teacher_makespan = 0;    // the critical-path heuristic's, simulated under `sim`
 };
 
+// The graph as a policy sees it, without the teacher's result (placing, serving rollouts).
+TrainingProblem training_view(std::string label, const Graph& graph, const Cluster& cluster, const CostTable& costs,
+                              const SimOptions& sim);
+// The same with the teacher's makespan, which training's rewards are scaled by.
 TrainingProblem make_training_problem(std::string label, const Graph& graph, const Cluster& cluster,
                                       const CostTable& costs, const SimOptions& sim);
 

@@ -1,6 +1,7 @@
 #include "storage/store.hpp"
 
 #include "core/host_name.hpp"
+#include "core/text.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -670,8 +671,7 @@ Status Store::sync_wal() {
 
 Status valid_policy_name(const std::string& n) {
   // Names that read as a file or the built-in policy where policies are named are refused.
-  if (n.empty() || n == "builtin" || n.find_first_of(std::string(":/\0", 3)) != std::string::npos ||
-      (n.size() >= 7 && n.compare(n.size() - 7, 7, ".policy") == 0))
+  if (n.empty() || n == "builtin" || n.find_first_of(std::string(":/\0", 3)) != std::string::npos || ends_with(n, ".policy"))
     return make_error("the policy name '" + n + "' must be non-empty, not builtin, without ':', '/' or NUL, and not end in .policy");
   return Ok{};
 }

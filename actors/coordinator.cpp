@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "actors/learner_actor.hpp"
+#include "actors/learner_run.hpp"
 #include "actors/log_line.hpp"
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
@@ -36,8 +38,10 @@ struct Job {
   std::shared_ptr<const BuiltProblem> problem;
   JobRecord record;
   long order = 0;
-  caf::actor tuner;        // while running
+  caf::actor tuner;        // while running: its tuner, or its learner
   bool cancelled = false;  // asked to stop before its tuner existed
+  // A learner job's stop flag: its learner blocks in training and polls it between batches.
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   TunerConfig::Resume resume;
 };
 
@@ -119,6 +123,19 @@ TuneOutcome outcome_without_run(const Job& job, JobState state, const std::strin
   return outcome;
 }
 
+LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner) {
+  LearnerConfig c;
+  c.spec = job.spec;
+  c.job_id = job.id;
+  c.hooks = job.hooks;
+  c.store = tuner.store;
+  c.pool = tuner.pool;
+  c.cache = self->state.options.cache;
+  c.stop = job.stop;
+  c.first_sequence = tuner.resume.next_sequence;  // a rerun numbers its batches after the stored ones
+  return c;
+}
+
 void run_job(Self self, Job job) {
   CoordinatorState& s = self->state;
   const std::string id = job.id;
@@ -152,7 +169,8 @@ void run_job(Self self, Job job) {
           if (!reply.ok) return fail("cannot record the job: " + reply.error);
           auto it = self->state.running.find(id);
           if (it == self->state.running.end()) return;  // cancelled meanwhile
-          it->second.tuner = spawn_tuner(self->system(), config);
+          it->second.tuner = config.spec.kind == "train" ? spawn_learner(self->system(), learner_config(self, it->second, config))
+                                                         : spawn_tuner(self->system(), config);
           self->request(it->second.tuner, caf::infinite, start_atom::value)
               .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
                     [=](const caf::error& e) { fail("the tuner failed: " + error_text(self->system(), e)); });
@@ -171,7 +189,10 @@ void start_next(Self self) {
 }
 
 Status check_spec(const JobSpec& spec) {
-  if (spec.kind != "tune") return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\" jobs");
+  if (spec.kind != "tune" && spec.kind != "train")
+    return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\" and \"train\" jobs");
+  if (spec.kind == "train")
+    if (Status ok = check_train_spec(spec); !ok) return ok;
   if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
   if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
   if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
@@ -283,6 +304,7 @@ std::string cancel(Self self, const std::string& id, bool& known) {
   auto running = s.running.find(id);
   if (running != s.running.end()) {
     running->second.cancelled = true;
+    running->second.stop->store(true);
     if (running->second.tuner) self->send(running->second.tuner, cancel_atom::value);
     return "job " + id + " is stopping; its best so far is kept";
   }
@@ -383,8 +405,12 @@ void on_client(Self self, const wire::Envelope& e) {
         ask_local<StoredHistory>(self, s.store, peer, id, [=](const StoredHistory& history) {
           return wire::Reply{id, history.error.empty(), history.error, wire::history_records_json(history.records)};
         }, get_history_atom::value, r.graph, r.runtime);
+      } else if (r.what == "policies") {
+        ask_local<StoredPolicies>(self, s.store, peer, id, [=](const StoredPolicies& list) {
+          return wire::Reply{id, list.error.empty(), list.error, wire::policy_records_json(list.records)};
+        }, list_policies_atom::value);
       } else {
-        reply(self, peer, wire::Reply{id, false, "query '" + r.what + "': expected best, list or history", ""});
+        reply(self, peer, wire::Reply{id, false, "query '" + r.what + "': expected best, list, history or policies", ""});
       }
       return;
     }
@@ -415,8 +441,10 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   s.store = std::move(store);
   s.pool = std::move(pool);
   self->set_exit_handler([=](const caf::exit_msg& msg) {  // shutdown: the running jobs' tuners go too
-    for (auto& [id, job] : self->state.running)
+    for (auto& [id, job] : self->state.running) {
+      job.stop->store(true);  // a learner in training reads its exit only after it stops
       if (job.tuner) self->send_exit(job.tuner, msg.reason);
+    }
     self->quit(msg.reason);
   });
   return {

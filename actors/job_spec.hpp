@@ -5,12 +5,14 @@
 #include <string>
 
 #include "actors/problem_spec.hpp"
+#include "actors/train_spec.hpp"
 
 namespace gantry {
 
 struct JobSpec {
-  std::string kind = "tune";        // the only kind so far; learners and pipelines come next
-  ProblemSpec problem;
+  std::string kind = "tune";        // "tune" (placement search) or "train" (a DOPPLER learner)
+  ProblemSpec problem;              // a train job's first graph
+  TrainSpec train;                  // kind "train" only
   double budget_seconds = 30;       // 0 = no time limit
   long budget_evaluations = 0;      // 0 = no evaluation limit
   double patience_seconds = 0;      // stop after this long without improvement (0 = never)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "actors/job_spec.hpp"
+#include "actors/learner_run.hpp"
 #include "actors/net/wire.hpp"
 #include "actors/rollout_task.hpp"
 #include "actors/tune_job.hpp"
@@ -33,6 +34,9 @@ using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)
 using write_atom = caf::atom_constant<caf::atom("write")>;  // the store writes the episodes it holds
+using put_policy_atom = caf::atom_constant<caf::atom("putpolicy")>;
+using get_policy_atom = caf::atom_constant<caf::atom("getpolicy")>;
+using list_policies_atom = caf::atom_constant<caf::atom("listpolicy")>;
 // rollouts and the pool
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
@@ -66,9 +70,12 @@ inline std::string error_text(caf::actor_system& system, const caf::error& e) {
   return system.render(e);
 }
 
-// What an in-process submitter (the embedded `gantry tune`) hears of its job while it runs.
+// What an in-process submitter (the embedded `gantry tune` or `gantry train`) hears of its job
+// while it runs: a tuning job's progress; a learner job's progress lines and its full report.
 struct JobHooks {
   std::function<void(const TuneProgress&)> on_progress;
+  std::function<void(Stage, const CurvePoint&)> on_learning;
+  std::function<void(const LearnerReport&)> on_learned;
 };
 
 // Answers of the store actor: a value or the store's error text.
@@ -109,6 +116,18 @@ struct StoredBests {
   std::string error;
 };
 
+// put_policy: the record as stored (its version); get_policy: the record, if found.
+struct StoredPolicy {
+  bool found = false;
+  PolicyRecord record;
+  std::string error;
+};
+
+struct StoredPolicies {
+  std::vector<PolicyRecord> records;  // without their weights
+  std::string error;
+};
+
 struct StoredHistory {
   std::vector<HistoryRecord> records;
   std::string error;
@@ -146,6 +165,9 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBests)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredHistory)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredPolicy)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredPolicies)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::PolicyRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeTally)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::GatewayCounters)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::ScheduleRecord)

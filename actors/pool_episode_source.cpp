@@ -1,5 +1,6 @@
 #include "actors/pool_episode_source.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -31,9 +32,15 @@ Result<EpisodeBatch> batch_of(const TaskResult& r) {
   return decode_episode_batch(r.body);
 }
 
-// Asks the pool for each task and hands the answer to the waiting trainer.
+// Asks the pool for each task and hands the answer to the waiting trainer. A pool that stops
+// (its node shuts down) answers no more: the trainer hears that instead of waiting.
 caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::string job,
                             std::shared_ptr<PoolEpisodeSource::Answers> answers) {
+  self->monitor(pool);
+  self->set_down_handler([=](const caf::down_msg&) {
+    answers->push(make_error("the rollout pool stopped"));
+    self->quit();
+  });
   return {
       [=](run_task_atom, RolloutTask task, int problem, std::uint64_t version) {
         self->request(pool, caf::infinite, run_task_atom::value, job, 0, std::move(task))
@@ -86,9 +93,10 @@ void PoolEpisodeSource::submit(EpisodeRequest request) {
   caf::anon_send(proxy_, run_task_atom::value, std::move(task), request.problem, request.version);
 }
 
-Result<EpisodeBatch> PoolEpisodeSource::next() {
+std::optional<Result<EpisodeBatch>> PoolEpisodeSource::next(double wait_seconds) {
   std::unique_lock<std::mutex> lock(answers_->mutex);
-  answers_->ready.wait(lock, [&] { return !answers_->queue.empty(); });
+  if (!answers_->ready.wait_for(lock, std::chrono::duration<double>(wait_seconds), [&] { return !answers_->queue.empty(); }))
+    return std::nullopt;
   Result<EpisodeBatch> out = std::move(answers_->queue.front());
   answers_->queue.pop_front();
   return out;

@@ -24,7 +24,7 @@ class PoolEpisodeSource : public EpisodeSource {
   // (at least 1, so a request waits in the pool for a worker to come).
   int slots() const override;
   void submit(EpisodeRequest request) override;
-  Result<EpisodeBatch> next() override;
+  std::optional<Result<EpisodeBatch>> next(double wait_seconds) override;
 
   struct Answers;  // what the proxy actor hands the trainer's thread
 

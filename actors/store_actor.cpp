@@ -96,6 +96,20 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         }
         return t;
       },
+      [=](put_policy_atom, const PolicyRecord& policy) {
+        auto r = store->put_policy(policy);
+        return r ? StoredPolicy{true, std::move(r).value(), {}} : StoredPolicy{false, {}, r.error().message};
+      },
+      [=](get_policy_atom, const std::string& name, std::uint64_t version) {
+        auto r = store->policy(name, version);
+        if (!r) return StoredPolicy{false, {}, r.error().message};
+        if (!r.value()) return StoredPolicy{};
+        return StoredPolicy{true, std::move(*r.value()), {}};
+      },
+      [=](list_policies_atom) {
+        auto r = store->policies();
+        return r ? StoredPolicies{std::move(r).value(), {}} : StoredPolicies{{}, r.error().message};
+      },
       [=](write_atom) { write_pending(); },
       [=](sync_atom) { return sync(); },
       [=](flush_atom) {  // a timer message: answering it would send a reply to ourselves

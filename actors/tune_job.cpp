@@ -3,29 +3,14 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <caf/scheduler/test_coordinator.hpp>
 #include <chrono>
 #include <thread>
 
-#include "actors/cluster_node.hpp"
-#include "actors/messages.hpp"
+#include "actors/embedded_job.hpp"
 #include "actors/problem_spec.hpp"
 #include "storage/store.hpp"
 
 namespace gantry {
-
-namespace {
-
-void configure(caf::actor_system_config& cfg, const TuneOptions& options) {
-  if (options.deterministic) {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.inline-output", true);
-  } else {
-    configure_message_scheduler(cfg);
-  }
-}
-
-}  // namespace
 
 JobSpec make_job_spec(const TuneProblem& problem, const TuneOptions& options) {
   JobSpec spec;
@@ -58,68 +43,13 @@ Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& 
   if (options.faults.store_puts > 0) store->inject_faults({0, options.faults.store_puts});
   const int rollouts = options.rollouts > 0 ? options.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-  // The embedded cluster: a coordinator and one worker in this process, over inproc:// through the
-  // same gateways as between hosts (or, under the test scheduler, a direct link).
-  ProblemCache cache;  // before the actor system: the actors use it until the system is gone
-  caf::actor_system_config cfg;
-  configure(cfg, options);
-  caf::actor_system system{cfg};
-  auto* scheduler = options.deterministic ? dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler()) : nullptr;
-  const auto settle = [&] {  // under the test scheduler, run what is pending and drop the timers
-    if (!scheduler) return;
-    system.clock().cancel_all();
-    scheduler->run();
-  };
-  EmbeddedClusterOptions embedded;
+  EmbeddedJobOptions embedded;
   embedded.rollouts = rollouts;
   embedded.deterministic = options.deterministic;
   embedded.fail_spawn = options.faults.spawn;
-  embedded.cache = &cache;
-  auto cluster = start_embedded_cluster(system, store, embedded);
-  if (!cluster) {
-    settle();
-    return cluster.error();
-  }
-  const CoordinatorNode& node = cluster.value().coordinator;
-  if (scheduler) scheduler->run();  // the worker's hello reaches the pool before the job starts
-
-  JobHooks hooks{options.on_progress};
-  Result<TuneOutcome> result = make_error("the job ended without a result");
-  {
-    caf::scoped_actor self{system};
-    self->monitor(node.coordinator);  // a coordinator that dies must not leave us waiting
-    std::string job_id;
-    bool done = false, cancel_sent = false;
-    self->send(node.coordinator, submit_atom::value, make_job_spec(problem, options), hooks);
-    const auto failed = [&](const std::string& what) {
-      result = make_error(what);
-      done = true;
-    };
-    while (!done) {
-      // Under the test scheduler one message at a time, so a cancellation lands mid-job.
-      if (scheduler) scheduler->run(1);
-      if (!job_id.empty() && !cancel_sent && options.cancel && options.cancel->load()) {
-        self->send(node.coordinator, cancel_atom::value, job_id);  // cancellation is a message
-        cancel_sent = true;
-      }
-      self->receive(
-          [&](const std::string& text) {  // first the job's id (then wait for its end), later the cancel's answer
-            if (!job_id.empty()) return;
-            job_id = text;
-            self->send(node.coordinator, await_atom::value, job_id);
-          },
-          [&](const TuneOutcome& outcome) {
-            result = outcome;
-            done = true;
-          },
-          [&](const caf::error& e) { failed("tuning job failed: " + error_text(system, e)); },
-          [&](const caf::down_msg& down) { failed("tuning job failed: the coordinator stopped (" + system.render(down.reason) + ")"); },
-          caf::after(std::chrono::milliseconds(scheduler ? 0 : 50)) >> [] {});
-    }
-  }
-  cluster.value().shutdown(system);
-  settle();
-  return result;
+  embedded.cancel = options.cancel;
+  embedded.hooks.on_progress = options.on_progress;
+  return run_embedded_job(store, make_job_spec(problem, options), embedded);
 }
 
 }  // namespace gantry

@@ -4,11 +4,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
-#include "actors/train_job.hpp"
+#include "actors/embedded_job.hpp"
 #include "learner/episode_source.hpp"
 #include "storage/store.hpp"
 #include "learner/learned_placement.hpp"
@@ -93,27 +94,29 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
     result.greedy_ms = 1e3 * median(times);
   }
 
-  // As `gantry train` runs: episodes through the embedded cluster's rollout pool.
+  // As `gantry train` runs: a learner job on the embedded cluster, episodes through its rollout pool.
   BenchGraph g(200);
-  std::vector<TrainingProblem> problems{make_training_problem("bench", g.graph, g.cluster, g.costs, g.sim)};
-  std::vector<ProblemSpec> specs{make_problem_spec(g.graph, g.cluster, g.sim, "bench")};
+  JobSpec spec;
+  spec.kind = "train";
+  spec.problem = make_problem_spec(g.graph, g.cluster, g.sim, "bench");
+  spec.budget_seconds = o.train_seconds;
+  spec.train.stage = "sim";
+  spec.train.batch = o.batch;
+  spec.train.learning_rate = 1e-3;
   char dir[] = "/tmp/gantry-bench-learner-XXXXXX";
   if (!mkdtemp(dir)) return result;
-  TrainJobOptions job;
+  std::optional<LearnerReport> report;
+  EmbeddedJobOptions job;
   job.rollouts = o.threads;
-  job.store = Store::open(std::string(dir) + "/db").value();
-  TrainOptions t;
-  t.seconds = o.train_seconds;
-  t.batch = o.batch;
-  t.learning_rate = 1e-3;
-  auto trained = run_train_job(model, problems, specs, t, job, {});
-  job.store.reset();
+  job.hooks.on_learned = [&](const LearnerReport& r) { report = r; };
+  auto opened = Store::open(std::string(dir) + "/db");
+  if (opened) (void)run_embedded_job(std::move(opened).value(), spec, job);
   std::filesystem::remove_all(dir);
-  if (trained) {
-    result.train_episodes = trained.value().episodes;
-    result.train_seconds = trained.value().seconds;
-    result.train_episodes_per_second = trained.value().episodes / std::max(1e-9, trained.value().seconds);
-    result.learner_busy = trained.value().learner_seconds / std::max(1e-9, trained.value().seconds);
+  if (report) {
+    result.train_episodes = report->episodes;
+    result.train_seconds = report->seconds;
+    result.train_episodes_per_second = report->episodes / std::max(1e-9, report->seconds);
+    result.learner_busy = report->learner_seconds / std::max(1e-9, report->seconds);
   }
   return result;
 }

@@ -196,22 +196,27 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
 }  // namespace
 
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
-  const ClientOptions client = remote.client();
-  const std::string& endpoint = client.endpoint;
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
   TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(), problem.graph_label,
                            graph_to_json(problem.graph, -1)};
+  JobSpec spec = make_job_spec(tune_problem, options);
+  spec.priority = args.priority;
+  spec.parallelism = args.parallelism;
+  submit_job_spec(spec, remote, wait, args.out.json());
+}
+
+void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json) {
+  const ClientOptions client = remote.client();
+  const std::string& endpoint = client.endpoint;
   wire::Request request;
-  request.spec = make_job_spec(tune_problem, options);
-  request.spec.priority = args.priority;
-  request.spec.parallelism = args.parallelism;
+  request.spec = spec;
   auto reply = call_coordinator(client, wire::Type::submit, request);
   if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");
   if (!wait) {
-    if (args.out.json())
+    if (json)
       std::cout << nlohmann::json{{"job", id}, {"coordinator", endpoint}}.dump(2) << "\n";
     else
       std::cout << id << "\n";
@@ -219,7 +224,7 @@ void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
   }
   std::cerr << "job " << id << " submitted to " << endpoint << " (Ctrl-C cancels it)\n";
   const JobRecord job = wait_for_job(client, id);
-  print_jobs(std::cout, {job}, args.out.json(), "at " + endpoint);
+  print_jobs(std::cout, {job}, json, "at " + endpoint);
   std::cout.flush();
   if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + id + " cancelled; its best so far is stored by the coordinator"};
   if (job.state != JobState::complete) throw CliExit{1, "job " + id + " " + to_string(job.state) + ": " + job.message};

@@ -45,5 +45,6 @@ CurveSettings curve_settings(const std::string& own_key_file, const std::string&
 // Sends the job to the coordinator; with `wait`, follows it to its end and exits with its status
 // (0 COMPLETE, 130 CANCELLED, 1 FAILED). Prints the job id (or the final record).
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait);
+void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json);
 
 }  // namespace gantry::cli

@@ -1,6 +1,5 @@
 #include "cli/policy_source.hpp"
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -11,13 +10,9 @@
 
 namespace gantry::cli {
 
-namespace {
-
-bool is_file_spec(const std::string& spec) {
+bool is_policy_file(const std::string& spec) {
   return spec.find('/') != std::string::npos || ends_with(spec, ".policy");
 }
-
-}  // namespace
 
 LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir) {
   LoadedPolicy out;
@@ -28,7 +23,7 @@ LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir) {
     out.label = "builtin";
     return out;
   }
-  if (is_file_spec(spec)) {
+  if (is_policy_file(spec)) {
     std::ifstream in(spec, std::ios::binary);
     if (!in) throw CliError("policy file " + spec + " cannot be read");
     std::ostringstream bytes;
@@ -39,19 +34,11 @@ LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir) {
     out.label = spec;
     return out;
   }
-  std::string name = spec;
-  std::uint64_t version = 0;
-  if (auto colon = spec.find(':'); colon != std::string::npos) {
-    name = spec.substr(0, colon);
-    const std::string v = spec.substr(colon + 1);
-    char* end = nullptr;
-    version = std::strtoull(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || version == 0)
-      throw CliError("policy '" + spec + "': the version after ':' must be a positive integer");
-  }
+  auto ref = parse_policy_ref(spec);
+  if (!ref) throw CliError(ref.error().message);
   auto store = Store::open_read_only(data_dir);
   if (!store) throw CliError("policy '" + spec + "': " + store.error().message);
-  auto record = store.value()->policy(name, version);
+  auto record = store.value()->policy(ref.value().name, ref.value().version);
   if (!record) throw CliError("policy '" + spec + "': " + record.error().message);
   if (!record.value())
     throw CliError("policy '" + spec + "' is not in " + data_dir + " (`gantry query policies` lists what is)");

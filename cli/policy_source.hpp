@@ -14,6 +14,9 @@ struct LoadedPolicy {
   PolicyRecord record; // empty fields for files
 };
 
+// Whether `spec` names a policy file (a path with a '/' or ending in .policy).
+bool is_policy_file(const std::string& spec);
+
 // Throws CliError naming the spec and what is wrong (no such name, version or file, bad bytes).
 LoadedPolicy load_policy(const std::string& spec, const std::string& data_dir);
 

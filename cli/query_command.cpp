@@ -209,14 +209,12 @@ void run_export(const QueryArgs& args) {
 }
 
 // Every stored policy version: what it was trained on and how far it got against the teacher.
-void run_policies(const std::string& data, bool json) {
-  auto store = Store::open_read_only(data);
-  if (!store) throw CliError(store.error().message);
-  auto list = store.value()->policies();
-  if (!list) throw CliError(list.error().message);
-  if (json) {
+void run_policies(const QueryArgs& args) {
+  auto source = open_source(args);
+  const std::vector<PolicyRecord> list = source->policies();
+  if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
-    for (const PolicyRecord& p : list.value())
+    for (const PolicyRecord& p : list)
       j.push_back({{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
                    {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
                    {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
@@ -225,12 +223,12 @@ void run_policies(const std::string& data, bool json) {
     return;
   }
   TextTable t({"policy", "stage", "ablation", "devices", "episodes", "best/teacher", "greedy/teacher", "from", "created", "graphs"});
-  for (const PolicyRecord& p : list.value())
+  for (const PolicyRecord& p : list)
     t.add({p.name + ":" + std::to_string(p.version), p.stage, p.ablation, std::to_string(p.devices), std::to_string(p.episodes),
            format_fixed(p.best_ratio, 3), format_fixed(p.greedy_ratio, 3), p.parent.empty() ? "-" : p.parent,
            format_unix_time(p.created), p.graphs});
   t.print(std::cout);
-  std::cout << list.value().size() << " policy version(s) in " << data << "\n";
+  std::cout << list.size() << " policy version(s) " << source->where() << "\n";
 }
 
 }  // namespace
@@ -255,12 +253,14 @@ void add_query_command(CLI::App& app) {
     auto run = verb.run;
     cmd->callback([args, run] { run(*args); });
   }
-  auto data = std::make_shared<std::string>(default_data_dir());
-  auto format = std::make_shared<std::string>("table");
+  auto args = std::make_shared<QueryArgs>();
+  args->data = default_data_dir();
   CLI::App* policies = query->add_subcommand("policies", "every stored learned policy version (`gantry train`)");
-  policies->add_option("--data", *data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
-  policies->add_option("-f,--format", *format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-  policies->callback([data, format] { run_policies(*data, *format == "json"); });
+  policies->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  policies->add_option("-f,--format", args->out.format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  args->remote.add_to(*policies, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
+  policies->get_option("--coordinator")->excludes("--data");
+  policies->callback([args] { run_policies(*args); });
 }
 
 }  // namespace gantry::cli

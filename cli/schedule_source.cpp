@@ -27,6 +27,7 @@ class LocalSchedules : public ScheduleSource {
   std::vector<HistoryRecord> history(const Fingerprint& graph, const Fingerprint& runtime) override {
     return or_throw(store_->history(graph, runtime));
   }
+  std::vector<PolicyRecord> policies() override { return or_throw(store_->policies()); }
 
  private:
   std::unique_ptr<Store> store_;
@@ -57,6 +58,11 @@ class RemoteSchedules : public ScheduleSource {
     request.graph = graph;
     request.runtime = runtime;
     return parsed(wire::history_records_from_json(ask(request)));
+  }
+  std::vector<PolicyRecord> policies() override {
+    wire::Request request;
+    request.what = "policies";
+    return parsed(wire::policy_records_from_json(ask(request)));
   }
 
  private:

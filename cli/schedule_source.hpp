@@ -1,5 +1,5 @@
 #pragma once
-// Where `gantry query` reads stored plans from: the local store (read-only, while a job may write
+// Where `gantry query` reads stored plans (and learned policies) from: the local store (read-only, while a job may write
 // it) or a coordinator over the wire (`--coordinator`). The verbs are written once against this;
 // failures are CliErrors that say which source failed.
 #include <memory>
@@ -22,6 +22,8 @@ class ScheduleSource {
   // Every stored best whose graph fingerprint starts with `graph_prefix`; placements may be left out.
   virtual std::vector<ScheduleRecord> list(const std::string& graph_prefix) = 0;
   virtual std::vector<HistoryRecord> history(const Fingerprint& graph, const Fingerprint& runtime) = 0;
+  // Every stored learned policy version, without its weights.
+  virtual std::vector<PolicyRecord> policies() = 0;
 };
 
 std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);  // "" = the default

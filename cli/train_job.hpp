@@ -1,10 +1,11 @@
 #pragma once
-// A training run of `gantry train`, also what `gantry tune --method doppler` runs: load the graphs,
+// A learner job of `gantry train`, also what `gantry tune --method doppler` runs: load the graphs,
 // train (imitation, then policy gradient), print a table per graph, store the policy and the bests.
 #include <string>
 #include <vector>
 
 #include "cli/cli_common.hpp"
+#include "cli/job_args.hpp"
 
 namespace gantry::cli {
 
@@ -23,7 +24,8 @@ struct TrainArgs {
   bool no_store = false;
 };
 
+// Runs the learner job in this process, or on `remote`'s coordinator when its endpoint is set.
 // Throws CliError for bad settings or a failure, CliExit when stopped by a signal (after storing).
-void run_train(const TrainArgs& args);
+void run_train(const TrainArgs& args, const RemoteArgs& remote);
 
 }  // namespace gantry::cli

@@ -36,10 +36,9 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
   if (t.state == JobState::failed) throw CliExit{1, "job " + t.job_id + " FAILED: " + t.stop_reason};
 }
 
-// `--method doppler`: DOPPLER's stages I then II within the budget, as `gantry train` runs them.
+// `--method doppler`: DOPPLER's stages I then II within the budget, as `gantry train` runs them (a
+// learner job, here or on --coordinator's cluster).
 void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
-  if (!remote.endpoint.empty())
-    throw CliError("tune --method doppler runs in this process only (its episodes do not go through a coordinator's pool yet)");
   if (args.evals > 0) throw CliError("tune --method doppler takes a time budget (--budget), not --evals");
   TrainArgs t;
   if (!args.problem.graph_file.empty()) t.graphs.push_back(args.problem.graph_file);
@@ -51,7 +50,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   t.stage = "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;
-  run_train(t);
+  run_train(t, remote);
 }
 
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {

@@ -52,9 +52,9 @@ void LocalEpisodeSource::submit(EpisodeRequest request) {
   work_ready_.notify_one();
 }
 
-Result<EpisodeBatch> LocalEpisodeSource::next() {
+std::optional<Result<EpisodeBatch>> LocalEpisodeSource::next(double wait_seconds) {
   std::unique_lock<std::mutex> lock(mutex_);
-  result_ready_.wait(lock, [&] { return !done_.empty(); });
+  if (!result_ready_.wait_for(lock, std::chrono::duration<double>(wait_seconds), [&] { return !done_.empty(); })) return std::nullopt;
   Result<EpisodeBatch> out = std::move(done_.front());
   done_.pop_front();
   return out;

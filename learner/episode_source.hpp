@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,8 +42,9 @@ class EpisodeSource {
   // Requests worth keeping in flight to keep every rollout slot busy.
   virtual int slots() const = 0;
   virtual void submit(EpisodeRequest request) = 0;
-  // Waits for the next finished request (in any order); an error ends training.
-  virtual Result<EpisodeBatch> next() = 0;
+  // Waits up to `wait_seconds` for the next finished request (in any order): nullopt when none
+  // finished in time (so a trainer can notice it was stopped); an error ends training.
+  virtual std::optional<Result<EpisodeBatch>> next(double wait_seconds) = 0;
 };
 
 // Rollouts on `threads` threads of this process, each with its own environment and simulator per
@@ -54,7 +56,7 @@ class LocalEpisodeSource : public EpisodeSource {
 
   int slots() const override { return static_cast<int>(threads_.size()) + 1; }
   void submit(EpisodeRequest request) override;
-  Result<EpisodeBatch> next() override;
+  std::optional<Result<EpisodeBatch>> next(double wait_seconds) override;
 
  private:
   void serve();

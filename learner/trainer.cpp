@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "sim/simulator.hpp"
 
@@ -88,7 +89,15 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     if (options.seconds > 0) f = std::max(f, seconds_since(begin) / options.seconds);
     return std::min(f, 1.0);
   };
-  auto finished = [&] { return fraction_done() >= 1.0 || (hooks.should_stop && hooks.should_stop()); };
+  const auto stopped = [&] { return hooks.should_stop && hooks.should_stop(); };
+  auto finished = [&] { return fraction_done() >= 1.0 || stopped(); };
+  // The next batch, or nullopt once the run is stopped while it waits (no worker may be serving).
+  const auto next_batch = [&]() -> std::optional<Result<EpisodeBatch>> {
+    for (;;) {
+      if (auto got = source.next(0.1)) return got;
+      if (stopped()) return std::nullopt;
+    }
+  };
   // The best placement of each graph, priced by this process's simulator: a worker's claimed
   // makespan only says which episodes are worth pricing.
   std::vector<std::unique_ptr<Simulator>> simulators(problems.size());
@@ -145,8 +154,10 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
       source.submit(std::move(request));
       ++in_flight;
     }
-    auto got = source.next();
+    auto waited = next_batch();
+    if (!waited) break;  // stopped while waiting
     --in_flight;
+    Result<EpisodeBatch>& got = *waited;
     if (!got) return got.error();
     EpisodeBatch batch = std::move(got.value());
     if (Status ok = check_batch(batch); !ok) return ok.error();
@@ -197,8 +208,10 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   }
   // Batches still out were sampled by recent policies: their placements count, their gradients not.
   while (in_flight > 0) {
-    auto got = source.next();
+    auto waited = next_batch();
+    if (!waited) break;  // stopped: the source withdraws what is still out
     --in_flight;
+    Result<EpisodeBatch>& got = *waited;
     if (got && check_batch(got.value())) keep_best(got.value());
   }
   for (std::size_t i = 0; i < problems.size(); ++i) {

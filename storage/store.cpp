@@ -676,6 +676,20 @@ Status valid_policy_name(const std::string& n) {
   return Ok{};
 }
 
+Result<PolicyRef> parse_policy_ref(const std::string& text) {
+  PolicyRef ref{text, 0};
+  if (auto colon = text.find(':'); colon != std::string::npos) {
+    ref.name = text.substr(0, colon);
+    const std::string v = text.substr(colon + 1);
+    char* end = nullptr;
+    ref.version = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || ref.version == 0 || v[0] == '-' || v[0] == '+')
+      return make_error("policy '" + text + "': the version after ':' must be a positive integer");
+  }
+  if (ref.name.empty()) return make_error("policy '" + text + "': the name before the version is empty");
+  return ref;
+}
+
 Result<PolicyRecord> Store::put_policy(PolicyRecord policy) {
   if (impl_->read_only) return read_only_error(impl_->path, "storing a policy");
   if (Status ok = valid_policy_name(policy.name); !ok) return make_error("storing a policy: " + ok.error().message);

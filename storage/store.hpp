@@ -112,6 +112,13 @@ class Store {
 // ".policy" ending, which read as a version, a file or the shipped policy).
 Status valid_policy_name(const std::string& name);
 
+// "NAME" (version 0: the newest) or "NAME:VERSION" of a stored policy; the error names `text`.
+struct PolicyRef {
+  std::string name;
+  std::uint64_t version = 0;
+};
+Result<PolicyRef> parse_policy_ref(const std::string& text);
+
 // The data directory: --data, else $GANTRY_DATA, else ./gantry-data.
 std::string default_data_dir();
 

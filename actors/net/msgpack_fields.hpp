@@ -92,10 +92,12 @@ inline const char* get(Decoder& d, Fingerprint& out) {
   return Fingerprint::from_hex(std::string(v), out) ? nullptr : "is not a fingerprint";
 }
 
-// Reads a map whose fields are `names`, in any order, each exactly once: `field(name)` reads the
-// value of one. Fields of other names (from a newer writer) are stepped over.
+// Reads a map whose fields are `names`, in any order, each at most once: `field(name)` reads the
+// value of one. The first `required` names must be there (all by default); the others are fields
+// an older writer did not have, or that only some values carry. Fields of other names (from a
+// newer writer) are stepped over.
 template <std::size_t N, class Field>
-bool read_object(Decoder& d, const std::string& what, const char* const (&names)[N], Field field) {
+bool read_object(Decoder& d, const std::string& what, const char* const (&names)[N], Field field, std::size_t required = N) {
   std::uint32_t entries = 0;
   if (!d.in.map(entries)) {
     d.error = what + ": not a map";
@@ -125,7 +127,7 @@ bool read_object(Decoder& d, const std::string& what, const char* const (&names)
       return false;
     }
   }
-  for (std::size_t k = 0; k < N; ++k)
+  for (std::size_t k = 0; k < std::min(required, N); ++k)
     if (!seen[k]) {
       d.error = what + ": field \"" + names[k] + "\" is missing";
       return false;

@@ -41,6 +41,7 @@ namespace {
 void put(Writer& w, const RolloutTask& t);
 void put(Writer& w, const ProblemSpec& p);
 void put(Writer& w, const JobSpec& s);
+void put(Writer& w, const TrainSpec& t);
 
 // A message: a map with the schema version first, then `entries` more written by `fill`.
 template <class Fill>
@@ -72,7 +73,8 @@ void put(Writer& w, const ProblemSpec& p) {
 }
 
 void put(Writer& w, const JobSpec& s) {
-  w.map(12);
+  const bool train = s.kind == "train";  // the learner's settings travel with learner jobs only
+  w.map(train ? 13 : 12);
   entry(w, "kind", s.kind);
   w.str("problem");
   put(w, s.problem);
@@ -86,6 +88,38 @@ void put(Writer& w, const JobSpec& s) {
   entry(w, "priority", s.priority);
   entry(w, "fail_batch", s.fail_batch);
   entry(w, "fail_times", s.fail_times);
+  if (train) {
+    w.str("train");
+    put(w, s.train);
+  }
+}
+
+void put(Writer& w, const TrainSpec& t) {
+  w.map(22);
+  w.str("more_problems");
+  w.array(static_cast<std::uint32_t>(t.more_problems.size()));
+  for (const ProblemSpec& p : t.more_problems) put(w, p);
+  entry(w, "stage", t.stage);
+  entry(w, "episodes", t.episodes);
+  entry(w, "il_share", t.il_share);
+  entry(w, "name", t.name);
+  entry(w, "init", t.init);
+  entry(w, "init_hex", t.init_hex);
+  entry(w, "init_label", t.init_label);
+  entry(w, "ablation", t.ablation);
+  entry(w, "hidden", t.hidden);
+  entry(w, "head", t.head);
+  entry(w, "state", t.state);
+  entry(w, "steps", t.steps);
+  entry(w, "batch", t.batch);
+  entry(w, "graphs_per_update", t.graphs_per_update);
+  entry(w, "learning_rate", t.learning_rate);
+  entry(w, "entropy", t.entropy);
+  entry(w, "epsilon", t.epsilon);
+  entry(w, "imitate", t.imitate);
+  entry(w, "max_staleness", t.max_staleness);
+  entry(w, "stale", t.stale);
+  entry(w, "progress_every", t.progress_every);
 }
 
 void put(Writer& w, const ScheduleRecord& r) {
@@ -155,11 +189,50 @@ bool read_problem(Decoder& d, const std::string& what, ProblemSpec& p) {
   });
 }
 
+const char* const kTrainFields[] = {"more_problems", "stage", "episodes", "il_share", "name", "init", "init_hex",
+                                    "init_label", "ablation", "hidden", "head", "state", "steps", "batch",
+                                    "graphs_per_update", "learning_rate", "entropy", "epsilon", "imitate",
+                                    "max_staleness", "stale", "progress_every"};
+bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
+  return read_object(d, what, kTrainFields, [&](std::string_view key) -> const char* {
+    if (key == "more_problems") {
+      long index = 0;
+      return get_list(d, t.more_problems, [&](ProblemSpec& p) -> const char* {
+        return nested(d, [&] { return read_problem(d, what + ".more_problems[" + std::to_string(index++) + "]", p); });
+      });
+    }
+    if (key == "stage") return get(d, t.stage);
+    if (key == "episodes") return get(d, t.episodes);
+    if (key == "il_share") return get(d, t.il_share);
+    if (key == "name") return get(d, t.name);
+    if (key == "init") return get(d, t.init);
+    if (key == "init_hex") return get(d, t.init_hex);
+    if (key == "init_label") return get(d, t.init_label);
+    if (key == "ablation") return get(d, t.ablation);
+    if (key == "hidden") return get(d, t.hidden);
+    if (key == "head") return get(d, t.head);
+    if (key == "state") return get(d, t.state);
+    if (key == "steps") return get(d, t.steps);
+    if (key == "batch") return get(d, t.batch);
+    if (key == "graphs_per_update") return get(d, t.graphs_per_update);
+    if (key == "learning_rate") return get(d, t.learning_rate);
+    if (key == "entropy") return get(d, t.entropy);
+    if (key == "epsilon") return get(d, t.epsilon);
+    if (key == "imitate") return get(d, t.imitate);
+    if (key == "max_staleness") return get(d, t.max_staleness);
+    if (key == "stale") return get(d, t.stale);
+    return get(d, t.progress_every);
+  });
+}
+
+// "train" is last and optional: only learner jobs carry it (and specs stored before it existed lack it).
 const char* const kJobSpecFields[] = {"kind", "problem", "budget_seconds", "budget_evaluations", "patience_seconds",
                                       "batch_seconds", "batch_evaluations", "seed", "parallelism", "priority",
-                                      "fail_batch", "fail_times"};
+                                      "fail_batch", "fail_times", "train"};
 bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
+  const std::size_t required = std::size(kJobSpecFields) - 1;
   return read_object(d, what, kJobSpecFields, [&](std::string_view key) -> const char* {
+    if (key == "train") return nested(d, [&] { return read_train_spec(d, what + ".train", s.train); });
     if (key == "kind") return get(d, s.kind);
     if (key == "problem") return nested(d, [&] { return read_problem(d, what + ".problem", s.problem); });
     if (key == "budget_seconds") return get(d, s.budget_seconds);
@@ -172,7 +245,7 @@ bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
     if (key == "priority") return get(d, s.priority);
     if (key == "fail_batch") return get(d, s.fail_batch);
     return get(d, s.fail_times);
-  });
+  }, required);
 }
 
 const char* const kScheduleFields[] = {"graph",  "cluster",     "graph_label", "cluster_name", "method",
@@ -223,6 +296,44 @@ bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
     if (key == "message") return get(d, j.message);
     if (key == "owner_pid") return get(d, j.owner_pid);
     return get(d, j.owner_host);
+  });
+}
+
+// A policy as listed: every field but its weights (a listing, not the policies).
+void put(Writer& w, const PolicyRecord& p) {
+  w.map(13);
+  entry(w, "name", p.name);
+  entry(w, "version", p.version);
+  entry(w, "stage", p.stage);
+  entry(w, "ablation", p.ablation);
+  entry(w, "graphs", p.graphs);
+  entry(w, "cluster", p.cluster_name);
+  entry(w, "devices", p.devices);
+  entry(w, "episodes", p.episodes);
+  entry(w, "seconds", p.seconds);
+  entry(w, "best_ratio", p.best_ratio);
+  entry(w, "greedy_ratio", p.greedy_ratio);
+  entry(w, "parent", p.parent);
+  entry(w, "created", p.created);
+}
+
+const char* const kPolicyFields[] = {"name", "version", "stage", "ablation", "graphs", "cluster", "devices",
+                                     "episodes", "seconds", "best_ratio", "greedy_ratio", "parent", "created"};
+bool read_policy(Decoder& d, const std::string& what, PolicyRecord& p) {
+  return read_object(d, what, kPolicyFields, [&](std::string_view key) -> const char* {
+    if (key == "name") return get(d, p.name);
+    if (key == "version") return get(d, p.version);
+    if (key == "stage") return get(d, p.stage);
+    if (key == "ablation") return get(d, p.ablation);
+    if (key == "graphs") return get(d, p.graphs);
+    if (key == "cluster") return get(d, p.cluster_name);
+    if (key == "devices") return get(d, p.devices);
+    if (key == "episodes") return get(d, p.episodes);
+    if (key == "seconds") return get(d, p.seconds);
+    if (key == "best_ratio") return get(d, p.best_ratio);
+    if (key == "greedy_ratio") return get(d, p.greedy_ratio);
+    if (key == "parent") return get(d, p.parent);
+    return get(d, p.created);
   });
 }
 
@@ -499,6 +610,12 @@ Result<std::vector<ScheduleRecord>> schedule_records_from_json(const std::string
 }
 
 std::string history_records_json(const std::vector<HistoryRecord>& records) { return json_list(records); }
+
+std::string policy_records_json(const std::vector<PolicyRecord>& records) { return json_list(records); }
+
+Result<std::vector<PolicyRecord>> policy_records_from_json(const std::string& text) {
+  return read_json_list<PolicyRecord>(text, "policy record", read_policy);
+}
 
 Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text) {
   return read_json_list<HistoryRecord>(text, "history record", read_history);

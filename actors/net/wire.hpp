@@ -69,7 +69,7 @@ struct Request {
   std::uint64_t id = 0;
   std::string job;        // cancel, jobs (one job; empty = all)
   JobSpec spec;           // submit
-  std::string what = "best";   // query: "best", "list" or "history"
+  std::string what = "best";   // query: "best", "list", "history" or "policies"
   Fingerprint graph, runtime;  // query best, history: the store key
   std::string prefix;          // query list: a graph fingerprint prefix (hex; empty = all)
 };
@@ -115,6 +115,9 @@ std::string schedule_records_json(const std::vector<ScheduleRecord>& records);
 Result<std::vector<ScheduleRecord>> schedule_records_from_json(const std::string& text);
 std::string history_records_json(const std::vector<HistoryRecord>& records);
 Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text);
+// Stored policies as a query lists them: without their weights.
+std::string policy_records_json(const std::vector<PolicyRecord>& records);
+Result<std::vector<PolicyRecord>> policy_records_from_json(const std::string& text);
 
 // JSON views shared with the CLI's output (jobs and schedules as the clients print them).
 std::string job_records_json(const std::vector<JobRecord>& jobs);

@@ -2,6 +2,7 @@
 // (truncated, wrong version, wrong type, not a map, a field missing or mistyped, oversized) is an
 // error value naming the problem, never an exception or a crash.
 #include <catch2/catch.hpp>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
@@ -169,6 +170,84 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     CHECK((back[0].id == "job-7" && back[0].state == JobState::queued && back[0].graph == j.graph &&
            back[0].evaluations == 10 && back[0].best_makespan == 0.5 && back[0].message == "waiting"));
   }
+}
+
+TEST_CASE("a learner job's settings and policy listings cross the wire and the store's spec text", "[actors]") {
+  JobSpec spec;
+  spec.kind = "train";
+  spec.problem = ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn"};
+  spec.budget_seconds = 60;
+  spec.seed = 3;
+  TrainSpec& t = spec.train;
+  t.more_problems = {ProblemSpec{"{}", "name: y\n", "{}", "chain"}, ProblemSpec{"[]", "name: z\n", "{}", "llama"}};
+  t.stage = "sim";
+  t.episodes = 500;
+  t.il_share = 0.25;
+  t.name = "mine";
+  t.init = "base:3";
+  t.init_hex = "00ff";
+  t.init_label = "a.policy";
+  t.ablation = "plc-only";
+  t.hidden = 32;
+  t.head = 16;
+  t.state = 8;
+  t.steps = 2;
+  t.batch = 12;
+  t.graphs_per_update = 3;
+  t.learning_rate = 5e-4;
+  t.entropy = 0.01;
+  t.epsilon = 0.05;
+  t.imitate = "pick";
+  t.max_staleness = 4;
+  t.stale = "drop";
+  t.progress_every = 99;
+  const auto same = [&](const JobSpec& b) {
+    const TrainSpec& u = b.train;
+    CHECK((b.kind == "train" && b.budget_seconds == 60 && b.seed == 3 && b.problem.graph_label == "ffnn"));
+    REQUIRE(u.more_problems.size() == 2);
+    CHECK((u.more_problems[0].graph_label == "chain" && u.more_problems[1].cluster_yaml == "name: z\n"));
+    CHECK((u.stage == "sim" && u.episodes == 500 && u.il_share == 0.25 && u.name == "mine" && u.init == "base:3" &&
+           u.init_hex == "00ff" && u.init_label == "a.policy" && u.ablation == "plc-only"));
+    CHECK((u.hidden == 32 && u.head == 16 && u.state == 8 && u.steps == 2 && u.batch == 12 && u.graphs_per_update == 3));
+    CHECK((u.learning_rate == 5e-4 && u.entropy == 0.01 && u.epsilon == 0.05 && u.imitate == "pick" &&
+           u.max_staleness == 4 && u.stale == "drop" && u.progress_every == 99));
+  };
+  Request r;
+  r.spec = spec;
+  same(decode<Request>(encode(r)).value().spec);
+  same(parse_job_spec_text(job_spec_text(spec)).value());
+
+  // A tuning job's spec carries no learner settings, and a spec stored before they existed reads.
+  JobSpec tune;
+  tune.problem = spec.problem;
+  const std::string text = job_spec_text(tune);
+  CHECK(text.find("\"train\"") == std::string::npos);
+  CHECK(parse_job_spec_text(text).value().kind == "tune");
+  // A damaged learner setting is named by its path.
+  const std::string damaged = std::regex_replace(job_spec_text(spec), std::regex("\"label\":\"llama\""), "\"label\":7");
+  CHECK_THAT(parse_job_spec_text(damaged).error().message, Catch::Contains("train.more_problems[1]") && Catch::Contains("label"));
+
+  PolicyRecord p;
+  p.name = "mine";
+  p.version = 4;
+  p.weights = "not listed";
+  p.stage = "il";
+  p.ablation = "gdp";
+  p.graphs = "a,b";
+  p.cluster_name = "identical:8";
+  p.devices = 8;
+  p.episodes = 1234;
+  p.seconds = 5.5;
+  p.best_ratio = 0.75;
+  p.greedy_ratio = 0.875;
+  p.parent = "base:3";
+  p.created = 1.5e9;
+  const auto listed = policy_records_from_json(policy_records_json({p})).value();
+  REQUIRE(listed.size() == 1);
+  const PolicyRecord& q = listed[0];
+  CHECK((q.name == "mine" && q.version == 4 && q.weights.empty() && q.stage == "il" && q.ablation == "gdp" && q.graphs == "a,b"));
+  CHECK((q.cluster_name == "identical:8" && q.devices == 8 && q.episodes == 1234 && q.seconds == 5.5 && q.best_ratio == 0.75 &&
+         q.greedy_ratio == 0.875 && q.parent == "base:3" && q.created == 1.5e9));
 }
 
 TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]") {

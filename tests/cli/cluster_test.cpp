@@ -391,3 +391,88 @@ TEST_CASE("a client that never reads its replies cannot stall the workers", "[cl
   CHECK(job.state == JobState::complete);
   CHECK(job.evaluations == budget);
 }
+
+TEST_CASE("train --coordinator runs a learner job on the worker processes; the coordinator's store keeps its policy", "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1");
+  c.start_worker("w2");
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  const std::vector<std::string> problem = {"--workload", "ffnn:costs=doppler,layers=2", "--cluster", "identical:4", "--sim", "doppler"};
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"train", "--coordinator", c.endpoint, "--episodes", "96", "--batch", "8", "--hidden", "8",
+                                  "--head", "8", "--state", "4", "--steps", "1"};
+    args.insert(args.end(), problem.begin(), problem.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_cli(args);
+  };
+  const auto first = train({"--name", "remote"});
+  INFO(first.err);
+  REQUIRE(first.code == 0);
+
+  // The job is the coordinator's: its record, its batch summaries and its policy are in its store.
+  const auto jobs = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
+  REQUIRE(jobs.size() == 1);
+  const std::string id = jobs[0]["id"];
+  CHECK(jobs[0]["state"] == "COMPLETE");
+  CHECK_THAT(jobs[0]["message"].get<std::string>(), Catch::Contains("policy remote:1 stored"));
+  {
+    auto store = Store::open_read_only(c.dir.sub("data")).value();
+    CHECK(episode_evaluations(*store, id) >= 96);  // episodes, one summary per batch
+    const auto policy = store->policy("remote").value();
+    REQUIRE(policy.has_value());
+    CHECK(policy->episodes >= 96);
+  }
+  // Both workers generated episodes.
+  const auto status = c.status();
+  CHECK((*c.worker(status, "w1"))["done"].get<long>() > 0);
+  CHECK((*c.worker(status, "w2"))["done"].get<long>() > 0);
+  // Anyone can list the coordinator's policies, and start from one of them by name.
+  const auto second = train({"--name", "remote", "--init", "remote", "--stage", "sim"});
+  INFO(second.err);
+  REQUIRE(second.code == 0);
+  const auto listed = run_cli({"query", "policies", "--coordinator", c.endpoint, "-f", "json"});
+  INFO(listed.err);
+  REQUIRE(listed.code == 0);
+  const auto policies = nlohmann::json::parse(listed.out);
+  REQUIRE(policies.size() == 2);
+  CHECK((policies[0]["version"] == 1 && policies[1]["version"] == 2));
+  CHECK(policies[1]["parent"] == "remote:1");
+  CHECK(policies[1]["stage"] == "sim");
+  // The best placement went to the coordinator's store as method doppler, as `tune` stores its own.
+  const auto best = run_cli({"query", "best", "--coordinator", c.endpoint, "--workload", "ffnn:costs=doppler,layers=2",
+                             "--cluster", "identical:4", "--sim", "doppler", "-f", "json"});
+  INFO(best.err);
+  REQUIRE(best.code == 0);
+  CHECK(nlohmann::json::parse(best.out)["method"] == "doppler");
+  // A stored policy that is not there fails the job, and says so.
+  const auto missing = train({"--init", "nosuch"});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("policy 'nosuch' is not in the store"));
+}
+
+TEST_CASE("a learner job with no worker to serve it can be cancelled; it stores nothing", "[cluster]") {
+  LoopbackCluster c;  // no workers
+  const std::string path = c.dir.sub("train.log");
+  ChildProcess client({GANTRY_BINARY, "train", "--coordinator", c.endpoint, "--workload", "ffnn:costs=doppler,layers=2",
+                       "--cluster", "identical:4", "--sim", "doppler", "--budget", "10m", "--name", "idle"},
+                      path);
+  std::string id;
+  REQUIRE(wait_until([&] {
+    auto run = run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"});
+    if (run.code != 0) return false;
+    const auto jobs = nlohmann::json::parse(run.out);
+    if (jobs.size() != 1 || jobs[0]["state"] != "RUNNING") return false;
+    id = jobs[0]["id"];
+    return true;
+  }, 30));
+  const auto cancelled = run_cli({"cancel", id, "--coordinator", c.endpoint});
+  INFO(cancelled.err);
+  REQUIRE(cancelled.code == 0);
+  REQUIRE(wait_until([&] { return c.ended(id); }, 20));
+  CHECK(client.wait(20) == 130);  // the following client ends with the job's status
+  const JobRecord job = c.job(id);
+  CHECK(job.state == JobState::cancelled);
+  CHECK_THAT(job.message, Catch::Contains("no episodes came back"));
+  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  CHECK(store->policies().value().empty());
+}

@@ -106,7 +106,7 @@ class LaggingSource : public EpisodeSource {
     r.version = 0;
     pending_.push_back(std::move(r));
   }
-  Result<EpisodeBatch> next() override {
+  std::optional<Result<EpisodeBatch>> next(double) override {
     EpisodeRequest r = std::move(pending_.front());
     pending_.erase(pending_.begin());
     return run_episode_request(problems_[r.problem], r);

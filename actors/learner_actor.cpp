@@ -1,0 +1,69 @@
+#include "actors/learner_actor.hpp"
+
+#include "actors/learner_run.hpp"
+#include <cstdio>
+
+namespace gantry {
+
+namespace {
+
+// The job's end as the coordinator records it: the first graph's best (the job's graph), the
+// episodes as its evaluations, and what was stored as its message.
+TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>& report) {
+  TuneOutcome o;
+  o.job_id = config.job_id;
+  o.best.method = "doppler";
+  if (!report) {
+    o.state = config.stop->load() ? JobState::cancelled : JobState::failed;
+    o.stop_reason = report.error().message;
+    return o;
+  }
+  const LearnerReport& r = report.value();
+  const LearnedGraph& first = r.graphs.front();
+  o.state = r.stopped ? JobState::cancelled : JobState::complete;
+  o.best.placement = first.best;
+  o.best.makespan = first.best_makespan;
+  o.best_heuristic = "cp";
+  o.heuristic_makespan = first.teacher_makespan;
+  o.evaluations = r.episodes;
+  o.batches = r.batches;
+  o.seconds = r.seconds;
+  o.rollout_seconds = r.rollout_seconds;
+  o.graph = first.graph;
+  o.runtime = first.runtime;
+  double best = 0, greedy = 0;
+  for (const LearnedGraph& g : r.graphs) {
+    best += g.best_makespan / g.teacher_makespan / static_cast<double>(r.graphs.size());
+    greedy += g.greedy_makespan / g.teacher_makespan / static_cast<double>(r.graphs.size());
+  }
+  char ratios[96];
+  std::snprintf(ratios, sizeof ratios, "best %.3fx and greedy %.3fx the cp teacher", best, greedy);
+  o.stop_reason = "policy " + r.policy + " stored: " + std::to_string(r.episodes) + " episodes, " + ratios +
+                  (r.graphs.size() > 1 ? " (mean of " + std::to_string(r.graphs.size()) + " graphs)" : "") +
+                  (r.stopped ? "; stopped early" : "");
+  return o;
+}
+
+caf::behavior learner(caf::event_based_actor* self, LearnerConfig config) {
+  return {
+      [=](start_atom) -> TuneOutcome {
+        LearnerHooks hooks;
+        hooks.on_progress = config.hooks.on_learning;
+        hooks.should_stop = [stop = config.stop] { return stop->load(); };
+        auto report = run_learner(self->system(), config.store, config.pool, config.spec, config.job_id, config.cache,
+                                  hooks, config.first_sequence);
+        if (report && config.hooks.on_learned) config.hooks.on_learned(report.value());
+        self->quit();
+        return outcome_of(config, report);
+      },
+      [=](cancel_atom) { config.stop->store(true); },  // read after training; the flag is what stops it
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config) {
+  return system.spawn<caf::detached>(learner, std::move(config));
+}
+
+}  // namespace gantry

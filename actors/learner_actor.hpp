@@ -1,0 +1,30 @@
+#pragma once
+// The learner actor runs one learner job (JobSpec kind "train") for the coordinator, as a tuner
+// actor runs a tuning job: start -> TuneOutcome when the job ends (then it quits). Training
+// blocks, so the actor is detached (a thread of its own) and a cancellation reaches it through the
+// shared `stop` flag, polled between batches, not through its mailbox.
+#include <atomic>
+#include <caf/all.hpp>
+#include <memory>
+#include <string>
+
+#include "actors/job_spec.hpp"
+#include "actors/messages.hpp"
+
+namespace gantry {
+
+class ProblemCache;
+
+struct LearnerConfig {
+  JobSpec spec;
+  std::string job_id;
+  JobHooks hooks;
+  caf::actor store, pool;
+  ProblemCache* cache = nullptr;
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  long first_sequence = 1;  // of its batch summaries (a rerun after a restart goes on numbering)
+};
+
+caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config);
+
+}  // namespace gantry

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gantry {
 namespace {
@@ -21,8 +22,8 @@ void PlacementEnv::reset() {
   const int n = graph_.size();
   placed_ = 0;
   length_ = 0;
+  frontier_.clear();
   candidates_.clear();
-  slot_.assign(n, -1);
   unplaced_preds_.resize(n);
   device_.assign(n, -1);
   start_.assign(n, 0.0);
@@ -37,12 +38,24 @@ void PlacementEnv::reset() {
     unplaced_preds_[op] = static_cast<int>(graph_.preds(op).size());
     if (unplaced_preds_[op] == 0) enter_candidates(op);
   }
+  refresh_window();
+}
+
+// Highest bottom level first, then the lowest id; an op without a finite level last.
+std::pair<double, OpId> PlacementEnv::urgency(OpId op) const {
+  const double level = features_.bottom_level[op];
+  return {std::isfinite(level) ? -level : std::numeric_limits<double>::infinity(), op};
+}
+
+void PlacementEnv::refresh_window() {
+  candidates_.clear();
+  for (auto it = frontier_.begin(); it != frontier_.end() && static_cast<int>(candidates_.size()) < kCandidateWindow; ++it)
+    candidates_.push_back(it->second);
 }
 
 // A candidate's predecessors are all placed: when its inputs can be on each device is fixed now.
 void PlacementEnv::enter_candidates(OpId op) {
-  slot_[op] = static_cast<int>(candidates_.size());
-  candidates_.push_back(op);
+  frontier_.insert(urgency(op));
   double* ready = &candidate_ready_[static_cast<std::size_t>(op) * devices_];
   std::fill(ready, ready + devices_, 0.0);
   const Span<OpId> preds = graph_.preds(op);
@@ -117,12 +130,7 @@ void PlacementEnv::describe(OpId op, float* features, double* start) {
 }
 
 void PlacementEnv::place(OpId op, int device, double start) {
-  const int at = slot_[op];
-  const OpId last = candidates_.back();
-  candidates_[at] = last;
-  slot_[last] = at;
-  candidates_.pop_back();
-  slot_[op] = -1;
+  frontier_.erase(urgency(op));
 
   const double end = start + costs_.op_time(op, device);
   device_[op] = device;
@@ -134,6 +142,7 @@ void PlacementEnv::place(OpId op, int device, double start) {
   ++placed_;
   for (OpId s : graph_.succs(op))
     if (--unplaced_preds_[s] == 0) enter_candidates(s);
+  refresh_window();
 }
 
 void PlacementEnv::teacher_ops(std::vector<OpId>& out) const {

@@ -5,6 +5,12 @@
 // the critical-path teacher (tuner/critical_path.cpp) plans with; the makespan that rewards an
 // episode comes from the simulator, not from here.
 //
+// SEL chooses among a window of the ready ops: the kCandidateWindow of highest bottom level (ties:
+// lowest op id, the teacher's own pick), so a step costs the same on a graph of 200 ops as on one
+// of 20,000 whose frontier is hundreds wide (every candidate's features change at every step).
+// The teacher's choices are always in the window, and an op of low level waits there only while
+// more urgent ones are ready; below 64 ready ops the window is the whole frontier.
+//
 // SEL's features of a candidate v at this step, relative to the other candidates:
 //   0 start: earliest start of v on any device, minus the soonest any candidate can start
 //   1 ready: when v's inputs can first be on some device, minus the soonest of any candidate
@@ -17,6 +23,8 @@
 //   0 load: work already placed on d         3 free: when d finishes its last placed op
 //   1 local inputs: transfers saved on d      4 start: earliest start of v on d
 //   2 ready: when v's inputs are all on d     5 finish: earliest finish of v on d
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/cost_model.hpp"
@@ -26,6 +34,9 @@
 
 namespace gantry {
 
+// The most ready ops SEL chooses among at one step.
+inline constexpr int kCandidateWindow = 64;
+
 class PlacementEnv {
  public:
   PlacementEnv(const Graph& graph, const CostTable& costs, const GraphFeatures& features);
@@ -33,8 +44,11 @@ class PlacementEnv {
   void reset();
   bool done() const { return placed_ == graph_.size(); }
   int devices() const { return devices_; }
-  // The ops that may be placed next, in a deterministic order (it depends only on the actions).
+  // The ops that may be placed next (the window of the ready ones), most urgent first; the order
+  // depends only on the actions.
   const std::vector<OpId>& candidates() const { return candidates_; }
+  // Every ready op, the window's included.
+  std::size_t ready_count() const { return frontier_.size(); }
   const std::vector<OpId>& topological_order() const { return graph_.topo_order(); }
 
   // kCandidateFeatures floats per candidate (in candidates() order) into `features`.
@@ -60,8 +74,8 @@ class PlacementEnv {
   int devices_;
   int placed_ = 0;
   double length_ = 0;
-  std::vector<OpId> candidates_;
-  std::vector<int> slot_;  // op -> index in candidates_ (-1 when not a candidate)
+  std::set<std::pair<double, OpId>> frontier_;  // every ready op by (minus bottom level, id)
+  std::vector<OpId> candidates_;                 // the first kCandidateWindow of frontier_
   std::vector<int> unplaced_preds_;
   std::vector<std::int32_t> device_;
   std::vector<double> start_, finish_;
@@ -71,6 +85,8 @@ class PlacementEnv {
   std::vector<double> candidate_start_, candidate_soonest_;  // scratch per candidate
   std::vector<int> topo_position_;                   // op -> index in the topological order
   void enter_candidates(OpId op);
+  void refresh_window();
+  std::pair<double, OpId> urgency(OpId op) const;
 };
 
 }  // namespace gantry

@@ -69,7 +69,7 @@ TEST_CASE("the teacher's episode is the critical-path heuristic's placement", "[
   }
 }
 
-TEST_CASE("every step's candidates are the unplaced ops whose predecessors are all placed", "[learner]") {
+TEST_CASE("every step's candidates are the unplaced ops whose predecessors are all placed (a frontier within the window)", "[learner]") {
   LearnerProblem p("random:ops=80,seed=5", 3);
   PolicyModel model(small_config(Ablation::dual, 0), 3);
   const Episode e = sample(model.weights(), p, 11);
@@ -82,10 +82,48 @@ TEST_CASE("every step's candidates are the unplaced ops whose predecessors are a
       for (OpId q : p.graph.preds(op)) ready = ready && placed[q];
       if (ready) expected.insert(op);
     }
+    REQUIRE(expected.size() <= static_cast<std::size_t>(kCandidateWindow));
     std::set<OpId> got(e.candidates.begin() + e.candidate_offsets[t], e.candidates.begin() + e.candidate_offsets[t + 1]);
     REQUIRE(got == expected);
     CHECK(got.count(e.ops[t]) == 1);
     placed[e.ops[t]] = true;
+  }
+}
+
+TEST_CASE("on a frontier wider than the window, SEL chooses among the most urgent ready ops", "[learner]") {
+  // A root, then 150 independent leaves: leaf i costs (i * 37) % 150 + 1, so its bottom level (it
+  // has no successor) is that cost; ties are impossible.
+  GraphBuilder b("wide");
+  OpSpec root;
+  root.name = "root";
+  root.cost = 1;
+  b.add_op(root);
+  const int leaves = 150;
+  std::vector<double> cost(leaves + 1, 1.0);
+  for (int i = 1; i <= leaves; ++i) {
+    OpSpec leaf;
+    leaf.name = "leaf" + std::to_string(i);
+    leaf.cost = cost[i] = (i * 37) % leaves + 1;
+    b.add_op(leaf);
+    b.add_edge(0, i);
+  }
+  LearnerProblem p(b.build().value(), 2);
+  PolicyModel model(small_config(Ablation::dual, 0), 5);
+  const Episode e = sample(model.weights(), p, 3);
+  REQUIRE(e.steps() == leaves + 1);
+  std::set<OpId> left;  // ready leaves after each step
+  for (int i = 1; i <= leaves; ++i) left.insert(i);
+  for (int t = 1; t < e.steps(); ++t) {
+    // Expected: the min(64, ready) ready leaves of highest cost.
+    std::vector<OpId> by_cost(left.begin(), left.end());
+    std::sort(by_cost.begin(), by_cost.end(), [&](OpId x, OpId y) { return cost[x] > cost[y]; });
+    by_cost.resize(std::min<std::size_t>(by_cost.size(), kCandidateWindow));
+    const std::set<OpId> expected(by_cost.begin(), by_cost.end());
+    const std::set<OpId> got(e.candidates.begin() + e.candidate_offsets[t], e.candidates.begin() + e.candidate_offsets[t + 1]);
+    REQUIRE(got == expected);
+    // The teacher's choice (the highest level) is among them.
+    CHECK(e.teacher_ops[e.teacher_op_offsets[t]] == by_cost.front());
+    left.erase(e.ops[t]);
   }
 }
 

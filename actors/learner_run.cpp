@@ -175,6 +175,11 @@ void merge_stage(std::vector<LearnedGraph>& graphs, const TrainResult& r) {
   }
 }
 
+// Adds `name` to a comma-separated list that does not hold it yet.
+void append_once(std::string& list, const std::string& name) {
+  if (("," + list + ",").find("," + name + ",") == std::string::npos) list += (list.empty() ? "" : ",") + name;
+}
+
 Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& store, const JobSpec& spec,
                                   const Problems& problems, const InitialPolicy& init, const LearnerReport& report,
                                   const std::string& job_id) {
@@ -186,11 +191,11 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   record.ablation = t.ablation;
   double best_ratio = 0, greedy_ratio = 0;
   for (const LearnedGraph& g : report.graphs) {
-    record.graphs += (record.graphs.empty() ? "" : ",") + g.label;
+    append_once(record.graphs, g.label);
     best_ratio += g.best_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
     greedy_ratio += g.greedy_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
   }
-  record.cluster_name = problems.training.front().cluster->name();
+  for (const TrainingProblem& t : problems.training) append_once(record.cluster_name, t.cluster->name());
   record.devices = problems.training.front().cluster->size();
   record.episodes = init.parent_episodes + report.episodes;
   record.seconds = report.seconds;
@@ -247,6 +252,10 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   auto problems = build_problems(spec, cache);
   if (!problems) return problems.error();
   const Problems& p = problems.value();
+  for (const TrainingProblem& tp : p.training)
+    if (spec.train.ablation == "gdp" && tp.cluster->size() != p.training.front().cluster->size())
+      return make_error("a gdp policy places on one device count; its graphs are on " + p.training.front().cluster->name() +
+                        " and " + tp.cluster->name());
   caf::scoped_actor self{system};
   auto init = initial_policy(self, store, spec, p.training.front().cluster->size());
   if (!init) return init.error();
@@ -265,6 +274,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     LearnedGraph g;
     g.label = tp.label;
     g.unit = tp.graph->cost_unit();
+    g.cluster = tp.cluster->name();
     g.ops = static_cast<long>(tp.graph->size());
     g.teacher_makespan = tp.teacher_makespan;
     g.graph = fingerprint(*tp.graph);

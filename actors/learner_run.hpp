@@ -20,7 +20,7 @@ namespace gantry {
 class ProblemCache;
 
 struct LearnedGraph {
-  std::string label, unit;
+  std::string label, unit, cluster;
   long ops = 0;
   double teacher_makespan = 0, best_makespan = 0, greedy_makespan = 0;
   Placement best;

@@ -20,7 +20,7 @@ for g in "${graphs[@]}"; do
   place=$("$gantry" place "$g" "${common[@]}" --method cp,heft,doppler --format json)
   tune=$("$gantry" tune "$g" "${common[@]}" --budget "$budget" --data "$data/search" --format json 2>/dev/null)
   out=$("$gantry" tune "$g" "${common[@]}" --method doppler --budget "$budget" --data "$data/doppler" 2>/dev/null)
-  tuned=$(awk '/^---/{getline; print $4}' <<<"$out")
+  tuned=$(awk '/^---/{getline; print $5}' <<<"$out")  # graph, ops, cluster, teacher, best
   episodes=$(awk '/ episodes in /{print $1}' <<<"$out")
   equal=$("$gantry" place "$g" "${common[@]}" --method search --evals "$episodes" --format json)
   echo "$place" > "$data/place.json"

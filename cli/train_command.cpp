@@ -29,17 +29,20 @@ namespace gantry::cli {
 
 namespace {
 
-// The job's graphs as content: the first is the JobSpec's problem, the others follow it.
+// The job's graphs as content, each on every cluster: the first is the JobSpec's problem, the
+// others follow it.
 std::vector<ProblemSpec> problem_specs(const TrainArgs& args, const SimOptions& sim) {
   std::vector<ProblemSpec> specs;
   auto add = [&](const std::string& graph, const std::string& workload) {
-    ProblemArgs p;
-    p.graph_file = graph;
-    p.workload = workload;
-    p.cluster = args.cluster;
-    p.seed = args.seed;
-    const Problem loaded = load_problem(p);
-    specs.push_back(make_problem_spec(loaded.graph, loaded.cluster, sim, loaded.graph_label));
+    for (const std::string& cluster : args.clusters) {
+      ProblemArgs p;
+      p.graph_file = graph;
+      p.workload = workload;
+      p.cluster = cluster;
+      p.seed = args.seed;
+      const Problem loaded = load_problem(p);
+      specs.push_back(make_problem_spec(loaded.graph, loaded.cluster, sim, loaded.graph_label));
+    }
   };
   for (const std::string& g : args.graphs) add(g, "");
   for (const std::string& w : args.workloads) add("", w);
@@ -100,9 +103,9 @@ void print_point(Stage stage, const CurvePoint& p) {
 }
 
 void print_report(const LearnerReport& r) {
-  TextTable table({"graph", "ops", "teacher (cp)", "best", "greedy", "best vs teacher"});
+  TextTable table({"graph", "ops", "cluster", "teacher (cp)", "best", "greedy", "best vs teacher"});
   for (const LearnedGraph& g : r.graphs)
-    table.add({g.label, std::to_string(g.ops), format_time(g.teacher_makespan, g.unit), format_time(g.best_makespan, g.unit),
+    table.add({g.label, std::to_string(g.ops), g.cluster, format_time(g.teacher_makespan, g.unit), format_time(g.best_makespan, g.unit),
                format_time(g.greedy_makespan, g.unit), format_fixed(100 * (1 - g.best_makespan / g.teacher_makespan), 1) + "% lower"});
   table.print(std::cout);
   std::printf("%ld episodes in %.1fs (%.0f episodes/s); rollouts %.1fs, learner %.1fs\n", r.episodes, r.seconds,
@@ -142,8 +145,10 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!opened) throw CliError(opened.error().message);
   const JobSpec spec = train_job_spec(args);
 
+  std::string clusters;
+  for (const std::string& c : args.clusters) clusters += (clusters.empty() ? "" : ", ") + c;
   std::fprintf(stderr, "training %s policy on %zu graph(s), %s (Ctrl-C stops and keeps what was learned)\n",
-               args.ablation.c_str(), 1 + spec.train.more_problems.size(), args.cluster.c_str());
+               args.ablation.c_str(), 1 + spec.train.more_problems.size(), clusters.c_str());
   std::optional<LearnerReport> report;
   EmbeddedJobOptions options;
   options.rollouts = args.threads;
@@ -183,7 +188,9 @@ void add_train_command(CLI::App& app) {
   args->data = default_data_dir();
   cmd->add_option("--graph", args->graphs, "graph file (gantry .json, DOPPLER .txt, STG .stg); may repeat");
   cmd->add_option("--workload", args->workloads, "generated workload (see `gantry workloads`); may repeat");
-  cmd->add_option("--cluster", args->cluster, "preset, identical:N or a YAML file")->capture_default_str();
+  cmd->add_option("--cluster", args->clusters,
+                  "preset, identical:N or a YAML file; may repeat: every graph is trained on each (one policy for any device count)")
+      ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str();
   args->sim.add_to(*cmd);
   cmd->add_option("--stage", args->stage, "il, sim or il+sim")->check(CLI::IsMember({"il", "sim", "il+sim"}))->capture_default_str();

@@ -11,7 +11,7 @@ namespace gantry::cli {
 
 struct TrainArgs {
   std::vector<std::string> graphs, workloads;
-  std::string cluster = "4xP100-pcie";
+  std::vector<std::string> clusters{"4xP100-pcie"};  // every graph on each (one policy, any device count)
   std::uint64_t seed = 1;
   SimArgs sim;
   std::string stage = "il+sim", budget, init, name = "doppler", ablation = "dual", curve, data, save;

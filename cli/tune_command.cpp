@@ -43,7 +43,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   TrainArgs t;
   if (!args.problem.graph_file.empty()) t.graphs.push_back(args.problem.graph_file);
   if (!args.problem.workload.empty()) t.workloads.push_back(args.problem.workload);
-  t.cluster = args.problem.cluster;
+  t.clusters = {args.problem.cluster};
   t.seed = args.problem.seed;
   t.sim = args.sim;
   t.budget = args.budget;

@@ -31,13 +31,8 @@ TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>&
   o.rollout_seconds = r.rollout_seconds;
   o.graph = first.graph;
   o.runtime = first.runtime;
-  double best = 0, greedy = 0;
-  for (const LearnedGraph& g : r.graphs) {
-    best += g.best_makespan / g.teacher_makespan / static_cast<double>(r.graphs.size());
-    greedy += g.greedy_makespan / g.teacher_makespan / static_cast<double>(r.graphs.size());
-  }
   char ratios[96];
-  std::snprintf(ratios, sizeof ratios, "best %.3fx and greedy %.3fx the cp teacher", best, greedy);
+  std::snprintf(ratios, sizeof ratios, "best %.3fx and greedy %.3fx the cp teacher", r.best_ratio, r.greedy_ratio);
   o.stop_reason = "policy " + r.policy + " stored: " + std::to_string(r.episodes) + " episodes, " + ratios +
                   (r.graphs.size() > 1 ? " (mean of " + std::to_string(r.graphs.size()) + " graphs)" : "") +
                   (r.stopped ? "; stopped early" : "");

@@ -189,18 +189,13 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   record.weights = report.weights;
   record.stage = t.stage;
   record.ablation = t.ablation;
-  double best_ratio = 0, greedy_ratio = 0;
-  for (const LearnedGraph& g : report.graphs) {
-    append_once(record.graphs, g.label);
-    best_ratio += g.best_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
-    greedy_ratio += g.greedy_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
-  }
+  for (const LearnedGraph& g : report.graphs) append_once(record.graphs, g.label);
   for (const TrainingProblem& t : problems.training) append_once(record.cluster_name, t.cluster->name());
   record.devices = problems.training.front().cluster->size();
   record.episodes = init.parent_episodes + report.episodes;
   record.seconds = report.seconds;
-  record.best_ratio = best_ratio;
-  record.greedy_ratio = greedy_ratio;
+  record.best_ratio = report.best_ratio;
+  record.greedy_ratio = report.greedy_ratio;
   record.parent = init.parent;
   record.created = unix_now();
   auto stored = ask_store<StoredPolicy>(self, store, put_policy_atom::value, record);
@@ -322,6 +317,10 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   if (report.episodes == 0)
     return make_error(std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
                       " (does the cluster have a worker?); nothing was stored");
+  for (const LearnedGraph& g : report.graphs) {
+    report.best_ratio += g.best_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
+    report.greedy_ratio += g.greedy_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
+  }
   report.weights = model.weights().to_bytes();
   auto label = store_results(self, store, spec, p, init.value(), report, job_id);
   if (!label) return label.error();

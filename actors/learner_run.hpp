@@ -32,6 +32,7 @@ struct LearnerReport {
   std::vector<CurvePoint> curve;  // across stages
   long episodes = 0, batches = 0;
   double seconds = 0, rollout_seconds = 0, learner_seconds = 0;
+  double best_ratio = 0, greedy_ratio = 0;  // makespan / teacher's, mean over the graphs
   std::string policy;             // "name:version" as stored
   std::string weights;            // the policy's bytes
   bool stopped = false;           // cancelled: what was learned until then is stored

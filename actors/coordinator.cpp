@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -123,11 +124,30 @@ TuneOutcome outcome_without_run(const Job& job, JobState state, const std::strin
   return outcome;
 }
 
+// The submitter's hooks, and a copy of the job's figures to the coordinator, which shows them in
+// `jobs` while the job runs (its stored record changes only when it ends).
+JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter) {
+  JobHooks hooks = submitter;
+  const caf::actor coordinator = caf::actor_cast<caf::actor>(self);
+  hooks.on_progress = [=, user = submitter.on_progress](const TuneProgress& p) {
+    if (user) user(p);
+    caf::anon_send(coordinator, progress_atom::value, id, p.evaluations, p.best_makespan, std::string());
+  };
+  hooks.on_learning = [=, user = submitter.on_learning](Stage stage, const CurvePoint& p) {
+    if (user) user(stage, p);
+    char line[160];
+    std::snprintf(line, sizeof line, "%s: mean %.3fx, best %.3fx the cp teacher, %.0f episodes/s", to_string(stage),
+                  p.mean_ratio, p.best_ratio, p.episodes_per_second);
+    caf::anon_send(coordinator, progress_atom::value, id, p.episodes, 0.0, std::string(line));
+  };
+  return hooks;
+}
+
 LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner) {
   LearnerConfig c;
   c.spec = job.spec;
   c.job_id = job.id;
-  c.hooks = job.hooks;
+  c.hooks = tuner.hooks;
   c.store = tuner.store;
   c.pool = tuner.pool;
   c.cache = self->state.options.cache;
@@ -144,7 +164,7 @@ void run_job(Self self, Job job) {
   TunerConfig config;
   config.problem = job.problem;
   config.spec = job.spec;
-  config.hooks = job.hooks;
+  config.hooks = live_hooks(self, id, job.hooks);
   config.job_id = id;
   config.graph = job.record.graph;
   config.runtime = job.record.cluster;
@@ -381,8 +401,11 @@ void on_client(Self self, const wire::Envelope& e) {
       ask_local<StoredJobs>(self, s.store, peer, id, [=](const StoredJobs& jobs) {
         wire::Reply answer{id, jobs.error.empty(), jobs.error, ""};
         std::vector<JobRecord> list;
-        for (const JobRecord& j : jobs.jobs)
-          if (only.empty() || j.id == only) list.push_back(j);
+        for (const JobRecord& j : jobs.jobs) {
+          if (!only.empty() && j.id != only) continue;
+          auto live = self->state.running.find(j.id);  // a running job's figures as they are now
+          list.push_back(live != self->state.running.end() && j.state == JobState::running ? live->second.record : j);
+        }
         if (!only.empty() && list.empty() && jobs.error.empty()) answer = wire::Reply{id, false, "no job " + only, ""};
         else answer.data = wire::job_records_json(list);
         return answer;
@@ -471,6 +494,14 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         return text;
       },
       [=](net_in_atom, const wire::Envelope& e) { on_client(self, e); },
+      [=](progress_atom, const std::string& id, long evaluations, double best, const std::string& message) {
+        auto it = self->state.running.find(id);
+        if (it == self->state.running.end()) return;
+        JobRecord& r = it->second.record;
+        r.evaluations = evaluations;
+        if (best > 0) r.best_makespan = best;
+        if (!message.empty()) r.message = message;
+      },
       [=](recover_atom) { recover(self); },
   };
 }

@@ -54,6 +54,7 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 using await_atom = caf::atom_constant<caf::atom("await")>;
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 using status_atom = caf::atom_constant<caf::atom("status")>;
+using progress_atom = caf::atom_constant<caf::atom("progress")>;  // a running job's live figures
 
 // A store that has not answered a request within this long has failed (a hung disk): the request
 // errs instead of holding its job forever.

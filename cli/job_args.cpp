@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -168,6 +169,8 @@ namespace {
 // Follows a job until it ends; a line on stderr whenever its state changes.
 JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
   std::string last_state;
+  long last_evaluations = 0;
+  auto last_line = std::chrono::steady_clock::now();
   StopSignals signals;
   bool cancel_sent = false;
   for (;;) {
@@ -188,6 +191,16 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
     const std::string state = to_string(job.state);
     if (state != last_state) std::cerr << "job " << id << " " << state << "\n";
     last_state = state;
+    // A running job's live figures (the coordinator's copy), every 2 s while they change.
+    const auto now = std::chrono::steady_clock::now();
+    if (job.state == JobState::running && job.evaluations != last_evaluations && now - last_line >= std::chrono::seconds(2)) {
+      char best[48] = "";
+      if (job.best_makespan > 0) std::snprintf(best, sizeof best, ", best %.6g", job.best_makespan);
+      std::cerr << "job " << id << ": " << job.evaluations << (job.message.empty() ? " evaluations" : " episodes") << best
+                << (job.message.empty() ? "" : ", " + job.message) << "\n";
+      last_evaluations = job.evaluations;
+      last_line = now;
+    }
     if (job.state != JobState::queued && job.state != JobState::running) return job;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

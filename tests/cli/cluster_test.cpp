@@ -476,3 +476,24 @@ TEST_CASE("a learner job with no worker to serve it can be cancelled; it stores 
   auto store = Store::open_read_only(c.dir.sub("data")).value();
   CHECK(store->policies().value().empty());
 }
+
+TEST_CASE("jobs shows a running job's live evaluations and best, which its stored record gets only at the end", "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  const std::string id = c.submit(c.write_job(1000000000, 250));  // far more than the test waits for
+  nlohmann::json live;
+  REQUIRE(wait_until([&] {
+    auto run = run_cli({"jobs", id, "--coordinator", c.endpoint, "-f", "json"});
+    if (run.code != 0) return false;
+    live = nlohmann::json::parse(run.out)[0];
+    return live["state"] == "RUNNING" && live["evaluations"].get<long>() > 0 && live["best_makespan"].get<double>() > 0;
+  }, 30));
+  // The store's record of the running job still has none (it is written when the job ends).
+  CHECK(c.job(id).evaluations == 0);
+  REQUIRE(run_cli({"cancel", id, "--coordinator", c.endpoint}).code == 0);
+  REQUIRE(wait_until([&] { return c.ended(id); }, 20));
+  const JobRecord ended = c.job(id);
+  CHECK(ended.evaluations >= live["evaluations"].get<long>());
+  CHECK(ended.best_makespan <= live["best_makespan"].get<double>());
+}

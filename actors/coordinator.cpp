@@ -291,7 +291,9 @@ void recover(Self self) {
             job.resume.evaluations = tally.evaluations;
             job.resume.next_sequence = tally.last_sequence + 1;
             job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
-            log_line("gantry: job " + record.id + " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)");
+            log_line("gantry: job " + record.id +
+                     (spec.value().kind == "train" ? " run again from its spec (a learner job starts over)"
+                                                   : " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)"));
             put_job(self, job.record);
             enqueue(self, std::move(job));
             start_next(self);
@@ -500,7 +502,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         JobRecord& r = it->second.record;
         r.evaluations = evaluations;
         if (best > 0) r.best_makespan = best;
-        if (!message.empty()) r.message = message;
+        r.message = message;  // a learner's progress line; a tuner has none
       },
       [=](recover_atom) { recover(self); },
   };

@@ -14,7 +14,9 @@ TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>&
   o.job_id = config.job_id;
   o.best.method = "doppler";
   if (!report) {
-    o.state = config.stop->load() ? JobState::cancelled : JobState::failed;
+    // Stopped before any episode came back: a cancellation; any other error is a failure.
+    const bool nothing_yet = report.error().message.rfind(kNoEpisodesError, 0) == 0;
+    o.state = config.stop->load() && nothing_yet ? JobState::cancelled : JobState::failed;
     o.stop_reason = report.error().message;
     return o;
   }

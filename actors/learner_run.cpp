@@ -198,9 +198,7 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   record.greedy_ratio = report.greedy_ratio;
   record.parent = init.parent;
   record.created = unix_now();
-  auto stored = ask_store<StoredPolicy>(self, store, put_policy_atom::value, record);
-  if (!stored) return stored.error();
-  if (!stored.value().error.empty()) return make_error(stored.value().error);
+  // The bests first: a policy is stored only with everything it found.
   for (std::size_t i = 0; i < report.graphs.size(); ++i) {
     const LearnedGraph& g = report.graphs[i];
     const BuiltProblem& b = *problems.built[i];
@@ -213,6 +211,9 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
     if (!best) return make_error("storing the best of " + g.label + ": " + best.error().message);
     if (!best.value().ok) return make_error("storing the best of " + g.label + ": " + best.value().error);
   }
+  auto stored = ask_store<StoredPolicy>(self, store, put_policy_atom::value, record);
+  if (!stored) return stored.error();
+  if (!stored.value().error.empty()) return make_error(stored.value().error);
   auto synced = ask_store<StoreReply>(self, store, sync_atom::value);  // the batch summaries too
   if (!synced) return synced.error();
   if (!synced.value().ok) return make_error(synced.value().error);
@@ -315,7 +316,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   }
   report.stopped = stop();
   if (report.episodes == 0)
-    return make_error(std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
+    return make_error(std::string(kNoEpisodesError) + (report.stopped ? "was stopped" : "ended") +
                       " (does the cluster have a worker?); nothing was stored");
   for (const LearnedGraph& g : report.graphs) {
     report.best_ratio += g.best_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());

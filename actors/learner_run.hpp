@@ -43,6 +43,10 @@ struct LearnerHooks {
   std::function<bool()> should_stop;                          // polled between batches
 };
 
+// How run_learner's error begins when no episode came back (a job stopped early, or a cluster
+// without a worker): nothing was stored.
+inline constexpr const char* kNoEpisodesError = "no episodes came back before the job ";
+
 // The settings' errors name the setting (as the command line spells it).
 Status check_train_spec(const JobSpec& spec);
 

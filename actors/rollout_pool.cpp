@@ -47,7 +47,13 @@ struct PoolState {
   std::map<std::string, Worker> workers;      // by peer identity
   std::deque<Task> queue;                     // kept sorted: priority desc, then order
   std::map<std::uint64_t, Lease> leases;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, ProblemSpec> problems;
+  // Problems by key, with how many adds (jobs, learner stages) hold each: two jobs on the same
+  // graph and cluster share an entry, and one ending must not take it from the other.
+  struct HeldProblem {
+    ProblemSpec spec;
+    int holders = 0;
+  };
+  std::map<std::pair<std::uint64_t, std::uint64_t>, HeldProblem> problems;
   std::uint64_t lease_epoch = 0, next_lease = 1;
   long next_order = 0;
   Clock::time_point last_beat;
@@ -236,7 +242,7 @@ void on_message(Self self, const wire::Envelope& e) {
       if (!m) return bad(m.error());
       auto p = s.problems.find({m.value().key.hi, m.value().key.lo});
       if (p == s.problems.end() || known == s.workers.end()) return;  // its task was withdrawn meanwhile
-      send_to(self, known->second, e.peer, wire::Type::problem, wire::encode(wire::ProblemContent{m.value().key, p->second}));
+      send_to(self, known->second, e.peer, wire::Type::problem, wire::encode(wire::ProblemContent{m.value().key, p->second.spec}));
       return;
     }
     case wire::Type::bye:
@@ -314,9 +320,14 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
       },
       [=](add_problem_atom, const ProblemSpec& spec) {
         const Fingerprint key = problem_key(spec);
-        self->state.problems[{key.hi, key.lo}] = spec;
+        auto& held = self->state.problems[{key.hi, key.lo}];
+        held.spec = spec;
+        ++held.holders;
       },
-      [=](drop_problem_atom, const Fingerprint& key) { self->state.problems.erase({key.hi, key.lo}); },
+      [=](drop_problem_atom, const Fingerprint& key) {
+        auto it = self->state.problems.find({key.hi, key.lo});
+        if (it != self->state.problems.end() && --it->second.holders <= 0) self->state.problems.erase(it);
+      },
       [=](net_in_atom, const wire::Envelope& e) { on_message(self, e); },
       [=](lost_atom, const std::string& peer) { forget_worker(self, peer, "unreachable"); },
       [=](tick_atom) {

@@ -68,7 +68,9 @@ JobSpec train_job_spec(const TrainArgs& args) {
   t.episodes = args.episodes;
   t.il_share = args.il_share;
   t.name = args.name;
-  if (is_policy_file(args.init)) {
+  // A file, or with --no-store a stored policy of --data (the job's own store is then a scratch
+  // one), goes as its bytes.
+  if (is_policy_file(args.init) || (args.no_store && !args.init.empty() && args.init != "builtin")) {
     LoadedPolicy file = load_policy(args.init, args.data);
     t.init_hex = hex_encode(file.weights.to_bytes());
     t.init_label = file.label;
@@ -172,7 +174,8 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!scratch)
     std::printf("policy %s stored in %s with %ld batch summaries of job %s\n(gantry place --method doppler --policy %s --data %s)\n",
                 report->policy.c_str(), data.c_str(), report->batches, o.job_id.c_str(), report->policy.c_str(), data.c_str());
-  if (o.state == JobState::cancelled) throw CliExit{kExitCancelled, "training stopped early; what it learned is stored"};
+  if (o.state == JobState::cancelled)
+    throw CliExit{kExitCancelled, scratch ? "training stopped early" : "training stopped early; what it learned is stored"};
 }
 
 void add_train_command(CLI::App& app) {

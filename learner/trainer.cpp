@@ -16,6 +16,9 @@ const char* to_string(Stage stage) { return stage == Stage::imitation ? "il" : "
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// After the budget, batches still out are waited for (their placements may hold the best) while
+// one comes at least this often.
+constexpr double kDrainSeconds = 2;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -91,11 +94,12 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   };
   const auto stopped = [&] { return hooks.should_stop && hooks.should_stop(); };
   auto finished = [&] { return fraction_done() >= 1.0 || stopped(); };
-  // The next batch, or nullopt once the run is stopped while it waits (no worker may be serving).
-  const auto next_batch = [&]() -> std::optional<Result<EpisodeBatch>> {
+  // The next batch, or nullopt once waiting should end (no worker may be serving): when the run is
+  // stopped or `give_up()` says so.
+  const auto next_batch = [&](const auto& give_up) -> std::optional<Result<EpisodeBatch>> {
     for (;;) {
       if (auto got = source.next(0.1)) return got;
-      if (stopped()) return std::nullopt;
+      if (stopped() || give_up()) return std::nullopt;
     }
   };
   // The best placement of each graph, priced by this process's simulator: a worker's claimed
@@ -154,8 +158,8 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
       source.submit(std::move(request));
       ++in_flight;
     }
-    auto waited = next_batch();
-    if (!waited) break;  // stopped while waiting
+    auto waited = next_batch(finished);  // the time budget ends a wait too
+    if (!waited) break;
     --in_flight;
     Result<EpisodeBatch>& got = *waited;
     if (!got) return got.error();
@@ -207,9 +211,12 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     }
   }
   // Batches still out were sampled by recent policies: their placements count, their gradients not.
+  auto last_batch = Clock::now();
+  const auto drain_over = [&] { return seconds_since(last_batch) > kDrainSeconds; };
   while (in_flight > 0) {
-    auto waited = next_batch();
-    if (!waited) break;  // stopped: the source withdraws what is still out
+    auto waited = next_batch(drain_over);
+    if (!waited) break;  // stopped, or none came for a while: the source withdraws what is still out
+    last_batch = Clock::now();
     --in_flight;
     Result<EpisodeBatch>& got = *waited;
     if (got && check_batch(got.value())) keep_best(got.value());

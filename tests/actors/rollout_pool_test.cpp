@@ -196,3 +196,33 @@ TEST_CASE("a task that misses its lease's deadline on every attempt fails instea
   CHECK(s.leased == 0);
   CHECK(s.workers.at(0).busy == 0);
 }
+
+TEST_CASE("a problem added by two jobs stays served until both dropped it", "[actors]") {
+  PoolFixture f(timerless());
+  const caf::actor& pool = f.pool;
+  caf::scoped_actor a{f.system}, job{f.system};
+  a->send(pool, net_in_atom::value, hello("a"));
+  const ProblemSpec spec{"{\"ops\":[]}", "name: x\n", "{}", "shared"};
+  const Fingerprint key = problem_key(spec);
+  // Whether the pool answers the worker's request for the problem's content.
+  auto served = [&] {
+    a->send(pool, net_in_atom::value, wire::Envelope{"a", wire::Type::need_problem, wire::encode(wire::NeedProblem{key})});
+    bool got = false;
+    for (bool waiting = true; waiting;)
+      a->receive(
+          [&](net_out_atom, const wire::Envelope& e) {
+            if (e.type != wire::Type::problem) return;  // heartbeats
+            CHECK(wire::decode<wire::ProblemContent>(e.payload).value().spec.graph_label == "shared");
+            got = true;
+            waiting = false;
+          },
+          caf::after(300ms) >> [&] { waiting = false; });
+    return got;
+  };
+  job->send(pool, add_problem_atom::value, spec);
+  job->send(pool, add_problem_atom::value, spec);  // a second job (or learner stage) on the same content
+  job->send(pool, drop_problem_atom::value, key);  // the first ends
+  CHECK(served());
+  job->send(pool, drop_problem_atom::value, key);  // the second ends
+  CHECK_FALSE(served());
+}

@@ -450,7 +450,7 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
   CHECK_THAT(missing.err, Catch::Contains("policy 'nosuch' is not in the store"));
 }
 
-TEST_CASE("a learner job with no worker to serve it can be cancelled; it stores nothing", "[cluster]") {
+TEST_CASE("a learner job with no worker to serve it can be cancelled or ends with its budget; it stores nothing", "[cluster]") {
   LoopbackCluster c;  // no workers
   const std::string path = c.dir.sub("train.log");
   ChildProcess client({GANTRY_BINARY, "train", "--coordinator", c.endpoint, "--workload", "ffnn:costs=doppler,layers=2",
@@ -473,6 +473,11 @@ TEST_CASE("a learner job with no worker to serve it can be cancelled; it stores 
   const JobRecord job = c.job(id);
   CHECK(job.state == JobState::cancelled);
   CHECK_THAT(job.message, Catch::Contains("no episodes came back"));
+  // A time budget ends such a job too: it fails, saying why, instead of waiting for a worker.
+  const auto timed = run_cli({"train", "--coordinator", c.endpoint, "--workload", "ffnn:costs=doppler,layers=2", "--cluster",
+                              "identical:4", "--sim", "doppler", "--budget", "1s", "--name", "idle"});
+  CHECK(timed.code == 1);
+  CHECK_THAT(timed.err, Catch::Contains("no episodes came back before the job ended"));
   auto store = Store::open_read_only(c.dir.sub("data")).value();
   CHECK(store->policies().value().empty());
 }

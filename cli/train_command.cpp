@@ -63,6 +63,7 @@ JobSpec train_job_spec(const TrainArgs& args) {
     spec.budget_seconds = 0;
   }
   spec.seed = args.seed;
+  spec.priority = args.priority;
   TrainSpec& t = spec.train;
   t.stage = args.stage;
   t.episodes = args.episodes;
@@ -227,6 +228,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the learner job on this coordinator (tcp://HOST:PORT), its episodes on the cluster's workers, and follow it");
+  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
   cmd->callback([args, remote] { run_train(*args, *remote); });
 }
 

@@ -47,6 +47,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   t.seed = args.problem.seed;
   t.sim = args.sim;
   t.budget = args.budget;
+  t.priority = args.priority;
   t.stage = "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;

@@ -52,7 +52,7 @@ Result<TuneOutcome> run_embedded_job(std::shared_ptr<Store> store, const JobSpec
     caf::scoped_actor self{system};
     self->monitor(node.coordinator);  // a coordinator that dies must not leave us waiting
     std::string job_id;
-    bool done = false, cancel_sent = false;
+    bool done = false, cancel_sent = false, cancel_error_seen = false;
     self->send(node.coordinator, submit_atom::value, spec, options.hooks);
     const auto failed = [&](const std::string& what) {
       result = make_error(what);
@@ -75,7 +75,15 @@ Result<TuneOutcome> run_embedded_job(std::shared_ptr<Store> store, const JobSpec
             result = outcome;
             done = true;
           },
-          [&](const caf::error& e) { failed("the job failed: " + error_text(system, e)); },
+          [&](const caf::error& e) {
+            // The cancel's answer when the job ended meanwhile ("no job ..."): its await still
+            // brings the outcome. Any other error (a refused submit) ends the wait.
+            if (cancel_sent && !cancel_error_seen) {
+              cancel_error_seen = true;
+              return;
+            }
+            failed("the job failed: " + error_text(system, e));
+          },
           [&](const caf::down_msg& down) { failed("the job failed: the coordinator stopped (" + system.render(down.reason) + ")"); },
           caf::after(std::chrono::milliseconds(scheduler ? 0 : 50)) >> [] {});
     }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 
+#include "sim/pipeline_evaluator.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "tuner/pipeline/schedule_registry.hpp"
 
@@ -27,31 +29,68 @@ StageCosts bench_costs(int p) {
   return c;
 }
 
+// Runs `once` (which returns the op count) at least 5 times and for `seconds`; the row's times.
+PipelineBenchRow time_runs(const std::function<int()>& once, double seconds) {
+  std::vector<double> ms;
+  int ops = 0;
+  const auto begin = std::chrono::steady_clock::now();
+  for (;;) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ops = once();
+    const auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (ms.size() >= 5 && std::chrono::duration<double>(t1 - begin).count() >= seconds) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  PipelineBenchRow row;
+  row.ops = ops;
+  row.runs = static_cast<int>(ms.size());
+  row.median_ms = ms[ms.size() / 2];
+  row.min_ms = ms.front();
+  return row;
+}
+
 }  // namespace
 
 std::vector<PipelineBenchRow> run_pipeline_bench(const std::vector<std::pair<int, int>>& sizes, double seconds_per_case) {
   std::vector<PipelineBenchRow> rows;
   for (auto [p, m] : sizes) {
-    const StageCosts costs = bench_costs(p);
+    StageCosts costs = bench_costs(p);
     for (const std::string name : {"1f1b", "zb"}) {
       auto choice = schedule_registry().find(name);  // one stage per device: `costs` fit both
       if (!choice) throw std::runtime_error(choice.error().message);
-      auto scheme = choice.value().kind->build(p, m, choice.value().layout, costs);
-      if (!scheme) throw std::runtime_error(scheme.error().message);
-      std::vector<double> ms;
-      int ops = 0;
-      const auto begin = std::chrono::steady_clock::now();
-      for (;;) {
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = simulate_pipeline(scheme.value(), costs);  // compile + simulate + metrics
-        const auto t1 = std::chrono::steady_clock::now();
-        if (!r || !r.value().completed) throw std::runtime_error("bench pipeline: the scheme did not run");
-        ops = r.value().compiled.graph.size();
-        ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-        if (ms.size() >= 5 && std::chrono::duration<double>(t1 - begin).count() >= seconds_per_case) break;
+      auto built = choice.value().kind->build(p, m, choice.value().layout, costs);
+      if (!built) throw std::runtime_error(built.error().message);
+      const PipelineScheme scheme = std::move(built).value();
+      PipelineRunInfo info;
+      info.record = true;  // what a report needs
+      PipelineBenchRow full = time_runs(
+          [&] {
+            auto r = simulate_pipeline(scheme, costs, info);  // compile + simulate + metrics
+            if (!r || !r.value().completed) throw std::runtime_error("bench pipeline: the scheme did not run");
+            return r.value().compiled.graph.size();
+          },
+          seconds_per_case);
+      auto compiled = PipelineEvaluator::compile(scheme);
+      if (!compiled) throw std::runtime_error(compiled.error().message);
+      PipelineEvaluator evaluator = std::move(compiled).value();
+      PipelineEvaluation result;
+      int run = 0;
+      PipelineBenchRow fast = time_runs(
+          [&] {
+            costs.f[0] = ++run % 2 ? 1.01 : 1.0;  // the search changes costs or orders between evaluations
+            auto ok = evaluator.evaluate(scheme, costs, LinkModel::contention, result);
+            if (!ok || !result.completed) throw std::runtime_error("bench pipeline: the evaluator did not run the scheme");
+            return full.ops;
+          },
+          seconds_per_case);
+      for (PipelineBenchRow* row : {&full, &fast}) {
+        row->schedule = name;
+        row->engine = row == &full ? "full" : "evaluator";
+        row->stages = p;
+        row->microbatches = m;
+        rows.push_back(*row);
       }
-      std::sort(ms.begin(), ms.end());
-      rows.push_back(PipelineBenchRow{name, p, m, ops, static_cast<int>(ms.size()), ms[ms.size() / 2], ms.front()});
     }
   }
   return rows;

@@ -102,9 +102,19 @@ Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const Sta
   r.overlap_ratio = r.transfer_time > 0 ? 1 - r.exposed_transfer_time / r.transfer_time : 1;
   if (info.tokens_per_microbatch > 0 && t > 0)
     r.tokens_per_second_per_gpu = info.tokens_per_microbatch * scheme.num_microbatches / t / devices;
-  double flops = 0;
-  for (double f : costs.flops) flops += f;
-  if (info.device_peak_flops > 0 && t > 0) r.mfu = flops * scheme.num_microbatches / (t * devices * info.device_peak_flops);
+  if (static_cast<int>(info.device_peak_flops.size()) == devices && t > 0) {
+    double flops = 0, peak = 0;
+    std::vector<double> device_flops(devices, 0.0);
+    for (int s = 0; s < scheme.num_stages(); ++s) {
+      flops += costs.flops[s];
+      device_flops[scheme.placement[s]] += costs.flops[s];
+    }
+    for (double p : info.device_peak_flops) peak += p;
+    if (peak > 0) r.mfu = flops * scheme.num_microbatches / (t * peak);
+    for (int d = 0; d < devices; ++d)
+      r.device_mfu.push_back(info.device_peak_flops[d] > 0
+                                 ? device_flops[d] * scheme.num_microbatches / (t * info.device_peak_flops[d]) : 0);
+  }
   if (!info.record) {
     r.sim.ops.clear();
     r.sim.transfer_log.clear();

@@ -24,7 +24,7 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
 
 struct PipelineRunInfo {
   double tokens_per_microbatch = 0;  // for tokens/s (0: not reported)
-  double device_peak_flops = 0;      // for MFU (0: not reported)
+  std::vector<double> device_peak_flops;  // per device, for MFU (empty: not reported)
   LinkModel links = LinkModel::contention;
   bool record = false;               // keep the timeline (traces, SVG)
 };
@@ -41,7 +41,8 @@ struct PipelineResult {
   double transfer_time = 0, exposed_transfer_time = 0;
   double overlap_ratio = 1;          // 1 - exposed / total transfer time
   double tokens_per_second_per_gpu = 0;
-  double mfu = 0;
+  double mfu = 0;                    // model FLOPs / (time x the devices' summed peak)
+  std::vector<double> device_mfu;    // per device: its stages' FLOPs / (time x its peak)
   CompiledPipeline compiled;
   SimResult sim;
 };

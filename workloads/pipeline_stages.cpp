@@ -14,7 +14,12 @@ double seconds(double flops, LayerType type, const Device& device, const Pipelin
 // F, B, W seconds of layer i: measured when a profile gave them, else from its FLOPs.
 std::array<double, 3> fbw(const std::vector<LayerCost>& layers, int i, const Device& device,
                           const PipelineModelOptions& options) {
-  if (!options.measured.empty()) return options.measured[i];
+  if (!options.measured.empty()) {
+    std::array<double, 3> t = options.measured[i];
+    if (device.kind != options.measured_kind && options.measured_peak_flops > 0 && device.peak_flops > 0)
+      for (double& part : t) part *= options.measured_peak_flops / device.peak_flops;
+    return t;
+  }
   const LayerCost& l = layers[i];
   return {seconds(l.forward_flops, l.type, device, options), seconds(l.input_grad_flops, l.type, device, options),
           seconds(l.weight_grad_flops, l.type, device, options)};

@@ -5,6 +5,7 @@
 // memory of the stage's parameters with their gradients and optimizer state.
 #include <array>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,10 @@ struct PipelineModelOptions {
   std::array<double, 7> efficiency = {0.30, 0.45, 0.35, 0.40, 0.60, 0.45, 0.55};
   double bytes_per_param = 18;  // bf16 weights, fp32 gradients, fp32 master weights and Adam moments
   std::vector<std::array<double, 3>> measured;  // per layer F, B, W seconds from a profile (empty: FLOPs)
+  // The device kind the profile was measured on and its peak: on a device of another kind the
+  // measured times scale by the ratio of peaks (a profile of each kind would be better).
+  std::string measured_kind;
+  double measured_peak_flops = 0;
 };
 
 // F+B+W time of every layer on `device` (the weights of a compute-balanced partition).

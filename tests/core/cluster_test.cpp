@@ -7,7 +7,8 @@ using namespace gantry;
 
 TEST_CASE("every built-in preset loads", "[core]") {
   for (const auto& [name, devices] : std::vector<std::pair<std::string, int>>{
-           {"4xP100-pcie", 4}, {"8xV100-nvlink", 8}, {"8xH100-nvswitch", 8}, {"2x8xH100-ib", 16}, {"cpu-2", 2}}) {
+           {"4xP100-pcie", 4}, {"8xV100-nvlink", 8}, {"8xH100-nvswitch", 8}, {"2x8xH100-ib", 16}, {"cpu-2", 2},
+           {"8xH200-nvswitch", 8}, {"4xH100+4xA100-ib", 8}}) {
     auto c = Cluster::load(name);
     INFO(name);
     REQUIRE(c.ok());
@@ -152,4 +153,17 @@ TEST_CASE("links and hosts must be lists of known fields", "[core]") {
   auto host_typo = Cluster::from_yaml(devices + "hosts:\n  - {host: 0, nic_gb: 5}\n", "h.yaml");
   REQUIRE_FALSE(host_typo.ok());
   CHECK_THAT(host_typo.error().message, Catch::Contains("h.yaml:4") && Catch::Contains("unknown field 'nic_gb'"));
+}
+
+TEST_CASE("the mixed H100 + A100 preset: each host's own NVLink, InfiniBand between", "[core]") {
+  auto c = Cluster::load("4xH100+4xA100-ib").value();
+  CHECK(c.device(0).kind == "H100");
+  CHECK(c.device(4).kind == "A100");
+  CHECK(c.device(4).peak_flops == 312e12);
+  CHECK(c.link(0, 3).bandwidth == 450e9);
+  CHECK(c.link(5, 7).bandwidth == 300e9);
+  CHECK(c.link(7, 5).bandwidth == 300e9);
+  CHECK(c.link(2, 6).bandwidth == 50e9);
+  auto h200 = Cluster::load("8xH200-nvswitch").value();
+  CHECK(h200.device(7).memory == Approx(141e9).epsilon(0.002));  // 141 GB
 }

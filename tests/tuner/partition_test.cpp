@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+#include <random>
+
 #include "tuner/pipeline/partition.hpp"
 
 using namespace gantry;
@@ -34,4 +37,53 @@ TEST_CASE("min-max partitions find the smallest bottleneck", "[tuner][pipeline]"
       best = std::min(best, std::max({s1, s2, s3}));
     }
   CHECK(worst == best);
+}
+
+TEST_CASE("min-max partitions with a weight per stage: the brute force's bottleneck", "[tuner][pipeline]") {
+  // Stages on devices of different speeds: a layer weighs its time on the stage's device.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int stages = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int layers = std::uniform_int_distribution<int>(stages, 9)(rng);
+    std::vector<double> base;
+    for (int i = 0; i < layers; ++i) base.push_back(std::uniform_real_distribution<double>(0.5, 4)(rng));
+    std::vector<std::vector<double>> weights;
+    for (int s = 0; s < stages; ++s) {
+      const double slowdown = std::uniform_int_distribution<int>(0, 1)(rng) ? 1.0 : 3.17;
+      weights.emplace_back();
+      for (double b : base) weights.back().push_back(b * slowdown);
+    }
+    auto p = partition_min_max_per_stage(weights);
+    REQUIRE(p);
+    REQUIRE(check_partition(p.value(), layers, stages, "test"));
+    auto bottleneck = [&](const std::vector<int>& cuts) {  // cuts: first layer of stages 1..
+      double worst = 0;
+      for (int s = 0; s < stages; ++s) {
+        const int first = s == 0 ? 0 : cuts[s - 1], end = s + 1 == stages ? layers : cuts[s];
+        double sum = 0;
+        for (int i = first; i < end; ++i) sum += weights[s][i];
+        worst = std::max(worst, sum);
+      }
+      return worst;
+    };
+    std::vector<int> found;
+    for (int s = 1; s < stages; ++s) found.push_back(p.value()[s].first);
+    // Every way to cut `layers` into `stages` non-empty ranges.
+    double best = 1e300;
+    std::vector<int> cuts(stages - 1);
+    std::function<void(int, int)> enumerate = [&](int k, int from) {
+      if (k == stages - 1) {
+        best = std::min(best, bottleneck(cuts));
+        return;
+      }
+      for (int c = from; c <= layers - (stages - 1 - k); ++c) {
+        cuts[k] = c;
+        enumerate(k + 1, c + 1);
+      }
+    };
+    enumerate(0, 1);
+    INFO("trial " << trial);
+    CHECK(bottleneck(found) == Approx(best));
+  }
+  CHECK_FALSE(partition_min_max_per_stage({{1, 2, 3}, {1, 2}}));
 }

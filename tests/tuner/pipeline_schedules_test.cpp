@@ -3,28 +3,13 @@
 #include "sim/blocking_deadlock.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "tuner/pipeline/schedules.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace gantry;
 
 namespace {
 
-// p identical stages: F, B, W per microbatch, activation `act` allocated by F, `held` kept from
-// B to W, no transfer time unless given.
-StageCosts uniform(int p, double f, double b, double w, double comm = 0, double act = 10, double held = 2) {
-  StageCosts c;
-  for (int s = 0; s < p; ++s) {
-    c.f.push_back(f);
-    c.b.push_back(b);
-    c.w.push_back(w);
-    c.comm.push_back(comm);
-    c.mem_f.push_back(act);
-    c.mem_b.push_back(-(act - held));
-    c.mem_w.push_back(-held);
-    c.static_memory.push_back(0);
-    c.flops.push_back(0);
-  }
-  return c;
-}
+using testing::uniform_stages;
 
 PipelineResult run(const PipelineScheme& scheme, const StageCosts& costs) {
   auto r = simulate_pipeline(scheme, costs);
@@ -38,7 +23,7 @@ PipelineResult run(const PipelineScheme& scheme, const StageCosts& costs) {
 TEST_CASE("1F1B: bubble (p-1)/(m+p-1) and stage i holds min(p-i, m) microbatches", "[sim][pipeline]") {
   for (auto [p, m] : {std::pair{4, 8}, std::pair{4, 2}, std::pair{8, 32}, std::pair{2, 1}}) {
     INFO("p=" << p << " m=" << m);
-    const StageCosts costs = uniform(p, 1.0, 1.0, 1.0);
+    const StageCosts costs = uniform_stages(p, 1.0, 1.0, 1.0);
     PipelineResult r = run(make_1f1b(p, m).value(), costs);
     CHECK(r.iteration_time == Approx((m + p - 1) * 3.0));
     CHECK(r.bubble_ratio == Approx(double(p - 1) / (m + p - 1)));
@@ -48,7 +33,7 @@ TEST_CASE("1F1B: bubble (p-1)/(m+p-1) and stage i holds min(p-i, m) microbatches
 
 TEST_CASE("GPipe: the same bubble with all m microbatches in flight", "[sim][pipeline]") {
   const int p = 4, m = 6;
-  PipelineResult r = run(make_gpipe(p, m).value(), uniform(p, 1.0, 1.5, 0.5));
+  PipelineResult r = run(make_gpipe(p, m).value(), uniform_stages(p, 1.0, 1.5, 0.5));
   CHECK(r.bubble_ratio == Approx(double(p - 1) / (m + p - 1)));
   for (int i = 0; i < p; ++i) CHECK(r.peak_memory[i] == Approx(10.0 * m));
 }
@@ -57,7 +42,7 @@ TEST_CASE("interleaved 1F1B: bubble / ideal = (p-1) / (v m)", "[sim][pipeline]")
   for (auto [p, v, m] : {std::tuple{4, 2, 8}, std::tuple{4, 4, 8}, std::tuple{2, 3, 4}}) {
     INFO("p=" << p << " v=" << v << " m=" << m);
     // The model's per-device F and BW split evenly over v chunks.
-    const StageCosts costs = uniform(p * v, 1.0 / v, 2.0 / v, 0.0);
+    const StageCosts costs = uniform_stages(p * v, 1.0 / v, 2.0 / v, 0.0);
     PipelineResult r = run(make_interleaved(p, v, m).value(), costs);
     const double ideal = m * 3.0;
     CHECK((r.iteration_time - ideal) / ideal == Approx(double(p - 1) / (v * m)));
@@ -71,7 +56,7 @@ TEST_CASE("ZB-H1: m(F+B+W) + (p-1)(F+B-W) under 1F1B's memory", "[sim][pipeline]
                                std::tuple{8, 32, 2.0, 2.0, 1.5}, std::tuple{8, 16, 1.0, 1.0, 1.0},
                                std::tuple{2, 5, 1.0, 2.0, 1.0}}) {
     INFO("p=" << p << " m=" << m << " F=" << f << " B=" << b << " W=" << w);
-    const StageCosts costs = uniform(p, f, b, w, 0, 10, 0);
+    const StageCosts costs = uniform_stages(p, f, b, w, 0, 10, 0);
     PipelineResult zb = run(make_zb_h1(p, m, costs).value(), costs);
     const double closed_form = m * (f + b + w) + (p - 1) * (f + b - w);
     if (f == b && b == w) {
@@ -90,7 +75,7 @@ TEST_CASE("ZB-H1: m(F+B+W) + (p-1)(F+B-W) under 1F1B's memory", "[sim][pipeline]
 
 TEST_CASE("transfers: exposed time and overlap", "[sim][pipeline]") {
   const int p = 4, m = 8;
-  PipelineResult r = run(make_1f1b(p, m).value(), uniform(p, 1.0, 1.0, 1.0, 0.25));
+  PipelineResult r = run(make_1f1b(p, m).value(), uniform_stages(p, 1.0, 1.0, 1.0, 0.25));
   CHECK(r.transfer_time == Approx(2 * m * (p - 1) * 0.25));
   CHECK(r.overlap_ratio > 0);
   CHECK(r.overlap_ratio < 1);
@@ -107,7 +92,7 @@ TEST_CASE("transfers: a two-stage 1F1B worked by hand", "[sim][pipeline]") {
   // Iteration 9.5 = (m + p - 1) 3 + 2 (p - 1) 0.25. Transfers 4 x 0.25 = 1; exposed (the receiver
   // idle): act0 0.25, act1 0 (dev 1 runs F0), grad0 0.25, grad1 0.25 (dev 0 idle after 6.5):
   // overlap 1 - 0.75 / 1 = 0.25. Busy 2 x 2 x 3 = 12 of 2 x 9.5: bubble 7/19.
-  PipelineResult r = run(make_1f1b(2, 2).value(), uniform(2, 1.0, 1.0, 1.0, 0.25));
+  PipelineResult r = run(make_1f1b(2, 2).value(), uniform_stages(2, 1.0, 1.0, 1.0, 0.25));
   CHECK(r.iteration_time == Approx(9.5));
   CHECK(r.transfer_time == Approx(1.0));
   CHECK(r.exposed_transfer_time == Approx(0.75));
@@ -121,7 +106,7 @@ TEST_CASE("the deadlock checker finds a planted cycle", "[sim][pipeline]") {
   // device 1 (the last stage) wants forward 1 before backward 0.
   scheme.schedule[0] = {{PipeOp::F, 0, 0}, {PipeOp::BW, 0, 0}, {PipeOp::F, 1, 0}, {PipeOp::BW, 1, 0}};
   scheme.schedule[1] = {{PipeOp::F, 0, 1}, {PipeOp::F, 1, 1}, {PipeOp::BW, 0, 1}, {PipeOp::BW, 1, 1}};
-  auto r = simulate_pipeline(scheme, uniform(2, 1, 1, 1));
+  auto r = simulate_pipeline(scheme, uniform_stages(2, 1, 1, 1));
   REQUIRE(r.ok());
   CHECK_FALSE(r.value().completed);
   CHECK_THAT(r.value().error, Catch::Contains("cycle") && Catch::Contains("device 0") && Catch::Contains("device 1"));
@@ -149,7 +134,7 @@ TEST_CASE("scheme validation and zero-bubble GraphConfig input", "[sim][pipeline
 
 TEST_CASE("ZB under a tight memory limit runs W early and stays within it", "[sim][pipeline]") {
   const int p = 4, m = 8;
-  StageCosts costs = uniform(p, 1.0, 1.0, 1.0, 0, 10, 6);  // W keeps 6 of every 10 until it runs
+  StageCosts costs = uniform_stages(p, 1.0, 1.0, 1.0, 0, 10, 6);  // W keeps 6 of every 10 until it runs
   PipelineResult loose = run(make_zb_h1(p, m, costs).value(), costs);
   costs.max_mem.assign(p, 24.0);  // room for two microbatches' activations
   PipelineResult tight = run(make_zb_h1(p, m, costs).value(), costs);
@@ -166,21 +151,36 @@ TEST_CASE("blocking send/recv: 1F1B's naive order deadlocks, GPipe's does not", 
   CHECK_THAT(one.cycle, Catch::Contains("device 0 (send activation 1 to 1) -> device 1 (send gradient 0 to 0) -> device 0"));
   CHECK(check_blocking_order(make_gpipe(4, 8).value()).progresses);
   // With asynchronous transfers the same 1F1B order runs.
-  CHECK(run(make_1f1b(2, 4).value(), uniform(2, 1, 1, 1)).completed);
+  CHECK(run(make_1f1b(2, 4).value(), uniform_stages(2, 1, 1, 1)).completed);
 }
 
 TEST_CASE("ZB-V: two chunks per device in a V, fewer bubbles than ZB-H1 and interleaved", "[sim][pipeline]") {
   for (auto [p, m] : {std::pair{4, 8}, std::pair{4, 16}, std::pair{8, 32}}) {
     INFO("p=" << p << " m=" << m);
-    const StageCosts chunks = uniform(2 * p, 0.5, 0.5, 0.5, 0, 5, 0);  // half a stage per chunk
+    const StageCosts chunks = uniform_stages(2 * p, 0.5, 0.5, 0.5, 0, 5, 0);  // half a stage per chunk
     PipelineScheme v = make_zb_v(p, m, chunks).value();
     CHECK(v.placement[0] == 0);
     CHECK(v.placement[2 * p - 1] == 0);  // the V comes back to device 0
     PipelineResult zbv = run(v, chunks);
-    const StageCosts whole = uniform(p, 1.0, 1.0, 1.0, 0, 10, 0);
+    const StageCosts whole = uniform_stages(p, 1.0, 1.0, 1.0, 0, 10, 0);
     PipelineResult zbh1 = run(make_zb_h1(p, m, whole).value(), whole);
     CHECK(zbv.iteration_time <= zbh1.iteration_time + 1e-9);
     CHECK(zbv.bubble_ratio < zbh1.bubble_ratio + 1e-9);
     for (int d = 0; d < p; ++d) CHECK(zbv.peak_memory[d] <= 10.0 * p + 1e-9);  // 1F1B's first-stage memory
   }
+}
+
+TEST_CASE("MFU counts each device's own peak", "[sim][pipeline]") {
+  StageCosts costs = uniform_stages(2, 1.0, 1.0, 1.0);
+  costs.flops = {10, 30};
+  PipelineRunInfo info;
+  info.device_peak_flops = {1, 2};  // a slow and a fast device
+  auto r = simulate_pipeline(make_1f1b(2, 2).value(), costs, info);
+  REQUIRE(r);
+  const double t = (2 + 2 - 1) * 3.0;  // 1F1B: (m + p - 1)(F + B + W)
+  REQUIRE(r.value().iteration_time == Approx(t));
+  CHECK(r.value().mfu == Approx(40.0 * 2 / (t * 3)));
+  REQUIRE(r.value().device_mfu.size() == 2);
+  CHECK(r.value().device_mfu[0] == Approx(10.0 * 2 / (t * 1)));
+  CHECK(r.value().device_mfu[1] == Approx(30.0 * 2 / (t * 2)));
 }

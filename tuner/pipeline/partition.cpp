@@ -29,11 +29,23 @@ Result<Partition> partition_uniform(int layers, int stages) {
 }
 
 Result<Partition> partition_min_max(const std::vector<double>& weights, int stages) {
-  const int n = static_cast<int>(weights.size());
+  if (stages < 1) return make_error("partition: need at least one stage");
+  return partition_min_max_per_stage(std::vector<std::vector<double>>(stages, weights));
+}
+
+Result<Partition> partition_min_max_per_stage(const std::vector<std::vector<double>>& weights) {
+  const int stages = static_cast<int>(weights.size());
+  const int n = stages > 0 ? static_cast<int>(weights[0].size()) : 0;
   auto ok = check(n, stages);
   if (!ok) return ok.error();
-  std::vector<double> prefix(n + 1, 0.0);
-  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weights[i];
+  for (int k = 1; k < stages; ++k)
+    if (static_cast<int>(weights[k].size()) != n)
+      return make_error("partition: stage " + std::to_string(k) + " weighs " + std::to_string(weights[k].size()) +
+                        " layers, stage 0 weighs " + std::to_string(n));
+  // prefix[k][i]: weight of the first i layers on stage k.
+  std::vector<std::vector<double>> prefix(stages, std::vector<double>(n + 1, 0.0));
+  for (int k = 0; k < stages; ++k)
+    for (int i = 0; i < n; ++i) prefix[k][i + 1] = prefix[k][i] + weights[k][i];
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][i]: smallest possible max stage weight of the first i layers in k stages.
   std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));
@@ -42,7 +54,7 @@ Result<Partition> partition_min_max(const std::vector<double>& weights, int stag
   for (int k = 1; k <= stages; ++k)
     for (int i = k; i <= n - (stages - k); ++i)
       for (int j = k - 1; j < i; ++j) {
-        const double value = std::max(best[k - 1][j], prefix[i] - prefix[j]);
+        const double value = std::max(best[k - 1][j], prefix[k - 1][i] - prefix[k - 1][j]);
         if (value < best[k][i]) {
           best[k][i] = value;
           cut[k][i] = j;

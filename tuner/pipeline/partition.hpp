@@ -15,6 +15,9 @@ Result<Partition> partition_uniform(int layers, int stages);
 // Contiguous stages minimising the largest stage weight (parameters for "params", F+B+W time for
 // "compute"); exact, by dynamic programming over split points.
 Result<Partition> partition_min_max(const std::vector<double>& weights, int stages);
+// The same when a layer weighs differently on each stage (its F+B+W time on the stage's device):
+// weights[s][i] is layer i's weight on stage s; every stage lists every layer.
+Result<Partition> partition_min_max_per_stage(const std::vector<std::vector<double>>& weights);
 // A partition read from `source`: `stages` non-empty, consecutive ranges covering layers [0, layers).
 Status check_partition(const Partition& partition, int layers, int stages, const std::string& source);
 

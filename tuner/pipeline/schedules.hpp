@@ -24,10 +24,10 @@ Result<PipelineScheme> make_1f1b(int devices, int microbatches);
 // Megatron's interleaved 1F1B: v chunks per device, warm-up (p - d - 1) * 2 + (v - 1) * p,
 // microbatches in groups of p (so the microbatch count must be a multiple of p).
 Result<PipelineScheme> make_interleaved(int devices, int chunks, int microbatches);
-// Zero-bubble schedules, built by one list-scheduling pass with the real costs (B and W split): a
-// free device runs a ready B (deepest stage first), else a ready F (a new microbatch only within
-// the in-flight limit and the memory limit, costs.max_mem minus static memory), else a pending W,
-// which fills what would be a bubble and frees memory.
+// Zero-bubble schedules, built by one pass of the list scheduler (list_scheduler.hpp) with the real
+// costs, B and W split: a free device runs a ready F or B (F first, deepest stage first; a new
+// microbatch only within the in-flight limit and the memory limit, costs.max_mem minus static
+// memory), else a pending W, which fills what would be a bubble and frees memory.
 // ZB-H1 style: one stage per device, 1F1B's in-flight limit of p - d microbatches.
 Result<PipelineScheme> make_zb_h1(int devices, int microbatches, const StageCosts& costs);
 // ZB-V: two chunks per device in a V (stage k on device k for k < p, on device 2p-1-k after),

@@ -45,11 +45,11 @@ class ModelSource final : public StageSource {
   Result<StageSet> stages(const StageLayout& layout) const override {
     const int stages = devices_ * layout.chunks;
     const int layers = static_cast<int>(model_.params.size());
+    std::vector<int> placement = stage_placement(devices_, layout);
     Result<Partition> partition = method_ == PartitionMethod::uniform ? partition_uniform(layers, stages)
                                   : method_ == PartitionMethod::params ? partition_min_max(model_.params, stages)
-                                                                       : partition_min_max(model_.time, stages);
+                                                                       : partition_min_max_per_stage(stage_times(placement));
     if (!partition) return partition.error();
-    std::vector<int> placement = stage_placement(devices_, layout);
     StageCosts costs = model_.stage_costs(partition.value(), placement);
     apply_limit(costs, devices_, mem_limit_);
     return StageSet{std::move(costs), std::move(partition).value(), std::move(placement)};
@@ -67,6 +67,13 @@ class ModelSource final : public StageSource {
   }
 
  private:
+  // Layer times on the device of each stage.
+  std::vector<std::vector<double>> stage_times(const std::vector<int>& placement) const {
+    std::vector<std::vector<double>> out;
+    for (int device : placement) out.push_back(model_.time.at(device));
+    return out;
+  }
+
   LayerModel model_;
   int devices_;
   PartitionMethod method_;

@@ -47,7 +47,9 @@ Result<PartitionMethod> parse_partition_method(const std::string& name);
 // What a model-based source needs to know about the model's layers.
 struct LayerModel {
   std::vector<double> params;  // per layer (parameter-balanced partitions)
-  std::vector<double> time;    // per layer F+B+W seconds (compute-balanced partitions)
+  // Per pipeline device, per layer F+B+W seconds on that device (compute-balanced partitions
+  // weigh each stage's layers on the device it is placed on).
+  std::vector<std::vector<double>> time;
   // Costs of stages [first, end) of layers on devices placement[s] (memory limit: the devices').
   std::function<StageCosts(const Partition& partition, const std::vector<int>& placement)> stage_costs;
 };

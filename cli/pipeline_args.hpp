@@ -1,0 +1,57 @@
+#pragma once
+// What the pipeline verbs (simulate, compare, tune) share: their flags, and the stage costs those
+// flags describe (a catalog model, a Hugging Face config or a per-stage cost file).
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/cli_common.hpp"
+#include "core/pipeline_scheme.hpp"
+#include "tuner/pipeline/stage_source.hpp"
+
+namespace gantry::cli {
+
+struct PipelineArgs {
+  std::string stages_file, schedule = "1f1b", mem_limit;
+  std::string model, hf_config, cluster = "8xH100-nvswitch", partition = "compute", profile;
+  std::string efficiency, scheme_file, save_scheme;
+  int microbatches = 0, pp = 0;
+  bool microbatches_given = false, pp_given = false;
+  std::int64_t microbatch_size = 1, seq = 4096;
+  std::vector<std::string> schedules = {"gpipe", "1f1b", "interleaved:2", "zb", "zbv"};
+  OutputArgs out;
+  std::string links = "contention";
+};
+
+// The stage costs with what the output says about them.
+struct PipelineSource {
+  std::unique_ptr<StageSource> stages;
+  int microbatches = 0;
+  std::string microbatches_input;  // the flag or file field the count came from, for errors
+  double tokens_per_microbatch = 0;
+  std::vector<double> peak_flops;  // per pipeline device
+  std::string description;
+  bool has_layers = false;         // a model (partitions can change), not a stage file
+};
+
+// "80GiB", "512MiB", "8e10": a memory size > 0.
+double parse_bytes(const std::string& text);
+
+// The model's costs with args.partition; `scheme` (or null) gives the pipeline degree and
+// microbatches when the flags do not.
+PipelineSource model_source(const PipelineArgs& args, const PipelineScheme* scheme);
+PipelineSource file_source(const PipelineArgs& args, const PipelineScheme* scheme);
+// Whichever of the two the flags name.
+PipelineSource pipeline_source(const PipelineArgs& args, const PipelineScheme* scheme);
+
+// Flags are checked before any file is read: a bad value is named, never replaced by a default.
+void check_flags(const PipelineArgs& args);
+
+// The model, cluster and cost flags every pipeline verb takes.
+void add_pipeline_options(CLI::App& cmd, PipelineArgs& args);
+// Which numbers were given on the command line (a given 0 or -5 is an error, not the default).
+void note_given(CLI::App& cmd, PipelineArgs& args);
+
+}  // namespace gantry::cli

@@ -1,0 +1,68 @@
+#pragma once
+// The search loop's pipeline simulator. A scheme's structure (stages, placement, microbatches and
+// which (microbatch, stage) pairs run a fused BW) is compiled once; each evaluation then runs the
+// per-device orders with new costs on flat arrays, without a Graph, a Simulator or a timeline.
+// It gives simulate_pipeline's iteration time, busy time and peak memory exactly: each device runs
+// its order one task at a time, a task starts when the device is free and its input has arrived,
+// and a transfer between two devices waits for the directed link (LinkModel::contention, FIFO in
+// the order the producing device finishes) or not (unlimited). Reports (traces, exposed transfer
+// time, overlap) still come from simulate_pipeline.
+#include <cstdint>
+#include <vector>
+
+#include "core/pipeline_scheme.hpp"
+#include "core/result.hpp"
+#include "sim/sim_options.hpp"
+
+namespace gantry {
+
+struct PipelineEvaluation {
+  bool completed = false;           // false: the orders deadlock
+  double iteration_time = 0;
+  double bubble_ratio = 0;          // idle compute / (devices x time)
+  std::vector<double> busy;         // per device
+  std::vector<double> peak_memory;  // per device, static memory included
+  bool out_of_memory = false;       // a device's peak exceeds its costs.max_mem (> 0)
+  bool feasible() const { return completed && !out_of_memory; }
+};
+
+class PipelineEvaluator {
+ public:
+  // The structure of `scheme` (which must pass PipelineScheme::check()).
+  static Result<PipelineEvaluator> compile(const PipelineScheme& scheme);
+
+  // Whether `scheme` has the compiled structure, so that evaluate accepts it.
+  bool fits(const PipelineScheme& scheme) const;
+
+  // Runs `scheme`'s per-device orders with `costs` (one entry per stage). Errors: another structure,
+  // a task listed twice or on the wrong device, costs of another stage count. `out` is reused
+  // across calls, so the search loop allocates nothing.
+  Status evaluate(const PipelineScheme& scheme, const StageCosts& costs, LinkModel links, PipelineEvaluation& out);
+  Result<PipelineEvaluation> evaluate(const PipelineScheme& scheme, const StageCosts& costs,
+                                      LinkModel links = LinkModel::contention);
+
+ private:
+  PipelineEvaluator() = default;
+  // Task ids: ((kind * microbatches) + m) * stages + s, kinds F, B, W, BW as PipeOp numbers them.
+  std::int32_t id(PipeOp op, int m, int s) const {
+    return static_cast<std::int32_t>((static_cast<int>(op) * micro_ + m) * stages_ + s);
+  }
+  Status load_orders(const PipelineScheme& scheme);
+  void run(const StageCosts& costs, LinkModel links, PipelineEvaluation& out);
+
+  int stages_ = 0, devices_ = 0, micro_ = 0;
+  std::vector<int> placement_;             // stage -> device
+  std::vector<std::uint8_t> fused_;        // (m, s) -> runs BW
+  std::int32_t tasks_ = 0;                 // task count of the structure
+  // Per evaluation, reused:
+  std::vector<std::int32_t> order_, order_begin_;  // device-major task ids
+  std::vector<std::int32_t> stamp_;                // id -> evaluation number that listed it
+  std::int32_t evaluation_ = 0;
+  std::vector<std::int8_t> pending_;               // id -> inputs not yet finished
+  std::vector<double> ready_;                      // id -> when its inputs have arrived
+  std::vector<double> link_free_;                  // directed device pair -> free from
+  std::vector<std::int32_t> position_, worklist_;  // device -> next index into its order
+  std::vector<double> device_free_, memory_;
+};
+
+}  // namespace gantry

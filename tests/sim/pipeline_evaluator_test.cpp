@@ -1,0 +1,185 @@
+// The search loop's evaluator against the event simulator (simulate_pipeline, pinned elsewhere by
+// closed forms and hand-worked cases) on random schemes: random stage-to-device maps (several
+// stages per device, in any order), fused and split backward passes, random per-device orders,
+// random costs and memory, both link models; orders perturbed until some deadlock.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "sim/pipeline_evaluator.hpp"
+#include "sim/pipeline_simulation.hpp"
+
+using namespace gantry;
+
+namespace {
+
+struct RandomCase {
+  PipelineScheme scheme;
+  StageCosts costs;
+};
+
+// Per-device orders read off one random topological order of the tasks: never a deadlock.
+RandomCase random_case(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto real = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  const int devices = pick(1, 5), stages = pick(devices, 2 * devices + 1), micro = pick(1, 7);
+  RandomCase c;
+  PipelineScheme& s = c.scheme;
+  s.num_microbatches = micro;
+  s.schedule.resize(devices);
+  for (int k = 0; k < stages; ++k) s.placement.push_back(k < devices ? k : pick(0, devices - 1));
+  std::shuffle(s.placement.begin(), s.placement.end(), rng);
+  std::vector<std::vector<bool>> fused(micro, std::vector<bool>(stages));
+  for (auto& row : fused)
+    for (int k = 0; k < stages; ++k) row[k] = pick(0, 2) == 0;
+  // Tasks whose inputs are done, chosen at random.
+  std::vector<PipeTask> ready;
+  for (int m = 0; m < micro; ++m) ready.push_back({PipeOp::F, m, 0});
+  auto backward = [&](int m, int k) { return PipeTask{fused[m][k] ? PipeOp::BW : PipeOp::B, m, k}; };
+  while (!ready.empty()) {
+    const int i = pick(0, static_cast<int>(ready.size()) - 1);
+    const PipeTask t = ready[i];
+    ready.erase(ready.begin() + i);
+    s.schedule[s.placement[t.stage]].push_back(t);
+    if (t.op == PipeOp::F) ready.push_back(t.stage + 1 < stages ? PipeTask{PipeOp::F, t.microbatch, t.stage + 1}
+                                                                : backward(t.microbatch, t.stage));
+    if ((t.op == PipeOp::B || t.op == PipeOp::BW) && t.stage > 0) ready.push_back(backward(t.microbatch, t.stage - 1));
+    if (t.op == PipeOp::B) ready.push_back({PipeOp::W, t.microbatch, t.stage});
+  }
+  StageCosts& k = c.costs;
+  for (int i = 0; i < stages; ++i) {
+    // Some zero times and transfers: ties are where two engines part first.
+    k.f.push_back(pick(0, 5) == 0 ? 0.0 : real(0.1, 2));
+    k.b.push_back(real(0.1, 3));
+    k.w.push_back(pick(0, 5) == 0 ? 0.0 : real(0.1, 1.5));
+    k.comm.push_back(pick(0, 3) == 0 ? 0.0 : real(0.01, 1.5));
+    k.mem_f.push_back(real(1, 10));
+    k.mem_b.push_back(pick(0, 1) ? real(0, 3) : -real(0, k.mem_f.back()));
+    k.mem_w.push_back(-(k.mem_f.back() + k.mem_b.back()));
+    k.static_memory.push_back(real(0, 50));
+    k.flops.push_back(0);
+  }
+  for (int d = 0; d < devices; ++d) k.max_mem.push_back(pick(0, 2) == 0 ? 0.0 : real(40, 120));
+  return c;
+}
+
+void require_same(const PipelineEvaluation& fast, const PipelineResult& full) {
+  REQUIRE(fast.completed == full.completed);
+  if (!full.completed) return;
+  CHECK(fast.iteration_time == Approx(full.iteration_time).epsilon(1e-12).margin(1e-12));
+  CHECK(fast.bubble_ratio == Approx(full.bubble_ratio).epsilon(1e-9).margin(1e-12));
+  REQUIRE(fast.busy.size() == full.sim.busy.size());
+  for (std::size_t d = 0; d < fast.busy.size(); ++d) CHECK(fast.busy[d] == Approx(full.sim.busy[d]).epsilon(1e-12));
+  REQUIRE(fast.peak_memory.size() == full.peak_memory.size());
+  for (std::size_t d = 0; d < fast.peak_memory.size(); ++d)
+    CHECK(fast.peak_memory[d] == Approx(full.peak_memory[d]).epsilon(1e-12).margin(1e-12));
+  CHECK(fast.out_of_memory == full.out_of_memory);
+}
+
+}  // namespace
+
+TEST_CASE("pipeline evaluator: the event simulator's times and memory on random schemes", "[sim][pipeline]") {
+  std::mt19937 rng(20261201);
+  int deadlocks = 0, runs = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    RandomCase c = random_case(rng);
+    auto evaluator = PipelineEvaluator::compile(c.scheme);
+    REQUIRE(evaluator);
+    for (int perturbation = 0; perturbation < 4; ++perturbation) {
+      for (LinkModel links : {LinkModel::contention, LinkModel::unlimited}) {
+        PipelineRunInfo info;
+        info.links = links;
+        auto full = simulate_pipeline(c.scheme, c.costs, info);
+        REQUIRE(full);
+        auto fast = evaluator.value().evaluate(c.scheme, c.costs, links);
+        REQUIRE(fast);
+        require_same(fast.value(), full.value());
+        deadlocks += !full.value().completed;
+        ++runs;
+      }
+      // Swap two tasks of one device: the structure stays, the order may now deadlock.
+      auto& list = c.scheme.schedule[std::uniform_int_distribution<int>(0, c.scheme.num_devices() - 1)(rng)];
+      if (list.size() >= 2) {
+        const auto i = std::uniform_int_distribution<std::size_t>(0, list.size() - 1)(rng);
+        const auto j = std::uniform_int_distribution<std::size_t>(0, list.size() - 1)(rng);
+        std::swap(list[i], list[j]);
+      }
+    }
+  }
+  // Both outcomes were exercised.
+  CHECK(deadlocks > 50);
+  CHECK(runs - deadlocks > 500);
+}
+
+TEST_CASE("pipeline evaluator: a two-stage 1F1B worked by hand", "[sim][pipeline]") {
+  // Device 0: F0 F1 BW0 BW1, device 1: F0 BW0 F1 BW1; F = 1, BW = 2, transfer = 0.5.
+  //   d0: F0 [0,1] F1 [1,2]; d1: F0 [1.5,2.5] BW0 [2.5,4.5] F1 (arrived 2.5) [4.5,5.5] BW1 [5.5,7.5]
+  //   d0: BW0 needs d1's BW0 + 0.5 = 5 -> [5,7]; BW1 needs 7.5 + 0.5 = 8 -> [8,10]. Time 10.
+  // Memory: F holds 4 until its BW frees it; d0 holds both microbatches at once: 8, plus static 1.
+  PipelineScheme s;
+  s.num_microbatches = 2;
+  s.placement = {0, 1};
+  s.schedule = {{{PipeOp::F, 0, 0}, {PipeOp::F, 1, 0}, {PipeOp::BW, 0, 0}, {PipeOp::BW, 1, 0}},
+                {{PipeOp::F, 0, 1}, {PipeOp::BW, 0, 1}, {PipeOp::F, 1, 1}, {PipeOp::BW, 1, 1}}};
+  StageCosts c;
+  c.f = {1, 1};
+  c.b = {1.5, 1.5};
+  c.w = {0.5, 0.5};
+  c.comm = {0.5, 0};
+  c.mem_f = {4, 4};
+  c.mem_b = {-1, -1};
+  c.mem_w = {-3, -3};
+  c.static_memory = {1, 1};
+  c.flops = {0, 0};
+  c.max_mem = {8.5, 100};
+  auto e = PipelineEvaluator::compile(s);
+  REQUIRE(e);
+  auto r = e.value().evaluate(s, c);
+  REQUIRE(r);
+  CHECK(r.value().completed);
+  CHECK(r.value().iteration_time == Approx(10));
+  CHECK(r.value().busy == std::vector<double>{6, 6});
+  CHECK(r.value().bubble_ratio == Approx(1 - 12.0 / 20));
+  CHECK(r.value().peak_memory == std::vector<double>{9, 5});
+  CHECK(r.value().out_of_memory);  // 9 > 8.5 on device 0
+}
+
+TEST_CASE("pipeline evaluator: another structure or a broken order is an error naming the task", "[sim][pipeline]") {
+  PipelineScheme s;
+  s.num_microbatches = 1;
+  s.placement = {0, 1};
+  s.schedule = {{{PipeOp::F, 0, 0}, {PipeOp::B, 0, 0}, {PipeOp::W, 0, 0}}, {{PipeOp::F, 0, 1}, {PipeOp::BW, 0, 1}}};
+  auto e = PipelineEvaluator::compile(s);
+  REQUIRE(e);
+  StageCosts c;
+  c.f = c.b = c.w = {1, 1};
+  c.comm = {0, 0};
+  c.mem_f = {1, 1};
+  c.mem_b = {0, 0};
+  c.mem_w = {-1, -1};
+  c.static_memory = c.flops = {0, 0};
+  CHECK(e.value().fits(s));
+
+  PipelineScheme twice = s;
+  twice.schedule[0][2] = {PipeOp::B, 0, 0};
+  auto r = e.value().evaluate(twice, c);
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::Contains("B(0,0)") && Catch::Contains("twice"));
+
+  PipelineScheme fused = s;
+  fused.schedule[0] = {{PipeOp::F, 0, 0}, {PipeOp::BW, 0, 0}};
+  CHECK_FALSE(e.value().fits(fused));
+  r = e.value().evaluate(fused, c);
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::Contains("BW(0,0)") && Catch::Contains("split"));
+
+  PipelineScheme moved = s;
+  moved.placement = {0, 0};
+  CHECK_FALSE(e.value().fits(moved));
+
+  StageCosts three = c;
+  three.f.push_back(1);
+  r = e.value().evaluate(s, three);
+  REQUIRE_FALSE(r);
+}

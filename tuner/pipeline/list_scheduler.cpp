@@ -1,0 +1,149 @@
+#include "tuner/pipeline/list_scheduler.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gantry {
+
+namespace {
+
+// Rank among work that can start now (lower first).
+int rank(PipeOp kind, const ListScheduleRules& rules) {
+  switch (kind) {
+    case PipeOp::W: return rules.delay_w ? 3 : 0;
+    case PipeOp::F: return rules.f_before_b ? 1 : 2;
+    default: return rules.f_before_b ? 2 : 1;  // B or BW
+  }
+}
+
+}  // namespace
+
+Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const StageCosts& costs, const ListScheduleRules& rules) {
+  const int stages = scheme.num_stages(), devices = scheme.num_devices(), micro = scheme.num_microbatches;
+  if (costs.num_stages() != stages)
+    return make_error("list scheduler: the costs give " + std::to_string(costs.num_stages()) + " stages, the placement " +
+                      std::to_string(stages));
+  if (static_cast<int>(rules.in_flight_limit.size()) != devices)
+    return make_error("list scheduler: " + std::to_string(rules.in_flight_limit.size()) + " in-flight limits for " +
+                      std::to_string(devices) + " devices");
+  for (int d = 0; d < devices; ++d)
+    if (rules.in_flight_limit[d] < 1)
+      return make_error("list scheduler: device " + std::to_string(d) + "'s in-flight limit must be at least 1");
+  for (auto& list : scheme.schedule) list.clear();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<int>> stages_of(devices);  // deepest first
+  for (int s = stages - 1; s >= 0; --s) stages_of[scheme.placement[s]].push_back(s);
+  std::vector<int> entry(devices, stages);  // the first stage of each device
+  for (int s = 0; s < stages; ++s) entry[scheme.placement[s]] = std::min(entry[scheme.placement[s]], s);
+  auto at = [&](int s, int m) { return static_cast<std::size_t>(s) * micro + m; };
+  std::vector<double> f_end(static_cast<std::size_t>(stages) * micro, inf), b_end = f_end;
+  std::vector<int> next_f(stages, 0), next_b(stages, 0), next_w(stages, 0);
+  std::vector<double> free_at(devices, 0.0), room(devices, inf), used(devices, 0.0);
+  std::vector<int> in_flight(devices, 0), w_pending(devices, 0);  // activations between F and B; B without W
+  if (rules.respect_memory)
+    for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
+      if (costs.max_mem[d] > 0) {
+        room[d] = costs.max_mem[d];
+        for (int s : stages_of[d]) room[d] -= costs.static_memory[s];
+      }
+  // What a microbatch allocates on a device after its entry F (the F of the device's later stages
+  // and the gradients of B), reserved when the entry F is admitted, so that a device's peak stays
+  // within its room however the microbatch's later work interleaves with others'.
+  std::vector<double> later(devices, 0.0), promised(devices, 0.0);
+  for (int s = 0; s < stages; ++s) {
+    const int d = scheme.placement[s];
+    later[d] += (s != entry[d] ? costs.mem_f[s] : 0.0) + std::max(0.0, costs.mem_b[s]);
+  }
+  auto comm = [&](int from, int to) {  // free between stages on one device
+    return scheme.placement[from] == scheme.placement[to] ? 0.0 : costs.comm[std::min(from, to)];
+  };
+  const PipeOp backward = rules.split_backward ? PipeOp::B : PipeOp::BW;
+  const int per_microbatch = rules.split_backward ? 3 : 2;
+  for (int remaining = per_microbatch * stages * micro; remaining > 0; --remaining) {
+    int best_device = -1, best_stage = 0;
+    PipeOp best_op = PipeOp::F;
+    double best_start = inf;
+    for (int d = 0; d < devices; ++d) {
+      const double now = free_at[d];
+      double start = inf;
+      int stage = -1;
+      PipeOp op = PipeOp::F;
+      auto consider = [&](PipeOp kind, int s, double ready) {
+        const double begin = std::max(now, ready);
+        // Work that can start now wins by rank; otherwise the earliest start.
+        if (begin < start || (begin == start && begin <= now && rank(kind, rules) < rank(op, rules))) {
+          start = begin;
+          stage = s;
+          op = kind;
+        }
+      };
+      const bool has_w = rules.split_backward;
+      if (has_w && !rules.delay_w)
+        for (int s : stages_of[d])
+          if (next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
+      for (int s : stages_of[d])
+        if (next_b[s] < next_f[s]) {
+          const int m = next_b[s];
+          consider(backward, s, s == stages - 1 ? f_end[at(s, m)] : b_end[at(s + 1, m)] + comm(s + 1, s));
+        }
+      const bool fits = used[d] + promised[d] + costs.mem_f[entry[d]] + later[d] <= room[d] ||
+                        (in_flight[d] == 0 && w_pending[d] == 0);
+      for (int s : stages_of[d])
+        if (next_f[s] < micro && (s != entry[d] || (in_flight[d] < rules.in_flight_limit[d] && fits))) {
+          const int m = next_f[s];
+          consider(PipeOp::F, s, s == 0 ? 0.0 : f_end[at(s - 1, m)] + comm(s - 1, s));
+        }
+      if (has_w && rules.delay_w && start > now)
+        for (int s : stages_of[d])
+          if (next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
+      if (stage >= 0 && start < best_start) {
+        best_start = start;
+        best_device = d;
+        best_stage = stage;
+        best_op = op;
+      }
+    }
+    if (best_device < 0) return make_error("list scheduler: stalled with work left (internal error)");
+    const int d = best_device, s = best_stage;
+    PipeTask t{best_op, 0, s};
+    double duration = 0;
+    switch (best_op) {
+      case PipeOp::F:
+        t.microbatch = next_f[s]++;
+        duration = costs.f[s];
+        f_end[at(s, t.microbatch)] = best_start + duration;
+        used[d] += costs.mem_f[s];
+        promised[d] += s == entry[d] ? later[d] : -costs.mem_f[s];
+        ++in_flight[d];
+        break;
+      case PipeOp::B:
+        t.microbatch = next_b[s]++;
+        duration = costs.b[s];
+        b_end[at(s, t.microbatch)] = best_start + duration;
+        used[d] += costs.mem_b[s];
+        promised[d] -= std::max(0.0, costs.mem_b[s]);
+        --in_flight[d];
+        ++w_pending[d];
+        break;
+      case PipeOp::BW:
+        t.microbatch = next_b[s]++;
+        duration = costs.b[s] + costs.w[s];
+        b_end[at(s, t.microbatch)] = best_start + duration;
+        used[d] += costs.mem_b[s] + costs.mem_w[s];
+        promised[d] -= std::max(0.0, costs.mem_b[s]);
+        --in_flight[d];
+        break;
+      case PipeOp::W:
+        t.microbatch = next_w[s]++;
+        duration = costs.w[s];
+        used[d] += costs.mem_w[s];
+        --w_pending[d];
+        break;
+    }
+    free_at[d] = best_start + duration;
+    scheme.schedule[d].push_back(t);
+  }
+  return scheme;
+}
+
+}  // namespace gantry

@@ -1,0 +1,34 @@
+#pragma once
+// Per-device orders from priorities and limits: a list scheduler that runs the pipeline with the
+// real costs and records what each device does. A free device runs, among the work that can start
+// now, a ready F or B of its deepest stage (F first or B first, by rule), else a pending W (it
+// fills what would be a bubble and frees memory); when nothing can start now it waits for its
+// earliest F or B. An F of a device's entry stage (its first stage: a new microbatch on the
+// device) needs room under the device's in-flight limit and, by rule, under its memory limit.
+// ZB-H1 and ZB-V are two sets of rules; the tuner's schedule phase searches over them.
+#include <vector>
+
+#include "core/pipeline_scheme.hpp"
+#include "core/result.hpp"
+
+namespace gantry {
+
+struct ListScheduleRules {
+  // Per device: microbatches its entry stage may hold between F and B (the warm-up depth).
+  std::vector<int> in_flight_limit;
+  bool f_before_b = true;      // when an F and a B can both start now
+  bool split_backward = true;  // B and W as two tasks (zero bubble) or one fused BW
+  // W waits until nothing else can start (fills bubbles); false: W runs as soon as its B is done
+  // and the device is free, before any F or B that could also start.
+  bool delay_w = true;
+  // An entry F waits while the device's activations, with everything the microbatches it holds
+  // (and this one) will still allocate there, would exceed costs.max_mem minus its static memory
+  // (unless the device holds nothing, so that the schedule always progresses).
+  bool respect_memory = true;
+};
+
+// Orders for `shape`'s placement and microbatches (its schedule is replaced) with `costs` (one
+// entry per stage of the placement).
+Result<PipelineScheme> pipeline_list_schedule(PipelineScheme shape, const StageCosts& costs, const ListScheduleRules& rules);
+
+}  // namespace gantry

@@ -54,4 +54,7 @@ void add_pipeline_options(CLI::App& cmd, PipelineArgs& args);
 // Which numbers were given on the command line (a given 0 or -5 is an error, not the default).
 void note_given(CLI::App& cmd, PipelineArgs& args);
 
+// `gantry pipeline tune` (pipeline_tune_command.cpp), registered under `gantry pipeline`.
+void add_pipeline_tune_command(CLI::App& pipeline);
+
 }  // namespace gantry::cli

@@ -153,6 +153,7 @@ void add_pipeline_command(CLI::App& app) {
     note_given(*cmp, *cmp_args);
     run_one(*cmp_args, cmp_args->schedules);
   });
+  add_pipeline_tune_command(*pipeline);
 }
 
 }  // namespace gantry::cli

@@ -178,3 +178,35 @@ TEST_CASE("pipeline compare takes a comma list of schedules", "[cli][pipeline]")
   CHECK(both[0]["iteration_time"].get<double>() == Approx(9.2));
   CHECK(both[1]["iteration_time"].get<double>() == Approx(9.2));
 }
+
+TEST_CASE("pipeline tune: the tuned scheme round-trips through --save-scheme / --scheme with the same time",
+          "[cli][pipeline]") {
+  TempDir dir;
+  const std::string file = dir.sub("tuned.json");
+  const std::vector<std::string> model = {"--model", "nemotron-h-8b", "--pp", "4", "--microbatches", "8"};
+  auto args = model;
+  args.insert(args.begin(), "tune");
+  for (const char* a : {"--max-chunks", "2", "--save-scheme", file.c_str()}) args.push_back(a);
+  json tuned = run_json(args);
+  REQUIRE(tuned["tuned"]["completed"] == true);
+  CHECK(tuned["tuned"]["out_of_memory"] == false);
+  // Never slower than the best baseline it started from (ZB on a compute-balanced partition).
+  double zb = 0;
+  for (const json& row : tuned["baselines"])
+    if (row["scheme"] == "zb / compute") zb = row["iteration_time"];
+  REQUIRE(zb > 0);
+  CHECK(tuned["tuned"]["iteration_time"].get<double>() <= zb);
+  args = model;
+  args.insert(args.begin(), "simulate");
+  args.push_back("--scheme");
+  args.push_back(file);
+  json loaded = run_json(args);
+  CHECK(loaded["iteration_time"] == tuned["tuned"]["iteration_time"]);
+  CHECK(loaded["peak_memory"] == tuned["tuned"]["peak_memory"]);
+}
+
+TEST_CASE("pipeline tune: bad flags are errors naming the flag", "[cli][pipeline]") {
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "llama-3-8b", "--pp", "2", "--budget", "soon"}),
+                    Catch::Contains("--budget 'soon'"));
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "no-such-model"}), Catch::Contains("no-such-model"));
+}

@@ -1,0 +1,299 @@
+// gantry pipeline tune: the bubble-aware co-tuner of partition, placement and schedule, with every
+// baseline schedule x partition side by side.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "cli/duration.hpp"
+#include "cli/pipeline_args.hpp"
+#include "cli/text_table.hpp"
+#include "core/json_util.hpp"
+#include "sim/blocking_deadlock.hpp"
+#include "sim/pipeline_simulation.hpp"
+#include "sim/timeline_export.hpp"
+#include "tuner/pipeline/pipeline_random_search.hpp"
+#include "tuner/pipeline/pipeline_tuner.hpp"
+#include "tuner/pipeline/schedule_registry.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct TuneArgs {
+  PipelineArgs pipeline;
+  std::string budget;
+  std::int64_t max_evaluations = 0;
+  int max_chunks = 4;
+  double min_gain = 0.001;
+  bool search_baselines = false;
+  std::uint64_t seed = 1;
+};
+
+struct Row {
+  std::string name;
+  PipelineResult result;
+  std::string error;   // a schedule that cannot be built for these sizes
+  std::string detail;  // what a search found
+  bool runs() const { return error.empty() && result.completed && !result.out_of_memory; }
+};
+
+PipelineRunInfo run_info(const PipelineArgs& args, const PipelineSource& source, bool record) {
+  PipelineRunInfo info;
+  info.links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  info.record = record;
+  info.tokens_per_microbatch = source.tokens_per_microbatch;
+  info.device_peak_flops = source.peak_flops;
+  return info;
+}
+
+// Every baseline schedule on every partition (one set for a stage file, which has no layers).
+std::vector<Row> baselines(const PipelineArgs& args, const PipelineSource& tuned_source) {
+  std::vector<Row> rows;
+  const std::vector<std::string> partitions =
+      tuned_source.has_layers ? std::vector<std::string>{"uniform", "params", "compute"} : std::vector<std::string>{""};
+  for (const std::string& partition : partitions) {
+    PipelineArgs variant = args;
+    if (!partition.empty()) variant.partition = partition;
+    const PipelineSource source = pipeline_source(variant, nullptr);
+    for (const std::string& schedule : args.schedules) {
+      Row row;
+      row.name = partition.empty() ? schedule : schedule + " / " + partition;
+      auto built = build_pipeline(schedule, *source.stages, tuned_source.microbatches, tuned_source.microbatches_input);
+      if (!built) {
+        row.error = built.error().message;
+      } else {
+        auto r = simulate_pipeline(built.value().scheme, built.value().costs, run_info(args, source, false));
+        if (!r) throw CliError(r.error().message);
+        row.result = std::move(r).value();
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  return rows;
+}
+
+void print_rows(const std::vector<Row>& rows, double reference) {
+  TextTable t({"scheme", "iteration", "bubble", "peak memory (max)", "overlap", "tokens/s/GPU", "MFU", "vs 1f1b/uniform",
+               "status"});
+  for (const Row& row : rows) {
+    const PipelineResult& r = row.result;
+    double peak = 0;
+    for (double m : r.peak_memory) peak = std::max(peak, m);
+    if (!row.error.empty()) {
+      t.add({row.name, "-", "-", "-", "-", "-", "-", "-", "n/a"});
+    } else if (!r.completed) {
+      t.add({row.name, "-", "-", "-", "-", "-", "-", "-", "DEADLOCK"});
+    } else if (r.out_of_memory) {
+      t.add({row.name, "-", "-", format_bytes(peak), "-", "-", "-", "-", "OUT OF MEMORY"});
+    } else {
+      t.add({row.name, format_time(r.iteration_time, "s"), format_fixed(100 * r.bubble_ratio, 1) + "%", format_bytes(peak),
+             format_fixed(100 * r.overlap_ratio, 1) + "%",
+             r.tokens_per_second_per_gpu > 0 ? format_fixed(r.tokens_per_second_per_gpu, 0) : "-",
+             r.mfu > 0 ? format_fixed(100 * r.mfu, 1) + "%" : "-",
+             reference > 0 ? format_fixed(reference / r.iteration_time, 3) + "x" : "-", "ok"});
+    }
+  }
+  t.print(std::cout);
+}
+
+std::string describe(const PipelineCandidate& c, int devices) {
+  const int stages = static_cast<int>(c.placement.size());
+  std::string text = std::to_string(stages) + " stages on " + std::to_string(devices) + " devices";
+  text += c.placement == stage_placement(devices, {stages / devices, true}) && stages == 2 * devices ? " (V)"
+          : c.placement == stage_placement(devices, {stages / devices, false})                     ? ""
+                                                                                                   : " (non-contiguous)";
+  text += c.rules.split_backward ? ", B/W split" : ", fused BW";
+  text += c.rules.delay_w ? ", W delayed" : ", W at once";
+  text += c.rules.f_before_b ? ", F first" : ", B first";
+  text += ", in flight";
+  for (int l : c.rules.in_flight_limit) text += " " + std::to_string(l);
+  return text;
+}
+
+// A search result as a row, simulated in full.
+Row search_row(const std::string& name, const CandidateEvaluator& evaluator, const Result<PipelineSearchResult>& found,
+               const PipelineArgs& args, const PipelineSource& source) {
+  Row row;
+  row.name = name;
+  if (!found) {
+    row.error = found.error().message;
+    return row;
+  }
+  row.detail = describe(found.value().best, evaluator.source().devices());
+  auto built = evaluator.build(found.value().best);
+  if (!built) throw CliError(built.error().message);
+  auto r = simulate_pipeline(built.value().first, built.value().second, run_info(args, source, false));
+  if (!r) throw CliError(r.error().message);
+  row.result = std::move(r).value();
+  return row;
+}
+
+// Random search and annealing with as many evaluations as the tuner took.
+void append_search_baselines(const TuneArgs& targs, const PipelineSource& source, const PipelineTuneResult& tuned,
+                             std::vector<Row>& rows) {
+  const LinkModel links = targs.pipeline.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  const std::string evals = " (" + std::to_string(tuned.evaluations) + " evaluations)";
+  CandidateEvaluator random(*source.stages, source.microbatches, links);
+  rows.push_back(search_row("random search" + evals, random,
+                            random_search(random, tuned.evaluations, targs.max_chunks, targs.seed), targs.pipeline, source));
+  CandidateEvaluator annealing(*source.stages, source.microbatches, links);
+  rows.push_back(search_row("annealing" + evals, annealing,
+                            anneal(annealing, tuned.start, tuned.evaluations, targs.max_chunks, targs.seed),
+                            targs.pipeline, source));
+}
+
+void run_tune(const TuneArgs& targs) {
+  const PipelineArgs& args = targs.pipeline;
+  check_flags(args);
+  double budget = 0;
+  if (!targs.budget.empty()) {
+    auto parsed = parse_duration(targs.budget);
+    if (!parsed) throw CliError("--budget '" + targs.budget + "': " + parsed.error().message);
+    budget = parsed.value();
+  }
+  PipelineArgs compute = args;  // the tuner starts from compute-balanced partitions
+  compute.partition = "compute";
+  const PipelineSource source = pipeline_source(compute, nullptr);
+  const int devices = source.stages->devices();
+  const LinkModel links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  const bool text = !args.out.json();
+  if (text) std::cout << source.description << ", " << source.microbatches << " microbatches\n\n";
+
+  const std::vector<Row> rows = baselines(args, source);
+  double reference = 0, best_baseline = std::numeric_limits<double>::infinity();
+  std::string best_baseline_name;
+  for (const Row& row : rows) {
+    if (!row.runs()) continue;
+    if (row.name == "1f1b / uniform" || row.name == "1f1b") reference = row.result.iteration_time;
+    if (row.result.iteration_time < best_baseline) {
+      best_baseline = row.result.iteration_time;
+      best_baseline_name = row.name;
+    }
+  }
+
+  CandidateEvaluator evaluator(*source.stages, source.microbatches, links);
+  std::vector<PipelineCandidate> starts;
+  for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) {
+    auto c = layout_candidate(*source.stages, layout);
+    if (c) starts.push_back(std::move(c).value());
+  }
+  if (starts.empty()) throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
+  PipelineTuneOptions options;
+  options.budget_seconds = budget;
+  options.max_evaluations = targs.max_evaluations;
+  options.max_chunks = targs.max_chunks;
+  options.min_gain = targs.min_gain;
+  if (text) {
+    std::cout << "tuning (each phase: the best so far)\n";
+    std::printf("  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble", "peak memory", "evaluations",
+                "time");
+    options.on_progress = [](const PipelineTuneProgress& p) {
+      std::printf("  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
+                  format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
+                  static_cast<long long>(p.evaluations), p.seconds);
+      std::fflush(stdout);
+    };
+  }
+  auto tuned = tune_pipeline(evaluator, starts, options);
+  if (!tuned) throw CliError(tuned.error().message);
+  const PipelineTuneResult& t = tuned.value();
+  auto built = evaluator.build(t.best);
+  if (!built) throw CliError(built.error().message);
+  const auto& [scheme, costs] = built.value();
+  auto final_run = simulate_pipeline(scheme, costs, run_info(args, source, args.out.wants_timeline()));
+  if (!final_run) throw CliError(final_run.error().message);
+  const PipelineResult& r = final_run.value();
+  const BlockingCheck blocking = check_blocking_order(scheme);
+  std::vector<Row> searched;
+  if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
+
+  double work = 0;
+  for (int s = 0; s < costs.num_stages(); ++s) work += costs.f[s] + costs.b[s] + costs.w[s];
+  const double lower_bound = work * source.microbatches / devices;
+
+  if (!args.save_scheme.empty()) {
+    auto written = write_text_file(args.save_scheme, scheme_to_json(scheme));
+    if (!written) throw CliError(written.error().message);
+  }
+  if (args.out.wants_timeline() && r.completed) {
+    TimelineLabels labels;
+    labels.title = "pipeline tune: " + source.description + ", " + std::to_string(source.microbatches) + " microbatches";
+    for (int d = 0; d < devices; ++d) labels.device_names.push_back("device " + std::to_string(d));
+    labels.group_names = {"F", "B", "W", "BW"};
+    for (const PipeTask& task : r.compiled.task_of) labels.group_of.push_back(static_cast<int>(task.op));
+    write_timeline_files(args.out, r.compiled.graph, r.sim, labels);
+  }
+  const bool fits = r.completed && !r.out_of_memory;
+  if (!text) {
+    nlohmann::json j = {{"tuned",
+                         {{"iteration_time", r.iteration_time}, {"bubble_ratio", r.bubble_ratio},
+                          {"peak_memory", r.peak_memory}, {"overlap_ratio", r.overlap_ratio},
+                          {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu},
+                          {"completed", r.completed}, {"out_of_memory", r.out_of_memory},
+                          {"blocking_progresses", blocking.progresses}, {"scheme", describe(t.best, devices)}}},
+                        {"lower_bound", lower_bound}, {"evaluations", t.evaluations}, {"passes", t.passes},
+                        {"budget_ended", t.budget_ended}, {"baselines", nlohmann::json::array()}};
+    for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
+      for (const Row& row : *list)
+      j["baselines"].push_back({{"scheme", row.name}, {"runs", row.runs()},
+                                {"iteration_time", row.runs() ? row.result.iteration_time : 0.0},
+                                {"error", row.error.empty() ? row.result.error : row.error}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::vector<Row> all = rows;
+  all.insert(all.end(), searched.begin(), searched.end());
+  all.push_back(Row{"tuned", r, ""});
+  std::cout << "\n";
+  print_rows(all, reference);
+  for (const Row& row : searched)
+    if (!row.detail.empty()) std::cout << "\n" << row.name << ": " << row.detail;
+  std::cout << "\ntuned: " << describe(t.best, devices) << "\n";
+  std::cout << "  " << t.evaluations << " evaluations, " << t.passes << " passes"
+            << (t.budget_ended ? ", ended by the budget" : "") << "\n";
+  if (fits) {
+    std::cout << "  lower bound (work / devices): " << format_time(lower_bound, "s") << ", tuned is "
+              << format_fixed(100 * (r.iteration_time / lower_bound - 1), 1) << "% above it\n";
+    if (best_baseline < std::numeric_limits<double>::infinity())
+      std::cout << "  vs the best baseline (" << best_baseline_name << "): "
+                << format_fixed(best_baseline / r.iteration_time, 3) << "x\n";
+  } else {
+    std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
+  }
+  std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
+}
+
+}  // namespace
+
+void add_pipeline_tune_command(CLI::App& pipeline) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* cmd = pipeline.add_subcommand(
+      "tune", "co-tune partition, placement and schedule (bubble-aware), against every baseline schedule x partition");
+  add_pipeline_options(*cmd, args->pipeline);
+  cmd->add_option("--budget", args->budget, "time limit, e.g. 30s (default: until a pass gains under --min-gain)");
+  cmd->add_option("--max-evaluations", args->max_evaluations, "evaluation limit (0: none)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-chunks", args->max_chunks, "virtual stages per device the placement phase tries")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  cmd->add_option("--min-gain", args->min_gain, "a pass gaining less than this share ends the tuning")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--search-baselines", args->search_baselines,
+               "also run random search and simulated annealing with as many evaluations as the tuner took");
+  cmd->add_option("--seed", args->seed, "seed of the search baselines")->capture_default_str();
+  cmd->add_option("--schedules", args->pipeline.schedules, "baselines to compare (a comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)");
+  args->pipeline.out.add_to(*cmd);
+  cmd->callback([cmd, args] {
+    note_given(*cmd, args->pipeline);
+    run_tune(*args);
+  });
+}
+
+}  // namespace gantry::cli

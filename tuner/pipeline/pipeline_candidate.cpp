@@ -1,0 +1,107 @@
+#include "tuner/pipeline/pipeline_candidate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tuner/pipeline/schedules.hpp"
+
+namespace gantry {
+
+namespace {
+constexpr std::size_t kMaxCompiled = 64;  // structures kept (each about 20 bytes per task)
+}  // namespace
+
+bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
+  const ListScheduleRules &a = rules, &b = o.rules;
+  return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
+         a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
+         a.respect_memory == b.respect_memory;
+}
+
+ListScheduleRules default_rules(const std::vector<int>& placement, int devices) {
+  const int stages = static_cast<int>(placement.size());
+  ListScheduleRules rules;
+  for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(stages == devices ? devices - d : 2 * devices - 1);
+  return rules;
+}
+
+Result<PipelineCandidate> layout_candidate(const StageSource& source, const StageLayout& layout) {
+  auto set = source.stages(layout);
+  if (!set) return set.error();
+  PipelineCandidate c;
+  c.partition = std::move(set.value().partition);
+  c.placement = std::move(set.value().placement);
+  c.rules = default_rules(c.placement, source.devices());
+  return c;
+}
+
+bool CandidateResult::better_than(const CandidateResult& other) const {
+  const double a = iteration_time, b = other.iteration_time;
+  if (!std::isfinite(a)) return false;
+  if (!std::isfinite(b)) return true;
+  if (std::abs(a - b) > 1e-12 * std::max(a, b)) return a < b;
+  auto spread = [](const std::vector<double>& busy) {
+    double top = 0, squares = 0;
+    for (double x : busy) {
+      top = std::max(top, x);
+      squares += x * x;
+    }
+    return std::pair{top, squares};
+  };
+  const auto [top_a, sq_a] = spread(evaluation.busy);
+  const auto [top_b, sq_b] = spread(other.evaluation.busy);
+  if (std::abs(top_a - top_b) > 1e-12 * std::max(top_a, top_b)) return top_a < top_b;
+  return sq_a < sq_b * (1 - 1e-12);
+}
+
+CandidateEvaluator::CandidateEvaluator(const StageSource& source, int microbatches, LinkModel links)
+    : source_(source), microbatches_(microbatches), links_(links) {}
+
+PipelineScheme CandidateEvaluator::shape(const PipelineCandidate& candidate) const {
+  PipelineScheme shape;
+  shape.num_microbatches = microbatches_;
+  shape.partition = candidate.partition;
+  shape.placement = candidate.placement;
+  shape.schedule.resize(source_.devices());
+  return shape;
+}
+
+Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate) const {
+  for (std::size_t s = 0; s < candidate.placement.size(); ++s)
+    if (candidate.placement[s] < 0 || candidate.placement[s] >= source_.devices())
+      return make_error("pipeline candidate: stage " + std::to_string(s) + " is placed on device " +
+                        std::to_string(candidate.placement[s]) + " of " + std::to_string(source_.devices()));
+  return source_.costs_of(shape(candidate), "pipeline candidate");
+}
+
+Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const PipelineCandidate& candidate) const {
+  auto costs = this->costs(candidate);
+  if (!costs) return costs.error();
+  auto scheme = pipeline_list_schedule(shape(candidate), costs.value(), candidate.rules);
+  if (!scheme) return scheme.error();
+  return std::pair{std::move(scheme).value(), std::move(costs).value()};
+}
+
+Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& candidate) {
+  auto built = build(candidate);
+  if (!built) return built.error();
+  const auto& [scheme, costs] = built.value();
+  std::pair<std::vector<int>, bool> key{candidate.placement, candidate.rules.split_backward};
+  if (compiled_.size() >= kMaxCompiled && compiled_.count(key) == 0) compiled_.clear();  // placements the search left
+  auto& compiled = compiled_[std::move(key)];
+  if (!compiled) {
+    auto e = PipelineEvaluator::compile(scheme);
+    if (!e) return e.error();
+    compiled = std::make_unique<PipelineEvaluator>(std::move(e).value());
+  }
+  auto ok = compiled->evaluate(scheme, costs, links_, scratch_);
+  if (!ok) return ok.error();
+  ++evaluations_;
+  CandidateResult r;
+  r.evaluation = scratch_;
+  r.iteration_time = scratch_.feasible() ? scratch_.iteration_time : std::numeric_limits<double>::infinity();
+  return r;
+}
+
+}  // namespace gantry

@@ -1,0 +1,73 @@
+#pragma once
+// What the pipeline tuner searches over: a candidate is a partition of the layers into stages, a
+// placement of the stages on devices and the list scheduler's rules that order each device's
+// work. Evaluating one builds its costs (they follow the partition and placement), its orders and
+// simulates them with the evaluator, compiled once per structure and reused.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/pipeline_scheme.hpp"
+#include "sim/pipeline_evaluator.hpp"
+#include "tuner/pipeline/list_scheduler.hpp"
+#include "tuner/pipeline/stage_source.hpp"
+
+namespace gantry {
+
+struct PipelineCandidate {
+  Partition partition;          // stage -> layers (empty for per-stage costs)
+  std::vector<int> placement;   // stage -> device
+  ListScheduleRules rules;
+  bool operator==(const PipelineCandidate& o) const;
+};
+
+// The rules a layout starts from: zero-bubble style (B and W split, W delayed, F first) with
+// 1F1B's activation memory: p - d microbatches on device d for one stage per device, 2p - 1 chunk
+// activations for several (ZB-V's limit).
+ListScheduleRules default_rules(const std::vector<int>& placement, int devices);
+
+// A layout's candidate: `devices` x chunks stages (interleaved, or V for two chunks), the
+// source's partition for them and default_rules.
+Result<PipelineCandidate> layout_candidate(const StageSource& source, const StageLayout& layout);
+
+struct CandidateResult {
+  PipelineEvaluation evaluation;
+  double iteration_time = 0;  // +inf when it deadlocks or does not fit
+  bool feasible() const { return evaluation.feasible(); }
+  // Faster; at an equal time (the critical path did not move), a lighter most-loaded device, then
+  // evener loads: progress across the plateaus where single moves leave the time unchanged.
+  bool better_than(const CandidateResult& other) const;
+};
+
+class CandidateEvaluator {
+ public:
+  CandidateEvaluator(const StageSource& source, int microbatches, LinkModel links = LinkModel::contention);
+
+  // Costs, orders and the simulated result of `candidate`; an error when it is malformed (a
+  // partition that does not cover the layers, a stage on no device...).
+  Result<CandidateResult> evaluate(const PipelineCandidate& candidate);
+  // The stage costs of a candidate's partition and placement.
+  Result<StageCosts> costs(const PipelineCandidate& candidate) const;
+  // The scheme and costs of a candidate (what evaluate simulates).
+  Result<std::pair<PipelineScheme, StageCosts>> build(const PipelineCandidate& candidate) const;
+
+  std::int64_t evaluations() const { return evaluations_; }
+  int microbatches() const { return microbatches_; }
+  const StageSource& source() const { return source_; }
+
+ private:
+  PipelineScheme shape(const PipelineCandidate& candidate) const;  // no orders yet
+
+  const StageSource& source_;
+  int microbatches_;
+  LinkModel links_;
+  std::int64_t evaluations_ = 0;
+  // One compiled structure per (placement, split backward).
+  std::map<std::pair<std::vector<int>, bool>, std::unique_ptr<PipelineEvaluator>> compiled_;
+  PipelineEvaluation scratch_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,149 @@
+#include "tuner/pipeline/pipeline_random_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gantry {
+
+namespace {
+
+int uniform(std::mt19937_64& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+
+// `stages` non-empty ranges of consecutive layers with random cuts.
+Partition random_partition(int layers, int stages, std::mt19937_64& rng) {
+  std::vector<int> cuts(layers - 1);
+  for (int i = 0; i < layers - 1; ++i) cuts[i] = i + 1;
+  std::shuffle(cuts.begin(), cuts.end(), rng);
+  cuts.resize(stages - 1);
+  std::sort(cuts.begin(), cuts.end());
+  Partition p;
+  int first = 0;
+  for (int c : cuts) {
+    p.emplace_back(first, c);
+    first = c;
+  }
+  p.emplace_back(first, layers);
+  return p;
+}
+
+void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng) {
+  for (int& limit : rules.in_flight_limit) limit = uniform(rng, 1, 2 * stages);
+  rules.f_before_b = uniform(rng, 0, 1);
+  rules.delay_w = uniform(rng, 0, 1);
+  rules.split_backward = uniform(rng, 0, 1);
+}
+
+// One random change of `c` (a valid candidate when the source accepts it).
+PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& source, int max_chunks, std::mt19937_64& rng) {
+  PipelineCandidate n = c;
+  const int stages = static_cast<int>(c.placement.size()), devices = source.devices();
+  switch (uniform(rng, 0, 9)) {
+    case 0: case 1: case 2: case 3:  // shift a boundary
+      if (stages > 1 && !n.partition.empty()) {
+        const int k = uniform(rng, 0, stages - 2);
+        if (uniform(rng, 0, 1) && n.partition[k].second - n.partition[k].first > 1) {
+          --n.partition[k].second;
+          --n.partition[k + 1].first;
+        } else if (n.partition[k + 1].second - n.partition[k + 1].first > 1) {
+          ++n.partition[k].second;
+          ++n.partition[k + 1].first;
+        }
+      }
+      break;
+    case 4: {  // swap two devices
+      const int a = uniform(rng, 0, devices - 1), b = uniform(rng, 0, devices - 1);
+      for (int& d : n.placement) d = d == a ? b : d == b ? a : d;
+      std::swap(n.rules.in_flight_limit[a], n.rules.in_flight_limit[b]);
+      break;
+    }
+    case 5: case 6: {  // a device's limit
+      int& limit = n.rules.in_flight_limit[uniform(rng, 0, devices - 1)];
+      limit = std::max(1, limit + (uniform(rng, 0, 1) ? 1 : -1));
+      break;
+    }
+    case 7:  // a rule
+      switch (uniform(rng, 0, 2)) {
+        case 0: n.rules.f_before_b = !n.rules.f_before_b; break;
+        case 1: n.rules.delay_w = !n.rules.delay_w; break;
+        default: n.rules.split_backward = !n.rules.split_backward; break;
+      }
+      break;
+    default: {  // a new random candidate (another layout)
+      auto fresh = random_candidate(source, max_chunks, rng);
+      if (fresh) n = std::move(fresh).value();
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<PipelineCandidate> random_candidate(const StageSource& source, int max_chunks, std::mt19937_64& rng) {
+  const int chunks = uniform(rng, 1, std::max(1, max_chunks));
+  const StageLayout layout{chunks, chunks == 2 && uniform(rng, 0, 1) == 1};
+  auto base = layout_candidate(source, layout);
+  if (!base) return base.error();
+  PipelineCandidate c = std::move(base).value();
+  const int stages = static_cast<int>(c.placement.size());
+  if (!c.partition.empty()) c.partition = random_partition(c.partition.back().second, stages, rng);
+  randomize_rules(c.rules, stages, rng);
+  return c;
+}
+
+Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::int64_t evaluations, int max_chunks,
+                                           std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  PipelineSearchResult out;
+  out.best_result.iteration_time = INFINITY;
+  for (std::int64_t i = 0; i < evaluations; ++i) {
+    auto c = random_candidate(evaluator.source(), max_chunks, rng);
+    if (!c) continue;  // a layout with more stages than layers
+    auto r = evaluator.evaluate(c.value());
+    ++out.evaluations;
+    if (!r) continue;
+    if (out.best.placement.empty() || r.value().iteration_time < out.best_result.iteration_time) {
+      out.best = std::move(c).value();
+      out.best_result = r.value();
+    }
+  }
+  if (out.best.placement.empty()) return make_error("random search: no candidate could be evaluated");
+  return out;
+}
+
+Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const PipelineCandidate& start,
+                                    std::int64_t evaluations, int max_chunks, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto first = evaluator.evaluate(start);
+  if (!first) return first.error();
+  PipelineSearchResult out;
+  out.best = start;
+  out.best_result = first.value();
+  out.evaluations = 1;
+  PipelineCandidate current = start;
+  double current_time = first.value().iteration_time;
+  // From 5% of the start's time down to 0.01% over the run: early on a 5% worse move is taken
+  // about one time in three, at the end practically never.
+  const double scale = std::isfinite(current_time) ? current_time : 1.0;
+  const double t0 = 0.05 * scale, t1 = 1e-4 * scale;
+  std::uniform_real_distribution<double> unit(0, 1);
+  for (std::int64_t i = 1; i < evaluations; ++i) {
+    const double temperature = t0 * std::pow(t1 / t0, static_cast<double>(i) / std::max<std::int64_t>(1, evaluations - 1));
+    PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, rng);
+    auto r = evaluator.evaluate(next);
+    ++out.evaluations;
+    if (!r) continue;
+    const double time = r.value().iteration_time;
+    if (!std::isfinite(time)) continue;
+    if (time < current_time || !std::isfinite(current_time) || unit(rng) < std::exp(-(time - current_time) / temperature)) {
+      current = next;
+      current_time = time;
+    }
+    if (time < out.best_result.iteration_time) {
+      out.best = std::move(next);
+      out.best_result = r.value();
+    }
+  }
+  return out;
+}
+
+}  // namespace gantry

@@ -1,0 +1,230 @@
+#include "tuner/pipeline/pipeline_tuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <numeric>
+
+namespace gantry {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+class Tuner {
+ public:
+  Tuner(CandidateEvaluator& evaluator, const PipelineTuneOptions& options)
+      : evaluator_(evaluator), options_(options), begin_(std::chrono::steady_clock::now()) {}
+
+  Status start(const std::vector<PipelineCandidate>& starts) {
+    if (starts.empty()) return make_error("pipeline tuner: no starting scheme");
+    for (const PipelineCandidate& c : starts) {
+      auto r = evaluator_.evaluate(c);
+      if (!r) return r.error();
+      if (result_.start.placement.empty() || r.value().better_than(result_.start_result)) {
+        result_.start = c;
+        result_.start_result = r.value();
+      }
+    }
+    result_.best = result_.start;
+    result_.best_result = result_.start_result;
+    report("start", 0);
+    return Ok{};
+  }
+
+  PipelineTuneResult run() {
+    for (int pass = 1; pass <= options_.max_passes && !out_of_budget(); ++pass) {
+      const double before = best_time();
+      if (!result_.best.partition.empty()) partition_phase();
+      report("partition", pass);
+      placement_phase();
+      report("placement", pass);
+      schedule_phase();
+      report("schedule", pass);
+      result_.passes = pass;
+      const double after = best_time();
+      if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
+    }
+    result_.evaluations = evaluator_.evaluations();
+    result_.budget_ended = out_of_budget();
+    return std::move(result_);
+  }
+
+ private:
+  double best_time() const { return result_.best_result.iteration_time; }
+
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+  }
+
+  bool out_of_budget() const {
+    return (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds) ||
+           (options_.max_evaluations > 0 && evaluator_.evaluations() >= options_.max_evaluations);
+  }
+
+  void report(const char* phase, int pass) {
+    PipelineTuneProgress p;
+    p.phase = phase;
+    p.pass = pass;
+    p.iteration_time = result_.best_result.evaluation.iteration_time;
+    p.bubble_ratio = result_.best_result.evaluation.bubble_ratio;
+    for (double m : result_.best_result.evaluation.peak_memory) p.peak_memory = std::max(p.peak_memory, m);
+    p.evaluations = evaluator_.evaluations();
+    p.seconds = seconds();
+    result_.history.push_back(p);
+    if (options_.on_progress) options_.on_progress(p);
+  }
+
+  // The best of `moves` from `base`, or false when none is better (CandidateResult::better_than).
+  bool best_of(const std::vector<PipelineCandidate>& moves, PipelineCandidate& base, CandidateResult& base_result) {
+    int chosen = -1;
+    CandidateResult chosen_result = base_result;
+    for (std::size_t i = 0; i < moves.size() && !out_of_budget(); ++i) {
+      auto r = evaluator_.evaluate(moves[i]);
+      if (!r || !r.value().better_than(chosen_result)) continue;  // malformed moves are skipped
+      chosen = static_cast<int>(i);
+      chosen_result = r.value();
+    }
+    if (chosen < 0) return false;
+    base = moves[chosen];
+    base_result = chosen_result;
+    return true;
+  }
+
+  // Steepest descent with `moves_of` until no move helps; returns whether `base` improved.
+  template <typename Moves>
+  bool descend(PipelineCandidate& base, CandidateResult& base_result, Moves moves_of) {
+    bool improved = false;
+    while (!out_of_budget() && best_of(moves_of(base), base, base_result)) improved = true;
+    return improved;
+  }
+
+  // F+B+W of every stage on its device.
+  std::vector<double> stage_loads(const PipelineCandidate& c) const {
+    std::vector<double> load;
+    auto computed = evaluator_.costs(c);
+    if (!computed) return load;
+    const StageCosts& costs = computed.value();
+    for (int s = 0; s < costs.num_stages(); ++s) load.push_back(costs.f[s] + costs.b[s] + costs.w[s]);
+    return load;
+  }
+
+  // Shift each boundary by one layer either way, the boundaries next to the most loaded stages first.
+  std::vector<PipelineCandidate> partition_moves(const PipelineCandidate& c) const {
+    std::vector<PipelineCandidate> moves;
+    const std::vector<double> load = stage_loads(c);
+    const int stages = static_cast<int>(c.partition.size());
+    if (static_cast<int>(load.size()) != stages) return moves;
+    std::vector<int> boundary(std::max(0, stages - 1));
+    std::iota(boundary.begin(), boundary.end(), 0);
+    std::stable_sort(boundary.begin(), boundary.end(), [&](int a, int b) {
+      return std::max(load[a], load[a + 1]) > std::max(load[b], load[b + 1]);
+    });
+    for (int k : boundary) {
+      const auto [first, end] = c.partition[k];
+      const auto [next_first, next_end] = c.partition[k + 1];
+      if (end - first > 1) {  // stage k's last layer to stage k + 1
+        moves.push_back(c);
+        --moves.back().partition[k].second;
+        --moves.back().partition[k + 1].first;
+      }
+      if (next_end - next_first > 1) {  // stage k + 1's first layer to stage k
+        moves.push_back(c);
+        ++moves.back().partition[k].second;
+        ++moves.back().partition[k + 1].first;
+      }
+    }
+    return moves;
+  }
+
+  void partition_phase() {
+    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return partition_moves(c); });
+  }
+
+  // Swap every pair of devices (all their stages), and the devices of neighbouring stages.
+  std::vector<PipelineCandidate> device_moves(const PipelineCandidate& c) const {
+    std::vector<PipelineCandidate> moves;
+    const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
+    for (int a = 0; a < devices; ++a)
+      for (int b = a + 1; b < devices; ++b) {
+        PipelineCandidate m = c;
+        for (int& d : m.placement) d = d == a ? b : d == b ? a : d;
+        std::swap(m.rules.in_flight_limit[a], m.rules.in_flight_limit[b]);
+        moves.push_back(std::move(m));
+      }
+    for (int k = 0; k + 1 < stages; ++k)
+      if (c.placement[k] != c.placement[k + 1]) {
+        moves.push_back(c);
+        std::swap(moves.back().placement[k], moves.back().placement[k + 1]);
+      }
+    return moves;
+  }
+
+  // A layout is tried as a whole: its balanced partition, then its own partition and schedule
+  // descents, kept when the result beats the best.
+  void placement_phase() {
+    const int devices = evaluator_.source().devices();
+    for (int chunks = 1; chunks <= options_.max_chunks && !out_of_budget(); ++chunks)
+      for (bool v_shape : {false, true}) {
+        if (v_shape && chunks != 2) continue;
+        const StageLayout layout{chunks, v_shape};
+        if (stage_placement(devices, layout) == result_.best.placement) continue;
+        auto start = layout_candidate(evaluator_.source(), layout);
+        if (!start) continue;  // e.g. fewer layers than stages
+        PipelineCandidate c = std::move(start).value();
+        auto r = evaluator_.evaluate(c);
+        if (!r) continue;
+        CandidateResult cr = r.value();
+        if (!c.partition.empty())
+          descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x); });
+        descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
+        if (cr.better_than(result_.best_result)) {
+          result_.best = std::move(c);
+          result_.best_result = cr;
+        }
+      }
+    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return device_moves(c); });
+  }
+
+  std::vector<PipelineCandidate> schedule_moves(const PipelineCandidate& c) const {
+    std::vector<PipelineCandidate> moves;
+    auto add = [&](auto change) {
+      moves.push_back(c);
+      change(moves.back().rules);
+    };
+    if (!c.rules.respect_memory) add([](ListScheduleRules& r) { r.respect_memory = true; });
+    add([](ListScheduleRules& r) { r.f_before_b = !r.f_before_b; });
+    add([](ListScheduleRules& r) { r.delay_w = !r.delay_w; });
+    add([](ListScheduleRules& r) { r.split_backward = !r.split_backward; });
+    const int devices = static_cast<int>(c.rules.in_flight_limit.size());
+    add([](ListScheduleRules& r) { for (int& l : r.in_flight_limit) ++l; });
+    if (*std::min_element(c.rules.in_flight_limit.begin(), c.rules.in_flight_limit.end()) > 1)
+      add([](ListScheduleRules& r) { for (int& l : r.in_flight_limit) --l; });
+    for (int d = 0; d < devices; ++d) {
+      add([d](ListScheduleRules& r) { ++r.in_flight_limit[d]; });
+      if (c.rules.in_flight_limit[d] > 1) add([d](ListScheduleRules& r) { --r.in_flight_limit[d]; });
+    }
+    return moves;
+  }
+
+  void schedule_phase() {
+    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return schedule_moves(c); });
+  }
+
+  CandidateEvaluator& evaluator_;
+  const PipelineTuneOptions& options_;
+  std::chrono::steady_clock::time_point begin_;
+  PipelineTuneResult result_;
+};
+
+}  // namespace
+
+Result<PipelineTuneResult> tune_pipeline(CandidateEvaluator& evaluator, const std::vector<PipelineCandidate>& starts,
+                                         const PipelineTuneOptions& options) {
+  Tuner tuner(evaluator, options);
+  auto ok = tuner.start(starts);
+  if (!ok) return ok.error();
+  return tuner.run();
+}
+
+}  // namespace gantry

@@ -1,0 +1,55 @@
+#pragma once
+// The bubble-aware co-tuner of partition, placement and schedule (OctoPipe's iterative tuner).
+// From the best of its starting candidates it repeats three phases; every move is simulated and
+// kept only when the iteration time drops with every device within its memory limit:
+//   1. partition: shift the boundary between two neighbouring stages by one layer, the boundaries
+//      of the most loaded stages first (stage imbalance is the main source of bubbles);
+//   2. placement: scatter stages (more, finer virtual stages: interleaved and V layouts, each
+//      with its own balanced partition, then its partition phase) and swap the devices of two
+//      stages (non-contiguous maps; on mixed clusters, heavy stages on fast devices);
+//   3. schedule: the list scheduler's rules, i.e. warm-up depth per device (more F before the first
+//      B fills warm-up bubbles and costs memory), F or B first, W delayed into bubbles or run at
+//      once, split or fused backward.
+// Memory safety comes from the list scheduler: an F that would exceed a device's limit waits and
+// pending W (which free memory) run first; a candidate still over the limit is rejected.
+// It stops when a full pass gains less than `min_gain` or the budget ends.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tuner/pipeline/pipeline_candidate.hpp"
+
+namespace gantry {
+
+struct PipelineTuneProgress {
+  std::string phase;  // "start", "partition", "placement", "schedule"
+  int pass = 0;
+  double iteration_time = 0, bubble_ratio = 0, peak_memory = 0;  // of the best so far (peak: largest device's)
+  std::int64_t evaluations = 0;
+  double seconds = 0;
+};
+
+struct PipelineTuneOptions {
+  double min_gain = 0.001;           // a pass gaining less (relative) ends the tuning
+  double budget_seconds = 0;         // 0: none
+  std::int64_t max_evaluations = 0;  // 0: none
+  int max_chunks = 4;                // virtual stages per device the placement phase tries
+  int max_passes = 20;
+  std::function<void(const PipelineTuneProgress&)> on_progress;
+};
+
+struct PipelineTuneResult {
+  PipelineCandidate start, best;
+  CandidateResult start_result, best_result;
+  std::vector<PipelineTuneProgress> history;  // one entry per phase of every pass
+  std::int64_t evaluations = 0;
+  int passes = 0;
+  bool budget_ended = false;
+};
+
+// Tunes from the best of `starts` (at least one, each evaluable).
+Result<PipelineTuneResult> tune_pipeline(CandidateEvaluator& evaluator, const std::vector<PipelineCandidate>& starts,
+                                         const PipelineTuneOptions& options = {});
+
+}  // namespace gantry

@@ -22,7 +22,8 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
 ListScheduleRules default_rules(const std::vector<int>& placement, int devices) {
   const int stages = static_cast<int>(placement.size());
   ListScheduleRules rules;
-  for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(stages == devices ? devices - d : 2 * devices - 1);
+  // Chunk activations are 1/chunks of a microbatch's: the same memory admits chunks x as many.
+  for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(stages == devices ? devices - d : stages - 1);
   return rules;
 }
 
@@ -102,6 +103,51 @@ Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& ca
   r.evaluation = scratch_;
   r.iteration_time = scratch_.feasible() ? scratch_.iteration_time : std::numeric_limits<double>::infinity();
   return r;
+}
+
+namespace {
+
+// (most loaded device, sum of squared device loads) of a candidate's costs.
+std::pair<double, double> device_load_key(const StageCosts& costs, const std::vector<int>& placement, int devices) {
+  std::vector<double> load(devices, 0.0);
+  for (int s = 0; s < costs.num_stages(); ++s) load[placement[s]] += costs.f[s] + costs.b[s] + costs.w[s];
+  double top = 0, squares = 0;
+  for (double l : load) {
+    top = std::max(top, l);
+    squares += l * l;
+  }
+  return {top, squares};
+}
+
+}  // namespace
+
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c) {
+  const int devices = evaluator.source().devices(), stages = static_cast<int>(c.partition.size());
+  auto costs = evaluator.costs(c);
+  if (!costs || stages < 2) return c;
+  auto key = device_load_key(costs.value(), c.placement, devices);
+  for (bool moved = true; moved;) {
+    moved = false;
+    PipelineCandidate best = c;
+    for (int k = 0; k + 1 < stages; ++k)
+      for (int direction : {-1, 1}) {  // -1: stage k's last layer to k + 1; +1: k + 1's first layer to k
+        PipelineCandidate m = c;
+        m.partition[k].second += direction;
+        m.partition[k + 1].first += direction;
+        if (m.partition[k].second <= m.partition[k].first || m.partition[k + 1].second <= m.partition[k + 1].first)
+          continue;
+        auto mc = evaluator.costs(m);
+        if (!mc) continue;
+        const auto mk = device_load_key(mc.value(), m.placement, devices);
+        if (mk.first < key.first * (1 - 1e-12) || (mk.first <= key.first && mk.second < key.second * (1 - 1e-12))) {
+          key = mk;
+          best = std::move(m);
+          moved = true;
+        }
+      }
+    c = std::move(best);
+  }
+  return c;
 }
 
 }  // namespace gantry

@@ -25,8 +25,8 @@ struct PipelineCandidate {
 };
 
 // The rules a layout starts from: zero-bubble style (B and W split, W delayed, F first) with
-// 1F1B's activation memory: p - d microbatches on device d for one stage per device, 2p - 1 chunk
-// activations for several (ZB-V's limit).
+// 1F1B's activation memory: p - d microbatches on device d for one stage per device, stages - 1
+// chunk activations for several (ZB-V's 2p - 1 for two).
 ListScheduleRules default_rules(const std::vector<int>& placement, int devices);
 
 // A layout's candidate: `devices` x chunks stages (interleaved, or V for two chunks), the
@@ -69,5 +69,11 @@ class CandidateEvaluator {
   std::map<std::pair<std::vector<int>, bool>, std::unique_ptr<PipelineEvaluator>> compiled_;
   PipelineEvaluation scratch_;
 };
+
+// `candidate` with its stage boundaries shifted, one layer at a time, until no shift lowers the
+// most loaded device's F+B+W (then the sum of squared device loads): with several stages per
+// device a device's load is the sum of its stages, which stage-level balance leaves uneven.
+// Arithmetic on the costs only, no simulation. Per-stage costs (no partition) come back as given.
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate candidate);
 
 }  // namespace gantry

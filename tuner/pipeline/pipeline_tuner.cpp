@@ -171,13 +171,17 @@ class Tuner {
         if (stage_placement(devices, layout) == result_.best.placement) continue;
         auto start = layout_candidate(evaluator_.source(), layout);
         if (!start) continue;  // e.g. fewer layers than stages
-        PipelineCandidate c = std::move(start).value();
+        PipelineCandidate c = balance_device_loads(evaluator_, std::move(start).value());
         auto r = evaluator_.evaluate(c);
         if (!r) continue;
         CandidateResult cr = r.value();
-        if (!c.partition.empty())
-          descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x); });
-        descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
+        // Partition and schedule in turn until neither helps (each changes what the other sees).
+        for (int round = 0; round < 4; ++round) {
+          const bool partitioned =
+              !c.partition.empty() && descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x); });
+          const bool scheduled = descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
+          if (!partitioned && !scheduled) break;
+        }
         if (cr.better_than(result_.best_result)) {
           result_.best = std::move(c);
           result_.best_result = cr;
@@ -200,9 +204,18 @@ class Tuner {
     add([](ListScheduleRules& r) { for (int& l : r.in_flight_limit) ++l; });
     if (*std::min_element(c.rules.in_flight_limit.begin(), c.rules.in_flight_limit.end()) > 1)
       add([](ListScheduleRules& r) { for (int& l : r.in_flight_limit) --l; });
+    // Each device's warm-up depth a step, two, four and eight away, halved and doubled: the best
+    // depth of one device is seldom a single step away once the others have moved.
+    const int deepest = 2 * static_cast<int>(c.placement.size());
     for (int d = 0; d < devices; ++d) {
-      add([d](ListScheduleRules& r) { ++r.in_flight_limit[d]; });
-      if (c.rules.in_flight_limit[d] > 1) add([d](ListScheduleRules& r) { --r.in_flight_limit[d]; });
+      const int now = c.rules.in_flight_limit[d];
+      std::vector<int> depths = {now / 2, 2 * now};
+      for (int step : {1, 2, 4, 8}) depths.insert(depths.end(), {now - step, now + step});
+      std::sort(depths.begin(), depths.end());
+      depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
+      for (int limit : depths)
+        if (limit >= 1 && limit != now && limit <= std::max(deepest, now + 1))
+          add([d, limit](ListScheduleRules& r) { r.in_flight_limit[d] = limit; });
     }
     return moves;
   }

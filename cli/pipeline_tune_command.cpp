@@ -242,11 +242,15 @@ void run_tune(const TuneArgs& targs) {
                           {"blocking_progresses", blocking.progresses}, {"scheme", describe(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
-                        {"budget_ended", t.budget_ended}, {"baselines", nlohmann::json::array()}};
+                        {"budget_ended", t.budget_ended}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
+                        {"baselines", nlohmann::json::array()}};
     for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
       for (const Row& row : *list)
       j["baselines"].push_back({{"scheme", row.name}, {"runs", row.runs()},
                                 {"iteration_time", row.runs() ? row.result.iteration_time : 0.0},
+                                {"bubble_ratio", row.runs() ? row.result.bubble_ratio : 0.0},
+                                {"overlap_ratio", row.runs() ? row.result.overlap_ratio : 0.0},
+                                {"out_of_memory", row.result.out_of_memory},
                                 {"error", row.error.empty() ? row.result.error : row.error}});
     std::cout << j.dump(2) << "\n";
     return;

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The pipeline co-tuner against its baselines on the issue's models (p = 8 stages, 32 microbatches,
+# sequence 4096, the devices' memory) and on others: per case, 1F1B on a uniform partition (the
+# reference), the best baseline schedule x partition, random search and annealing with the tuner's
+# evaluations, the tuned scheme, the lower bound (work / devices), the tuner's wall time, and
+# bubble and overlap before (1F1B / uniform) and after. Then per-stage cost files against the
+# zero-bubble paper's closed forms. One run each, simulated; needs python3.
+#   usage: bench/pipeline-tune.sh [GANTRY]
+set -euo pipefail
+gantry=${1:-./build/gantry}
+files=$(mktemp -d)
+trap 'rm -rf "$files"' EXIT
+
+report() {  # label, then the JSON of `gantry pipeline tune -f json` on stdin
+  python3 -c '
+import json, sys
+label = sys.argv[1]
+j = json.load(sys.stdin)
+t = j["tuned"]
+rows = {b["scheme"]: b for b in j["baselines"]}
+ref = j["reference_1f1b_uniform"]
+ref_row = rows.get("1f1b / uniform", rows.get("1f1b"))
+fixed = [b for b in j["baselines"] if b["runs"] and not b["scheme"].startswith(("random", "annealing"))]
+best = min(fixed, key=lambda b: b["iteration_time"]) if fixed else None
+def search(prefix):
+    for b in j["baselines"]:
+        if b["scheme"].startswith(prefix):
+            return "%.3f" % b["iteration_time"] if b["runs"] else "OOM"
+    return "-"
+ok = t["completed"] and not t["out_of_memory"]
+T = t["iteration_time"]
+print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
+    label, ref, "" if j["reference_fits"] else "*",
+    ("%s %.3f" % (best["scheme"], best["iteration_time"])) if best else "-",
+    search("random"), search("annealing"), "%.3f" % T if ok else "none",
+    "%.3fx" % (ref / T) if ok else "-", "%.3fx" % (best["iteration_time"] / T) if ok and best else "-",
+    j["lower_bound"], "%.1f%%" % (100 * (T / j["lower_bound"] - 1)) if ok else "-", j["evaluations"], j["seconds"],
+    100 * (ref_row["bubble_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["bubble_ratio"],
+    100 * (ref_row["overlap_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["overlap_ratio"]))
+' "$1"
+}
+
+printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %6s %6s  %-16s  %s\n" case 1f1b/unif "best baseline" random anneal tuned \
+  vs1f1b vsbest bound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
+while read -r label args; do
+  # shellcheck disable=SC2086
+  "$gantry" pipeline tune $args --search-baselines -f json | report "$label"
+done <<'EOF'
+nemotron-h-8b/8xH100 --model nemotron-h-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+llama-3-8b/8xH100 --model llama-3-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+jamba-v0.1/8xH200 --model jamba-v0.1 --cluster 8xH200-nvswitch --pp 8 --microbatches 32
+mixtral-8x7b/8xH200 --model mixtral-8x7b --cluster 8xH200-nvswitch --pp 8 --microbatches 32
+llama-3-8b/4xH100+4xA100 --model llama-3-8b --cluster 4xH100+4xA100-ib --pp 8 --microbatches 32
+nemotron-h-8b/8xH100,m=64 --model nemotron-h-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 64
+llama-3-8b/2x8xH100,p=16,m=64 --model llama-3-8b --cluster 2x8xH100-ib --pp 16 --microbatches 64
+nemotron-h-47b/2x8xH100,p=16,m=64 --model nemotron-h-47b --cluster 2x8xH100-ib --pp 16 --microbatches 64
+EOF
+echo "(* 1F1B on a uniform partition does not fit in memory: its time as if it did)"
+
+# Per-stage costs: identical stages (F = B = W = 1, no transfer time), p = 8, m = 32, memory for
+# 1F1B's p activations and for ZB-H2's 2p - 1. The paper's makespans: ZB-H1 m(F+B+W) + (p-1)(F+B-W)
+# = 103; ZB-H2 fills the bubble but device p-1 still idles (p-1)F before its first F: >= 103.
+echo
+printf "%-40s %10s %10s %10s\n" "stage file" "ZB-H1" "ZB-H2" tuned
+for mem in 80 150; do
+  cat >"$files/uniform.json" <<EOF
+{"n_stages": 8, "n_micro": 32, "cost_f": 1, "cost_b": 1, "cost_w": 1, "cost_comm": 0,
+ "mem_f": 10, "mem_b": -8, "mem_w": -2, "max_mem": $mem}
+EOF
+  tuned=$("$gantry" pipeline tune --stages "$files/uniform.json" -f json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["tuned"]["iteration_time"])')
+  printf "%-40s %10s %10s %10s\n" "uniform p=8 m=32 max_mem=$mem" 103 ">=103" "$tuned"
+done
+zb=$("$gantry" pipeline tune --stages configs/pipelines/zb-example.json -f json | python3 -c '
+import json,sys; j=json.load(sys.stdin); z={b["scheme"]: b for b in j["baselines"]}
+print("%.5f %.5f %.5f" % (z["zb"]["iteration_time"], z["zbv"]["iteration_time"] if z["zbv"]["runs"] else float("nan"), j["tuned"]["iteration_time"]))')
+read -r h1 v tuned <<<"$zb"
+printf "%-40s %10s %10s %10s   (our zb and zbv constructions)\n" "configs/pipelines/zb-example.json" "$h1" "$v" "$tuned"

@@ -88,7 +88,7 @@ Result<ResimulateReport> resimulate_stale(Store& store) {
   if (!list) return list.error();
   ResimulateReport report;
   for (const ScheduleRecord& r : list.value()) {
-    if (r.model_version >= kModelVersion) continue;
+    if (r.is_pipeline() || r.model_version >= kModelVersion) continue;  // pipelines: their own version
     ++report.stale;
     auto done = resimulate_one(store, r);
     if (!done) {

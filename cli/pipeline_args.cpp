@@ -5,7 +5,9 @@
 #include <sstream>
 
 #include "core/json_util.hpp"
+#include "sim/runtime_fingerprint.hpp"
 #include "workloads/model_catalog.hpp"
+#include "workloads/pipeline_fingerprint.hpp"
 #include "workloads/pipeline_stages.hpp"
 #include "workloads/vidur_profile.hpp"
 
@@ -91,15 +93,20 @@ PipelineSource model_source(const PipelineArgs& args, const PipelineScheme* sche
   source.tokens_per_microbatch = static_cast<double>(args.seq * args.microbatch_size);
   for (int d = 0; d < p; ++d) source.peak_flops.push_back(cluster.value().device(d).peak_flops);
   source.has_layers = true;
+  source.problem_label = label + " (" + std::to_string(layers.value().size()) + " layers) on " + cluster.value().name() +
+                         ", pp " + std::to_string(p);
   source.description = label + " (" + std::to_string(layers.value().size()) + " layers) on " + cluster.value().name() +
                        ", pp " + std::to_string(p) + ", " +
                        (scheme ? "partition from " + args.scheme_file : args.partition + " partition");
+  const double mem_limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
+  source.problem = pipeline_fingerprint(layers.value(), model_options, p, source.microbatches, mem_limit);
+  source.runtime = pipeline_runtime_fingerprint(&cluster.value(), pipeline_links(args));
+  source.cluster_name = cluster.value().name();
   LayerModel model;
   model.params = layer_params(layers.value());
   for (int d = 0; d < p; ++d) model.time.push_back(layer_times(layers.value(), cluster.value().device(d), model_options));
   model.stage_costs = stage_cost_function(std::move(layers).value(), std::move(cluster).value(), model_options);
-  source.stages = model_stage_source(std::move(model), p, method.value(),
-                                     args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit));
+  source.stages = model_stage_source(std::move(model), p, method.value(), mem_limit);
   return source;
 }
 
@@ -115,7 +122,11 @@ PipelineSource file_source(const PipelineArgs& args, const PipelineScheme* schem
   source.microbatches = args.microbatches_given ? args.microbatches : scheme ? scheme->num_microbatches : micro;
   source.microbatches_input = args.microbatches_given ? "--microbatches" : args.stages_file + ": n_micro";
   source.description = std::to_string(costs.num_stages()) + " stages from " + args.stages_file;
-  source.stages = stage_file_source(std::move(costs), args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit));
+  source.problem_label = source.description;
+  const double mem_limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
+  source.problem = pipeline_fingerprint(costs, source.microbatches, mem_limit);
+  source.runtime = pipeline_runtime_fingerprint(nullptr, pipeline_links(args));
+  source.stages = stage_file_source(std::move(costs), mem_limit);
   return source;
 }
 
@@ -130,11 +141,25 @@ void check_flags(const PipelineArgs& args) {
 }
 
 
+LinkModel pipeline_links(const PipelineArgs& args) {
+  return args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+}
+
 PipelineSource pipeline_source(const PipelineArgs& args, const PipelineScheme* scheme) {
   return args.stages_file.empty() ? model_source(args, scheme) : file_source(args, scheme);
 }
 
 void add_pipeline_options(CLI::App& cmd, PipelineArgs& args) {
+  add_pipeline_model_options(cmd, args);
+  cmd.add_option("--cluster", args.cluster, "cluster preset or YAML file (with --model / --hf-config)")->capture_default_str();
+  cmd.add_option("--partition", args.partition, "uniform (layer count), params (parameter-balanced) or compute (min-max time)")
+      ->check(CLI::IsMember({"uniform", "params", "compute"}))
+      ->capture_default_str();
+  cmd.add_option("--links", args.links, "contention (one transfer at a time per device pair) or unlimited")
+      ->check(CLI::IsMember({"contention", "unlimited"}));
+}
+
+void add_pipeline_model_options(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--model", args.model, "catalog model (see `gantry models`)");
   cmd.add_option("--hf-config", args.hf_config, "a Hugging Face config.json of a Llama, Mixtral, Jamba or Nemotron-H model");
   cmd.add_option("--profile", args.profile,
@@ -142,19 +167,17 @@ void add_pipeline_options(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--stages", args.stages_file,
                  "per-stage costs instead of a model: zero-bubble GraphConfig JSON (n_stages, n_micro, cost_f, cost_b, "
                  "cost_w, cost_comm, mem_f, mem_b, mem_w, max_mem)");
-  cmd.add_option("--cluster", args.cluster, "cluster preset or YAML file (with --model / --hf-config)")->capture_default_str();
   cmd.add_option("--pp", args.pp, "pipeline degree (default: every device of the cluster)");
   cmd.add_option("--microbatches", args.microbatches, "microbatches per iteration (default: 2 x pp, or the file's n_micro)");
   cmd.add_option("--microbatch-size", args.microbatch_size, "sequences per microbatch")->capture_default_str();
   cmd.add_option("--seq", args.seq, "sequence length")->capture_default_str();
-  cmd.add_option("--partition", args.partition, "uniform (layer count), params (parameter-balanced) or compute (min-max time)")
-      ->check(CLI::IsMember({"uniform", "params", "compute"}))
-      ->capture_default_str();
   cmd.add_option("--efficiency", args.efficiency,
                  "achieved fraction of peak FLOP/s per layer type, e.g. attention=0.5,mlp=0.65 (defaults: docs/models.md)");
   cmd.add_option("--mem-limit", args.mem_limit, "memory limit per device, e.g. 80GiB (default: device memory or the file's max_mem)");
-  cmd.add_option("--links", args.links, "contention (one transfer at a time per device pair) or unlimited")
-      ->check(CLI::IsMember({"contention", "unlimited"}));
+}
+
+bool names_pipeline(const PipelineArgs& args) {
+  return !args.model.empty() || !args.hf_config.empty() || !args.stages_file.empty();
 }
 
 void note_given(CLI::App& cmd, PipelineArgs& args) {

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "cli/cli_common.hpp"
+#include "core/fingerprint.hpp"
 #include "core/pipeline_scheme.hpp"
+#include "sim/sim_options.hpp"
 #include "tuner/pipeline/stage_source.hpp"
 
 namespace gantry::cli {
@@ -34,7 +36,14 @@ struct PipelineSource {
   std::vector<double> peak_flops;  // per pipeline device
   std::string description;
   bool has_layers = false;         // a model (partitions can change), not a stage file
+  // Where its best is stored: the problem (model or stage costs, pipeline degree, microbatches,
+  // memory limit) and the runtime (cluster, links, pipeline model version).
+  Fingerprint problem, runtime;
+  std::string cluster_name;        // empty for a stage file
+  std::string problem_label;       // the model or file, cluster and pipeline degree (no partition)
 };
+
+LinkModel pipeline_links(const PipelineArgs& args);
 
 // "80GiB", "512MiB", "8e10": a memory size > 0.
 double parse_bytes(const std::string& text);
@@ -51,6 +60,10 @@ void check_flags(const PipelineArgs& args);
 
 // The model, cluster and cost flags every pipeline verb takes.
 void add_pipeline_options(CLI::App& cmd, PipelineArgs& args);
+// Those without --cluster, --partition and --links (for verbs that have their own, like query).
+void add_pipeline_model_options(CLI::App& cmd, PipelineArgs& args);
+// Whether the flags name a pipeline problem (--model, --hf-config or --stages).
+bool names_pipeline(const PipelineArgs& args);
 // Which numbers were given on the command line (a given 0 or -5 is an error, not the default).
 void note_given(CLI::App& cmd, PipelineArgs& args);
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
@@ -12,12 +13,15 @@
 #include "cli/pipeline_args.hpp"
 #include "cli/text_table.hpp"
 #include "core/json_util.hpp"
+#include "core/unix_time.hpp"
 #include "sim/blocking_deadlock.hpp"
+#include "sim/model_version.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "sim/timeline_export.hpp"
 #include "tuner/pipeline/pipeline_random_search.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
 #include "tuner/pipeline/schedule_registry.hpp"
+#include "storage/store.hpp"
 
 namespace gantry::cli {
 
@@ -31,6 +35,8 @@ struct TuneArgs {
   double min_gain = 0.001;
   bool search_baselines = false;
   std::uint64_t seed = 1;
+  std::string data;  // the store (empty with --no-store)
+  bool no_store = false;
 };
 
 struct Row {
@@ -146,6 +152,47 @@ void append_search_baselines(const TuneArgs& targs, const PipelineSource& source
                             targs.pipeline, source));
 }
 
+// The stored best of this problem on this runtime, as a starting candidate (a second run resumes
+// from it); nothing when there is none or it cannot be read.
+std::optional<std::pair<PipelineCandidate, double>> stored_start(Store& store, const PipelineSource& source) {
+  auto best = store.best(source.problem, source.runtime);
+  if (!best) throw CliError(best.error().message);
+  if (!best.value() || !best.value()->is_pipeline() || best.value()->model_version != kPipelineModelVersion) return {};
+  auto candidate = candidate_from_json(best.value()->candidate, "the stored best in " + store.path());
+  if (!candidate) {
+    std::cerr << "gantry: " << candidate.error().message << "; starting afresh\n";
+    return {};
+  }
+  return std::pair{std::move(candidate).value(), best.value()->makespan};
+}
+
+// Stores the tuned scheme as the problem's best when it beats the stored one; says which.
+void store_best(Store& store, const PipelineSource& source, const PipelineTuneResult& tuned, const PipelineScheme& scheme,
+                const PipelineResult& r, double lower_bound, bool text) {
+  ScheduleRecord record;
+  record.graph = source.problem;
+  record.cluster = source.runtime;
+  record.graph_label = "pipeline: " + source.problem_label + ", " + std::to_string(source.microbatches) + " microbatches";
+  record.cluster_name = source.cluster_name.empty() ? "(stage costs)" : source.cluster_name;
+  record.method = "pipeline-tune";
+  record.sim = "pipeline";
+  record.unit = "s";
+  record.makespan = r.iteration_time;
+  record.lower_bound = lower_bound;
+  record.found_at = unix_now();
+  record.evaluations = tuned.evaluations;
+  record.model_version = kPipelineModelVersion;
+  record.scheme = scheme_to_json(scheme, -1);
+  record.candidate = candidate_to_json(tuned.best);
+  auto stored = store.put_if_better(record);
+  if (!stored) throw CliError(stored.error().message);
+  if (text)
+    std::cout << "  store " << store.path() << ": "
+              << (stored.value() ? "stored as the best (query it with `gantry query best` and the same flags)"
+                                 : "its stored best is at least as fast")
+              << "\n";
+}
+
 void run_tune(const TuneArgs& targs) {
   const PipelineArgs& args = targs.pipeline;
   check_flags(args);
@@ -187,6 +234,16 @@ void run_tune(const TuneArgs& targs) {
     if (c) starts.push_back(std::move(c).value());
   }
   if (starts.empty()) throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
+  std::unique_ptr<Store> store;
+  if (!targs.no_store) {
+    auto opened = Store::open(targs.data);
+    if (!opened) throw CliError(opened.error().message);
+    store = std::move(opened).value();
+    if (auto resume = stored_start(*store, source)) {
+      if (text) std::cout << "resuming from the stored best: " << format_time(resume->second, "s") << "\n";
+      starts.push_back(std::move(resume->first));
+    }
+  }
   PipelineTuneOptions options;
   options.budget_seconds = budget;
   options.max_evaluations = targs.max_evaluations;
@@ -194,13 +251,16 @@ void run_tune(const TuneArgs& targs) {
   options.min_gain = targs.min_gain;
   if (text) {
     std::cout << "tuning (each phase: the best so far)\n";
-    std::printf("  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble", "peak memory", "evaluations",
-                "time");
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
+                  "peak memory", "evaluations", "time");
+    std::cout << line;
     options.on_progress = [](const PipelineTuneProgress& p) {
-      std::printf("  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
-                  format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
-                  static_cast<long long>(p.evaluations), p.seconds);
-      std::fflush(stdout);
+      char row[160];
+      std::snprintf(row, sizeof row, "  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
+                    format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
+                    static_cast<long long>(p.evaluations), p.seconds);
+      std::cout << row << std::flush;
     };
   }
   auto tuned = tune_pipeline(evaluator, starts, options);
@@ -215,6 +275,7 @@ void run_tune(const TuneArgs& targs) {
   const BlockingCheck blocking = check_blocking_order(scheme);
   std::vector<Row> searched;
   if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
+  const bool fits = r.completed && !r.out_of_memory;
 
   double work = 0;
   for (int s = 0; s < costs.num_stages(); ++s) work += costs.f[s] + costs.b[s] + costs.w[s];
@@ -232,8 +293,8 @@ void run_tune(const TuneArgs& targs) {
     for (const PipeTask& task : r.compiled.task_of) labels.group_of.push_back(static_cast<int>(task.op));
     write_timeline_files(args.out, r.compiled.graph, r.sim, labels);
   }
-  const bool fits = r.completed && !r.out_of_memory;
   if (!text) {
+    if (store && fits) store_best(*store, source, t, scheme, r, lower_bound, false);
     nlohmann::json j = {{"tuned",
                          {{"iteration_time", r.iteration_time}, {"bubble_ratio", r.bubble_ratio},
                           {"peak_memory", r.peak_memory}, {"overlap_ratio", r.overlap_ratio},
@@ -278,6 +339,7 @@ void run_tune(const TuneArgs& targs) {
     std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
   }
   std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
+  if (store && fits) store_best(*store, source, t, scheme, r, lower_bound, true);
 }
 
 }  // namespace
@@ -298,6 +360,10 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   cmd->add_flag("--search-baselines", args->search_baselines,
                "also run random search and simulated annealing with as many evaluations as the tuner took");
   cmd->add_option("--seed", args->seed, "seed of the search baselines")->capture_default_str();
+  args->data = default_data_dir();
+  cmd->add_option("--data", args->data, "data directory: the best scheme is stored there and a second run resumes "
+                                        "from it (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
   cmd->add_option("--schedules", args->pipeline.schedules, "baselines to compare (a comma list)")
       ->delimiter(',')
       ->capture_default_str();

@@ -8,12 +8,15 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
+#include "cli/pipeline_args.hpp"
 #include "cli/schedule_source.hpp"
 #include "cli/text_table.hpp"
 #include "core/hex.hpp"
+#include "core/pipeline_scheme.hpp"
 #include "core/placement.hpp"
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
+#include "tuner/pipeline/pipeline_candidate.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -26,6 +29,8 @@ struct QueryArgs {
   OutputArgs out;
   std::string data, fingerprint;
   RemoteArgs remote;  // ask a coordinator instead of the local store
+  PipelineArgs pipeline;       // --model ...: a pipeline scheme's best (`gantry pipeline tune`)
+  bool cluster_given = false;  // else a pipeline's cluster is pipeline tune's default
 };
 
 std::unique_ptr<ScheduleSource> open_source(const QueryArgs& args) {
@@ -77,6 +82,14 @@ std::pair<Fingerprint, Fingerprint> fingerprint_key(ScheduleSource& source, cons
 std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryArgs& args,
                                            std::vector<std::pair<int, Fingerprint>>* older = nullptr) {
   if (!args.fingerprint.empty()) return fingerprint_key(source, args.fingerprint);
+  if (names_pipeline(args.pipeline)) {  // computed as `gantry pipeline tune` computes it
+    PipelineArgs pipeline = args.pipeline;
+    if (args.cluster_given) pipeline.cluster = args.problem.cluster;
+    pipeline.links = args.sim.links;
+    check_flags(pipeline);
+    const PipelineSource problem = pipeline_source(pipeline, nullptr);
+    return {problem.problem, problem.runtime};
+  }
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
   if (older)
@@ -84,11 +97,15 @@ std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryAr
   return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options)};
 }
 
-bool is_stale(const ScheduleRecord& r) { return r.model_version < kModelVersion; }
+int current_version(const ScheduleRecord& r) { return r.is_pipeline() ? kPipelineModelVersion : kModelVersion; }
+
+bool is_stale(const ScheduleRecord& r) { return r.model_version < current_version(r); }
 
 std::string stale_note(const ScheduleRecord& r) {
   return "stale: computed by simulator model version " + std::to_string(r.model_version) + ", this gantry has " +
-         std::to_string(kModelVersion) + " (`gantry db resimulate` recomputes it)";
+         std::to_string(current_version(r)) +
+         (r.is_pipeline() ? " (`gantry pipeline tune` with the same flags finds a current one)"
+                          : " (`gantry db resimulate` recomputes it)");
 }
 
 nlohmann::json record_json(const ScheduleRecord& r) {
@@ -99,6 +116,18 @@ nlohmann::json record_json(const ScheduleRecord& r) {
           {"placement", r.placement.device}};
 }
 
+// A pipeline best: the record with its scheme and the candidate that builds it.
+nlohmann::json best_json(const ScheduleRecord& r) {
+  nlohmann::json j = record_json(r);
+  if (r.is_pipeline()) {
+    j.erase("placement");
+    j["iteration_time"] = r.makespan;
+    j["scheme"] = nlohmann::json::parse(r.scheme, nullptr, false);
+    j["candidate"] = nlohmann::json::parse(r.candidate, nullptr, false);
+  }
+  return j;
+}
+
 ScheduleRecord require_best(ScheduleSource& source, const std::pair<Fingerprint, Fingerprint>& key,
                             const std::vector<std::pair<int, Fingerprint>>& older = {}) {
   if (auto best = source.best(key.first, key.second)) return *best;
@@ -107,8 +136,9 @@ ScheduleRecord require_best(ScheduleSource& source, const std::pair<Fingerprint,
       throw CliError("the only stored placement for graph " + key.first.hex() + " on this runtime " + source.where() +
                      " (runtime " + runtime.hex() + ", makespan " + format_time(stale->makespan, stale->unit) + ") is " +
                      stale_note(*stale));
-  throw CliError("no stored placement for graph " + key.first.hex() + " on runtime " + key.second.hex() + " " +
-                 source.where() + " (run `gantry tune` first; `gantry query list` shows what is stored)");
+  throw CliError("no stored placement or scheme for " + key.first.hex() + " on runtime " + key.second.hex() + " " +
+                 source.where() +
+                 " (run `gantry tune` or `gantry pipeline tune` first; `gantry query list` shows what is stored)");
 }
 
 void add_key_options(CLI::App& cmd, QueryArgs& args) {
@@ -118,6 +148,30 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
   args.problem.add_to(cmd);
   args.sim.add_to(cmd);
   args.out.add_to(cmd, false);
+  add_pipeline_model_options(cmd, args.pipeline);
+}
+
+void print_pipeline_best(const ScheduleRecord& r) {
+  auto candidate = candidate_from_json(r.candidate, "the stored candidate");
+  std::string shape = "-";
+  if (candidate) {
+    const PipelineCandidate& c = candidate.value();
+    shape = std::to_string(c.placement.size()) + " stages, placement";
+    for (int d : c.placement) shape += " " + std::to_string(d);
+    shape += std::string(c.rules.split_backward ? ", B/W split" : ", fused BW") +
+             (c.rules.delay_w ? ", W delayed" : ", W at once");
+  }
+  TextTable t({"field", "value"});
+  for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"pipeline", r.graph_label + " (" + r.graph.hex() + ")"}, {"cluster", r.cluster_name + " (" + r.cluster.hex() + ")"},
+           {"iteration time", format_time(r.makespan, "s")}, {"lower bound", format_time(r.lower_bound, "s")},
+           {"scheme", shape}, {"method", r.method},
+           {"found", format_unix_time(r.found_at) + (r.job_id.empty() ? "" : " by " + r.job_id)},
+           {"evaluations", std::to_string(r.evaluations)},
+           {"model version", std::to_string(r.model_version) + (is_stale(r) ? " (" + stale_note(r) + ")" : "")},
+           {"export", "`gantry query export` with the same flags writes the scheme (for pipeline simulate --scheme)"}})
+    t.add({k, v});
+  t.print(std::cout);
 }
 
 void run_best(const QueryArgs& args) {
@@ -126,7 +180,11 @@ void run_best(const QueryArgs& args) {
   const auto key = key_of(*source, args, &older);
   const ScheduleRecord r = require_best(*source, key, older);
   if (args.out.json()) {
-    std::cout << record_json(r).dump(2) << "\n";
+    std::cout << best_json(r).dump(2) << "\n";
+    return;
+  }
+  if (r.is_pipeline()) {
+    print_pipeline_best(r);
     return;
   }
   TextTable t({"field", "value"});
@@ -205,6 +263,12 @@ void run_export(const QueryArgs& args) {
   std::vector<std::pair<int, Fingerprint>> older;
   const auto key = key_of(*source, args, &older);
   const ScheduleRecord r = require_best(*source, key, older);
+  if (r.is_pipeline()) {  // in the layout --save-scheme writes
+    auto scheme = scheme_from_json(r.scheme, "the stored scheme in " + source->where());
+    if (!scheme) throw CliError(scheme.error().message);
+    std::cout << scheme_to_json(scheme.value()) << "\n";
+    return;
+  }
   std::cout << placement_to_json(r.placement, r.graph.hex(), r.cluster_name) << "\n";
 }
 
@@ -251,7 +315,11 @@ void add_query_command(CLI::App& app) {
     args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
     cmd->get_option("--coordinator")->excludes("--data");
     auto run = verb.run;
-    cmd->callback([args, run] { run(*args); });
+    cmd->callback([cmd, args, run] {
+      note_given(*cmd, args->pipeline);
+      args->cluster_given = cmd->get_option("--cluster")->count() > 0;
+      run(*args);
+    });
   }
   auto args = std::make_shared<QueryArgs>();
   args->data = default_data_dir();

@@ -11,4 +11,9 @@ namespace gantry {
 // 2: per-device port contention, lower bound with streams, validated placements.
 constexpr int kModelVersion = 2;
 
+// The same for pipeline schemes: the stage cost model (workloads/pipeline_stages), the scheme's
+// compilation and simulation. Part of a stored pipeline best's runtime fingerprint.
+// 1: the first stored schemes (the co-tuner).
+constexpr int kPipelineModelVersion = 1;
+
 }  // namespace gantry

@@ -29,6 +29,20 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
   return h.finish();
 }
 
+Fingerprint pipeline_runtime_fingerprint(const Cluster* cluster, LinkModel links) {
+  Hasher h;
+  h.add_string("gantry-pipeline-runtime-v1");
+  h.add_u64(static_cast<std::uint64_t>(kPipelineModelVersion));
+  h.add_u64(cluster != nullptr);
+  if (cluster) {
+    const Fingerprint machine = fingerprint(*cluster);
+    h.add_u64(machine.hi);
+    h.add_u64(machine.lo);
+  }
+  h.add_u64(static_cast<std::uint64_t>(links));
+  return h.finish();
+}
+
 std::string runtime_name(const SimOptions& o) {
   if (o.doppler) return "doppler";
   std::string name;

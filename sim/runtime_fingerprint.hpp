@@ -16,6 +16,9 @@ namespace gantry {
 
 // `model_version` other than the current one computes the key older code stored results under.
 Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, int model_version = kModelVersion);
+// A pipeline scheme's runtime: the cluster's content (null: per-stage costs from a file, which
+// carry their own times), the link model and kPipelineModelVersion.
+Fingerprint pipeline_runtime_fingerprint(const Cluster* cluster, LinkModel links);
 // A short readable name of the runtime model ("default", "doppler", "priority+unlimited", ...).
 std::string runtime_name(const SimOptions& options);
 

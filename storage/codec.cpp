@@ -281,6 +281,8 @@ std::string encode(const ScheduleRecord& r) {
   j["evaluations"] = static_cast<std::int64_t>(r.evaluations);
   j["model_version"] = r.model_version;
   if (!r.sim_options.empty()) j["sim_options"] = r.sim_options;
+  if (!r.scheme.empty()) j["scheme"] = r.scheme;
+  if (!r.candidate.empty()) j["candidate"] = r.candidate;
   return to_bytes(j);
 }
 
@@ -304,6 +306,8 @@ Result<ScheduleRecord> decode_schedule(std::string_view bytes) {
   f.integer("evaluations", r.evaluations);
   f.integer("model_version", r.model_version);  // absent: written before model versions (1)
   f.text("sim_options", r.sim_options);
+  f.text("scheme", r.scheme);        // absent: a placement
+  f.text("candidate", r.candidate);
   if (!f.ok()) return f.error();
   if (r.model_version < 1) return make_error("schedules value: field 'model_version' must be >= 1");
   return r;

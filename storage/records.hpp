@@ -30,6 +30,12 @@ struct ScheduleRecord {
   // records, whose `sim` name says the same except the noise seed): enough to re-simulate.
   int model_version = 1;
   std::string sim_options;
+  // A pipeline scheme's best (`gantry pipeline tune`) instead of a placement: the scheme
+  // (scheme_to_json) and the tuner's candidate that builds it (to resume from), both JSON; then
+  // `graph` fingerprints the model and pipeline configuration, `cluster` the cluster and pipeline
+  // model, `makespan` is the iteration time and model_version is kPipelineModelVersion.
+  std::string scheme, candidate;
+  bool is_pipeline() const { return !scheme.empty(); }
 };
 
 // One improvement of a (graph, cluster) best, in time order (column family `history`).

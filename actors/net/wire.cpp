@@ -123,7 +123,7 @@ void put(Writer& w, const TrainSpec& t) {
 }
 
 void put(Writer& w, const ScheduleRecord& r) {
-  w.map(15);
+  w.map(r.is_pipeline() ? 17 : 15);  // a pipeline best carries its scheme and candidate
   entry(w, "graph", r.graph);
   entry(w, "cluster", r.cluster);
   entry(w, "graph_label", r.graph_label);
@@ -139,6 +139,10 @@ void put(Writer& w, const ScheduleRecord& r) {
   entry(w, "evaluations", r.evaluations);
   entry(w, "model_version", r.model_version);
   entry(w, "sim_options", r.sim_options);
+  if (r.is_pipeline()) {
+    entry(w, "scheme", r.scheme);
+    entry(w, "candidate", r.candidate);
+  }
 }
 
 void put(Writer& w, const HistoryRecord& h) {
@@ -250,9 +254,13 @@ bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
 
 const char* const kScheduleFields[] = {"graph",  "cluster",     "graph_label", "cluster_name", "method",
                                        "sim",    "unit",        "makespan",    "lower_bound",  "placement",
-                                       "job_id", "found_at",    "evaluations", "model_version", "sim_options"};
+                                       "job_id", "found_at",    "evaluations", "model_version", "sim_options",
+                                       "scheme", "candidate"};
 bool read_schedule(Decoder& d, const std::string& what, ScheduleRecord& r) {
+  const std::size_t required = std::size(kScheduleFields) - 2;  // placements have no scheme
   return read_object(d, what, kScheduleFields, [&](std::string_view key) -> const char* {
+    if (key == "scheme") return get(d, r.scheme);
+    if (key == "candidate") return get(d, r.candidate);
     if (key == "graph") return get(d, r.graph);
     if (key == "cluster") return get(d, r.cluster);
     if (key == "graph_label") return get(d, r.graph_label);
@@ -268,7 +276,7 @@ bool read_schedule(Decoder& d, const std::string& what, ScheduleRecord& r) {
     if (key == "evaluations") return get(d, r.evaluations);
     if (key == "model_version") return get(d, r.model_version);
     return get(d, r.sim_options);
-  });
+  }, required);
 }
 
 const char* const kJobRecordFields[] = {"id",       "state",       "graph",         "cluster", "graph_label",

@@ -156,6 +156,12 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     CHECK((back.graph == r.graph && back.cluster == r.cluster && back.graph_label == "ffnn" && back.method == "search" &&
            back.makespan == 7.5e11 && back.placement.device == r.placement.device &&
            back.placement.priority == r.placement.priority && back.model_version == 2 && back.sim_options == r.sim_options));
+    CHECK((back.scheme.empty() && back.candidate.empty()));
+    r.placement = Placement{};  // a pipeline best: its scheme and candidate travel too
+    r.scheme = R"({"format":"gantry-pipeline-scheme"})";
+    r.candidate = R"({"placement":[0,1]})";
+    const ScheduleRecord pipeline = schedule_record_from_json(schedule_record_json(r)).value();
+    CHECK((pipeline.is_pipeline() && pipeline.scheme == r.scheme && pipeline.candidate == r.candidate));
   }
   SECTION("job records") {
     JobRecord j;

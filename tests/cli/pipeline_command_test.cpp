@@ -186,7 +186,7 @@ TEST_CASE("pipeline tune: the tuned scheme round-trips through --save-scheme / -
   const std::vector<std::string> model = {"--model", "nemotron-h-8b", "--pp", "4", "--microbatches", "8"};
   auto args = model;
   args.insert(args.begin(), "tune");
-  for (const char* a : {"--max-chunks", "2", "--save-scheme", file.c_str()}) args.push_back(a);
+  for (const char* a : {"--max-chunks", "2", "--no-store", "--save-scheme", file.c_str()}) args.push_back(a);
   json tuned = run_json(args);
   REQUIRE(tuned["tuned"]["completed"] == true);
   CHECK(tuned["tuned"]["out_of_memory"] == false);
@@ -206,7 +206,50 @@ TEST_CASE("pipeline tune: the tuned scheme round-trips through --save-scheme / -
 }
 
 TEST_CASE("pipeline tune: bad flags are errors naming the flag", "[cli][pipeline]") {
-  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "llama-3-8b", "--pp", "2", "--budget", "soon"}),
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "llama-3-8b", "--pp", "2", "--budget", "soon", "--no-store"}),
                     Catch::Contains("--budget 'soon'"));
-  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "no-such-model"}), Catch::Contains("no-such-model"));
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "no-such-model", "--no-store"}), Catch::Contains("no-such-model"));
+}
+
+TEST_CASE("pipeline tune stores its best: query best and export answer it, a second run resumes from it",
+          "[cli][pipeline]") {
+  TempDir dir;
+  const std::string data = dir.sub("data");
+  const std::vector<std::string> problem = {"--model", "llama-3-8b", "--pp", "2", "--microbatches", "4", "--data", data};
+  auto args = problem;
+  args.insert(args.begin(), "tune");
+  args.insert(args.end(), {"--max-chunks", "2"});
+  json first = run_json(args);
+  REQUIRE(first["tuned"]["completed"] == true);
+  const double tuned = first["tuned"]["iteration_time"];
+
+  std::vector<std::string> query = {"query", "best"};
+  query.insert(query.end(), problem.begin(), problem.end());
+  query.insert(query.end(), {"-f", "json"});
+  json best = json::parse(gantry::testing::run_verbs(query));
+  CHECK(best["iteration_time"] == tuned);
+  CHECK(best["method"] == "pipeline-tune");
+  CHECK(best["scheme"]["format"] == "gantry-pipeline-scheme");
+
+  // The exported scheme simulates to the stored time.
+  std::vector<std::string> exported = {"query", "export"};
+  exported.insert(exported.end(), problem.begin(), problem.end());
+  const std::string file = dir.sub("best.json");
+  write(file, gantry::testing::run_verbs(exported));
+  json simulated = run_json({"simulate", "--model", "llama-3-8b", "--pp", "2", "--scheme", file});
+  CHECK(simulated["iteration_time"] == tuned);
+
+  // A second run starts from the stored best: never slower, and it says so.
+  args = problem;
+  args.insert(args.begin(), "tune");
+  args.insert(args.end(), {"--max-chunks", "1"});  // alone it could not find the 2-chunk best
+  const std::string text = run_pipeline(args);
+  CHECK_THAT(text, Catch::Contains("resuming from the stored best"));
+  json again = run_json(args);
+  CHECK(again["tuned"]["iteration_time"].get<double>() <= tuned);
+
+  // Another problem (more microbatches) has no stored best.
+  std::vector<std::string> other = {"query", "best", "--model", "llama-3-8b", "--pp", "2", "--microbatches", "8",
+                                    "--data", data};
+  CHECK_THROWS_WITH(gantry::testing::run_verbs(other), Catch::Contains("no stored placement or scheme"));
 }

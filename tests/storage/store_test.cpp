@@ -286,6 +286,25 @@ TEST_CASE("a database written by a newer schema is refused", "[storage]") {
   CHECK_FALSE(std::filesystem::exists(db + "/OWNER"));
 }
 
+TEST_CASE("a pipeline best keeps its scheme and candidate; placements read back without them", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.sub("db")).value();
+  ScheduleRecord scheme = make_record(kGraph, kCluster, 2.5);
+  scheme.placement = Placement{};
+  scheme.scheme = R"({"format":"gantry-pipeline-scheme","microbatches":4})";
+  scheme.candidate = R"({"placement":[0,1,0,1]})";
+  REQUIRE(store->put_if_better(scheme).value());
+  REQUIRE(store->put_if_better(make_record(kOtherGraph, kCluster, 3)).value());
+  auto back = store->best(kGraph, kCluster).value();
+  REQUIRE(back.has_value());
+  CHECK(back->is_pipeline());
+  CHECK(back->scheme == scheme.scheme);
+  CHECK(back->candidate == scheme.candidate);
+  auto placement = store->best(kOtherGraph, kCluster).value();
+  REQUIRE(placement.has_value());
+  CHECK_FALSE(placement->is_pipeline());
+}
+
 TEST_CASE("put_if_better keeps the better result and records each improvement", "[storage]") {
   TempDir tmp;
   auto store = Store::open(tmp.sub("db")).value();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "tuner/pipeline/schedules.hpp"
 
@@ -17,6 +18,34 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
   return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
          a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
          a.respect_memory == b.respect_memory;
+}
+
+std::string candidate_to_json(const PipelineCandidate& c) {
+  nlohmann::json j;
+  j["partition"] = nlohmann::json::array();
+  for (auto [first, end] : c.partition) j["partition"].push_back({first, end});
+  j["placement"] = c.placement;
+  j["in_flight_limit"] = c.rules.in_flight_limit;
+  j["f_before_b"] = c.rules.f_before_b;
+  j["split_backward"] = c.rules.split_backward;
+  j["delay_w"] = c.rules.delay_w;
+  j["respect_memory"] = c.rules.respect_memory;
+  return j.dump();
+}
+
+Result<PipelineCandidate> candidate_from_json(const std::string& text, const std::string& source) try {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  PipelineCandidate c;
+  for (const auto& range : j.at("partition")) c.partition.emplace_back(range.at(0).get<int>(), range.at(1).get<int>());
+  c.placement = j.at("placement").get<std::vector<int>>();
+  c.rules.in_flight_limit = j.at("in_flight_limit").get<std::vector<int>>();
+  c.rules.f_before_b = j.at("f_before_b").get<bool>();
+  c.rules.split_backward = j.at("split_backward").get<bool>();
+  c.rules.delay_w = j.at("delay_w").get<bool>();
+  c.rules.respect_memory = j.at("respect_memory").get<bool>();
+  return c;
+} catch (const nlohmann::json::exception& e) {
+  return make_error(source + ": not a pipeline candidate: " + e.what());
 }
 
 ListScheduleRules default_rules(const std::vector<int>& placement, int devices) {

@@ -24,6 +24,12 @@ struct PipelineCandidate {
   bool operator==(const PipelineCandidate& o) const;
 };
 
+// A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
+// "split_backward", "delay_w", "respect_memory"}), as the store keeps it to resume from, and back;
+// errors name `source` and the field.
+std::string candidate_to_json(const PipelineCandidate& candidate);
+Result<PipelineCandidate> candidate_from_json(const std::string& text, const std::string& source);
+
 // The rules a layout starts from: zero-bubble style (B and W split, W delayed, F first) with
 // 1F1B's activation memory: p - d microbatches on device d for one stage per device, stages - 1
 // chunk activations for several (ZB-V's 2p - 1 for two).

@@ -18,6 +18,7 @@
 #include "sim/model_version.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "sim/timeline_export.hpp"
+#include "tuner/pipeline/exact_pipeline.hpp"
 #include "tuner/pipeline/pipeline_random_search.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
 #include "tuner/pipeline/schedule_registry.hpp"
@@ -37,6 +38,7 @@ struct TuneArgs {
   std::uint64_t seed = 1;
   std::string data;  // the store (empty with --no-store)
   bool no_store = false;
+  std::string exact;  // --exact TIME_LIMIT: also search the exact optimum (small problems)
 };
 
 struct Row {
@@ -193,6 +195,44 @@ void store_best(Store& store, const PipelineSource& source, const PipelineTuneRe
               << "\n";
 }
 
+// The exact optimum below the tuner's time (branch and bound; small problems), as a row.
+nlohmann::json run_exact(const TuneArgs& targs, const PipelineSource& source, const PipelineTuneResult& tuned,
+                         const PipelineResult& tuned_run, std::vector<Row>& rows) {
+  auto limit = parse_duration(targs.exact);
+  if (!limit) throw CliError("--exact '" + targs.exact + "': " + limit.error().message);
+  ExactPipelineOptions options;
+  options.max_chunks = targs.max_chunks;
+  options.time_limit_seconds = limit.value();
+  const bool tuned_fits = tuned_run.completed && !tuned_run.out_of_memory;
+  if (tuned_fits) options.upper_bound = tuned_run.iteration_time;
+  auto exact = exact_pipeline(*source.stages, source.microbatches, options, pipeline_links(targs.pipeline));
+  if (!exact) throw CliError(exact.error().message);
+  const ExactPipelineResult& e = exact.value();
+  // Nothing found below the tuner's time in a finished search: the tuner's time is the optimum.
+  const double optimum = e.found ? e.iteration_time : tuned_fits && e.finished ? tuned_run.iteration_time : 0;
+  Row row;
+  row.name = std::string("exact (") + (e.finished ? "optimum" : "unfinished: best found") + ")";
+  if (e.found) {
+    auto costs = source.stages->costs_of(e.scheme, "exact scheme");
+    if (!costs) throw CliError(costs.error().message);
+    auto r = simulate_pipeline(e.scheme, costs.value(), run_info(targs.pipeline, source, false));
+    if (!r) throw CliError(r.error().message);
+    row.result = std::move(r).value();
+  } else {
+    row.result = tuned_run;  // the tuner's own scheme is the best known
+    row.detail = e.finished ? "none faster than the tuned scheme" : "none found within the limit";
+  }
+  rows.push_back(std::move(row));
+  const double tuner_seconds = tuned.history.empty() ? 0 : tuned.history.back().seconds;
+  nlohmann::json partition = nlohmann::json::array();
+  for (auto [first, end] : e.scheme.partition) partition.push_back({first, end});
+  return {{"finished", e.finished}, {"found_faster", e.found}, {"optimum", optimum}, {"seconds", e.seconds},
+          {"placement", e.scheme.placement}, {"partition", partition},
+          {"nodes", e.nodes}, {"tuner_seconds", tuner_seconds},
+          // below 1e-9: the same time (the search finds what ties the bound within its tolerance)
+          {"tuner_above_optimum", optimum > 0 && tuned_fits ? std::max(0.0, tuned_run.iteration_time / optimum - 1 - 1e-9) : 0.0}};
+}
+
 void run_tune(const TuneArgs& targs) {
   const PipelineArgs& args = targs.pipeline;
   check_flags(args);
@@ -228,10 +268,18 @@ void run_tune(const TuneArgs& targs) {
   }
 
   CandidateEvaluator evaluator(*source.stages, source.microbatches, links);
+  // The zero-bubble baselines' layouts on every partition: the tuner starts from the best of
+  // them, so it never ends behind one.
   std::vector<PipelineCandidate> starts;
-  for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) {
-    auto c = layout_candidate(*source.stages, layout);
-    if (c) starts.push_back(std::move(c).value());
+  for (const std::string& partition : source.has_layers ? std::vector<std::string>{"compute", "params", "uniform"}
+                                                         : std::vector<std::string>{""}) {
+    PipelineArgs variant = args;
+    if (!partition.empty()) variant.partition = partition;
+    const PipelineSource partitioned = pipeline_source(variant, nullptr);
+    for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) {
+      auto c = layout_candidate(*partitioned.stages, layout);
+      if (c) starts.push_back(std::move(c).value());
+    }
   }
   if (starts.empty()) throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
   std::unique_ptr<Store> store;
@@ -275,6 +323,8 @@ void run_tune(const TuneArgs& targs) {
   const BlockingCheck blocking = check_blocking_order(scheme);
   std::vector<Row> searched;
   if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
+  nlohmann::json exact_json;
+  if (!targs.exact.empty()) exact_json = run_exact(targs, source, t, r, searched);
   const bool fits = r.completed && !r.out_of_memory;
 
   double work = 0;
@@ -305,6 +355,7 @@ void run_tune(const TuneArgs& targs) {
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
                         {"budget_ended", t.budget_ended}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
                         {"baselines", nlohmann::json::array()}};
+    if (!exact_json.is_null()) j["exact"] = exact_json;
     for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
       for (const Row& row : *list)
       j["baselines"].push_back({{"scheme", row.name}, {"runs", row.runs()},
@@ -326,6 +377,12 @@ void run_tune(const TuneArgs& targs) {
   std::cout << "\ntuned: " << describe(t.best, devices) << "\n";
   std::cout << "  " << t.evaluations << " evaluations, " << t.passes << " passes"
             << (t.budget_ended ? ", ended by the budget" : "") << "\n";
+  if (!exact_json.is_null())
+    std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
+              << format_fixed(exact_json["seconds"].get<double>(), 2) << " s (" << exact_json["nodes"].get<long long>()
+              << " nodes; the tuner took " << format_fixed(exact_json["tuner_seconds"].get<double>(), 3)
+              << " s), tuned is " << format_fixed(100 * exact_json["tuner_above_optimum"].get<double>(), 2)
+              << "% above the " << (exact_json["finished"].get<bool>() ? "optimum" : "best found") << "\n";
   if (!reference_fits)
     std::cout << "  1f1b / uniform does not fit in memory; the 'vs' column uses its time as if it did: "
               << format_time(reference, "s") << "\n";
@@ -364,6 +421,9 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   cmd->add_option("--data", args->data, "data directory: the best scheme is stored there and a second run resumes "
                                         "from it (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
+  cmd->add_option("--exact", args->exact,
+                  "also find the exact optimum by branch and bound within this time, e.g. 60s (small problems: every "
+                  "partition, stage-to-device map up to --max-chunks per device and per-device order)");
   cmd->add_option("--schedules", args->pipeline.schedules, "baselines to compare (a comma list)")
       ->delimiter(',')
       ->capture_default_str();

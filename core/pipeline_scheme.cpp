@@ -210,6 +210,44 @@ std::string scheme_to_json(const PipelineScheme& scheme, int indent) {
   return root.dump(indent);
 }
 
+namespace {
+
+// Per-device task lists, each task written 'OP MICROBATCH STAGE'; errors name `where`[d][i].
+Result<std::vector<std::vector<PipeTask>>> schedule_lists(const json& lists, const std::string& where) {
+  if (!lists.is_array()) return make_error(where + ": expected a list of task lists, one per device");
+  const std::map<std::string, PipeOp> ops = {{"F", PipeOp::F}, {"B", PipeOp::B}, {"W", PipeOp::W}, {"BW", PipeOp::BW}};
+  std::vector<std::vector<PipeTask>> out;
+  for (std::size_t d = 0; d < lists.size(); ++d) {
+    const json& device = lists[d];
+    if (!device.is_array()) return make_error(where + "[" + std::to_string(d) + "]: expected a list of tasks");
+    std::vector<PipeTask> list;
+    for (std::size_t i = 0; i < device.size(); ++i) {
+      const json& entry = device[i];
+      const std::string at = where + "[" + std::to_string(d) + "][" + std::to_string(i) + "]: ";
+      if (!entry.is_string()) return make_error(at + "expected 'OP MICROBATCH STAGE', got " + entry.dump());
+      std::istringstream in(entry.get<std::string>());
+      std::string op, rest;
+      PipeTask t;
+      if (!(in >> op >> t.microbatch >> t.stage) || !ops.count(op) || (in >> rest))
+        return make_error(at + "'" + entry.get<std::string>() + "' is not 'OP MICROBATCH STAGE' with OP one of F, B, W, BW");
+      t.op = ops.at(op);
+      list.push_back(t);
+    }
+    out.push_back(std::move(list));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::vector<PipeTask>>> read_schedule_lists(const std::string& text, const std::string& source) try {
+  auto parsed = parse_json(text, source);
+  if (!parsed) return parsed.error();
+  return schedule_lists(parsed.value(), source);
+} catch (const nlohmann::json::exception& e) {
+  return make_error(source + ": " + e.what());
+}
+
 Result<PipelineScheme> scheme_from_json(const std::string& text, const std::string& source) try {
   auto parsed = parse_json(text, source);
   if (!parsed) return parsed.error();
@@ -240,29 +278,12 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
                         range.dump());
     scheme.partition.emplace_back(range[0].get<int>(), range[1].get<int>());
   }
-  const std::map<std::string, PipeOp> ops = {{"F", PipeOp::F}, {"B", PipeOp::B}, {"W", PipeOp::W}, {"BW", PipeOp::BW}};
   auto schedule = root.find("schedule");
   if (schedule == root.end() || !schedule->is_array())
     return make_error(source + ": schedule: expected a list of task lists, one per device");
-  for (std::size_t d = 0; d < schedule->size(); ++d) {
-    const json& device = (*schedule)[d];
-    if (!device.is_array()) return make_error(source + ": schedule[" + std::to_string(d) + "]: expected a list of tasks");
-    std::vector<PipeTask> list;
-    for (std::size_t i = 0; i < device.size(); ++i) {
-      const json& entry = device[i];
-      const std::string where = source + ": schedule[" + std::to_string(d) + "][" + std::to_string(i) + "]: ";
-      if (!entry.is_string()) return make_error(where + "expected 'OP MICROBATCH STAGE', got " + entry.dump());
-      std::istringstream in(entry.get<std::string>());
-      std::string op, rest;
-      PipeTask t;
-      if (!(in >> op >> t.microbatch >> t.stage) || !ops.count(op) || (in >> rest))
-        return make_error(where + "'" + entry.get<std::string>() +
-                          "' is not 'OP MICROBATCH STAGE' with OP one of F, B, W, BW");
-      t.op = ops.at(op);
-      list.push_back(t);
-    }
-    scheme.schedule.push_back(list);
-  }
+  auto lists = schedule_lists(*schedule, source + ": schedule");
+  if (!lists) return lists.error();
+  scheme.schedule = std::move(lists).value();
   auto ok = scheme.check();
   if (!ok) return make_error(source + ": " + ok.error().message);
   return scheme;

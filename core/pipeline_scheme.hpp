@@ -69,6 +69,8 @@ struct StageCosts {
 Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text, const std::string& source);
 
 std::string scheme_to_json(const PipelineScheme& scheme, int indent = 1);
+// Per-device task lists as a scheme's "schedule" writes them: [["F 0 0", "B 0 0", ...], ...].
+Result<std::vector<std::vector<PipeTask>>> read_schedule_lists(const std::string& text, const std::string& source);
 Result<PipelineScheme> scheme_from_json(const std::string& text, const std::string& source);
 
 }  // namespace gantry

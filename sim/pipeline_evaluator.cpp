@@ -119,6 +119,12 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   std::fill(device_free_.begin(), device_free_.end(), 0.0);
   std::fill(memory_.begin(), memory_.end(), 0.0);
   out.busy.assign(D, 0.0);
+  if (record_starts_) {
+    out.start.resize(D);
+    for (int d = 0; d < D; ++d) out.start[d].assign(order_begin_[d + 1] - order_begin_[d], 0.0);
+  } else {
+    out.start.clear();
+  }
   out.peak_memory.assign(D, 0.0);
   worklist_.clear();
   for (int d = D - 1; d >= 0; --d) worklist_.push_back(d);
@@ -156,6 +162,7 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
       device_free_[d] = end;
       out.busy[d] += p.time;
       makespan = std::max(makespan, end);
+      if (record_starts_) out.start[d][position_[d]] = start;
       ++position_[d];
       ++done;
       switch (static_cast<PipeOp>(kind)) {

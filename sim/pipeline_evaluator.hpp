@@ -23,6 +23,9 @@ struct PipelineEvaluation {
   std::vector<double> busy;         // per device
   std::vector<double> peak_memory;  // per device, static memory included
   bool out_of_memory = false;       // a device's peak exceeds its costs.max_mem (> 0)
+  // Device -> start time of each task in its order; filled only when the evaluator is asked
+  // (set_record_starts), for moves that look at where the bubbles are.
+  std::vector<std::vector<double>> start;
   bool feasible() const { return completed && !out_of_memory; }
 };
 
@@ -33,6 +36,10 @@ class PipelineEvaluator {
 
   // Whether `scheme` has the compiled structure, so that evaluate accepts it.
   bool fits(const PipelineScheme& scheme) const;
+
+  // Whether evaluations fill PipelineEvaluation::start (off by default: the search loop's moves
+  // do not need it).
+  void set_record_starts(bool record) { record_starts_ = record; }
 
   // Runs `scheme`'s per-device orders with `costs` (one entry per stage). Errors: another structure,
   // a task listed twice or on the wrong device, costs of another stage count. `out` is reused
@@ -63,6 +70,7 @@ class PipelineEvaluator {
   std::vector<double> link_free_;                  // directed device pair -> free from
   std::vector<std::int32_t> position_, worklist_;  // device -> next index into its order
   std::vector<double> device_free_, memory_;
+  bool record_starts_ = false;
 };
 
 }  // namespace gantry

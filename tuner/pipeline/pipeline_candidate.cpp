@@ -17,7 +17,7 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
   const ListScheduleRules &a = rules, &b = o.rules;
   return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
          a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
-         a.respect_memory == b.respect_memory;
+         a.respect_memory == b.respect_memory && order == o.order;
 }
 
 std::string candidate_to_json(const PipelineCandidate& c) {
@@ -30,6 +30,15 @@ std::string candidate_to_json(const PipelineCandidate& c) {
   j["split_backward"] = c.rules.split_backward;
   j["delay_w"] = c.rules.delay_w;
   j["respect_memory"] = c.rules.respect_memory;
+  if (!c.order.empty()) {
+    j["order"] = nlohmann::json::array();
+    for (const auto& device : c.order) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const PipeTask& t : device)
+        list.push_back(std::string(to_string(t.op)) + " " + std::to_string(t.microbatch) + " " + std::to_string(t.stage));
+      j["order"].push_back(std::move(list));
+    }
+  }
   return j.dump();
 }
 
@@ -43,6 +52,11 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
   c.rules.split_backward = j.at("split_backward").get<bool>();
   c.rules.delay_w = j.at("delay_w").get<bool>();
   c.rules.respect_memory = j.at("respect_memory").get<bool>();
+  if (j.contains("order")) {  // read as a scheme's schedule is
+    auto tasks = read_schedule_lists(j.at("order").dump(), source + ": order");
+    if (!tasks) return tasks.error();
+    c.order = std::move(tasks).value();
+  }
   return c;
 } catch (const nlohmann::json::exception& e) {
   return make_error(source + ": not a pipeline candidate: " + e.what());
@@ -108,12 +122,17 @@ Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate)
 Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const PipelineCandidate& candidate) const {
   auto costs = this->costs(candidate);
   if (!costs) return costs.error();
+  if (!candidate.order.empty()) {
+    PipelineScheme scheme = shape(candidate);
+    scheme.schedule = candidate.order;
+    return std::pair{std::move(scheme), std::move(costs).value()};
+  }
   auto scheme = pipeline_list_schedule(shape(candidate), costs.value(), candidate.rules);
   if (!scheme) return scheme.error();
   return std::pair{std::move(scheme).value(), std::move(costs).value()};
 }
 
-Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& candidate) {
+Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& candidate, bool with_starts) {
   auto built = build(candidate);
   if (!built) return built.error();
   const auto& [scheme, costs] = built.value();
@@ -125,6 +144,7 @@ Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& ca
     if (!e) return e.error();
     compiled = std::make_unique<PipelineEvaluator>(std::move(e).value());
   }
+  compiled->set_record_starts(with_starts);
   auto ok = compiled->evaluate(scheme, costs, links_, scratch_);
   if (!ok) return ok.error();
   ++evaluations_;

@@ -21,11 +21,15 @@ struct PipelineCandidate {
   Partition partition;          // stage -> layers (empty for per-stage costs)
   std::vector<int> placement;   // stage -> device
   ListScheduleRules rules;
+  // Explicit per-device orders (the tuner's task moves start from the list scheduler's and edit
+  // them); empty: the list scheduler's orders under `rules`. Valid only for this placement.
+  std::vector<std::vector<PipeTask>> order;
   bool operator==(const PipelineCandidate& o) const;
 };
 
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
-// "split_backward", "delay_w", "respect_memory"}), as the store keeps it to resume from, and back;
+// "split_backward", "delay_w", "respect_memory"} and, when it has them, its explicit "order" as a
+// scheme's schedule is written), as the store keeps it to resume from, and back;
 // errors name `source` and the field.
 std::string candidate_to_json(const PipelineCandidate& candidate);
 Result<PipelineCandidate> candidate_from_json(const std::string& text, const std::string& source);
@@ -54,7 +58,8 @@ class CandidateEvaluator {
 
   // Costs, orders and the simulated result of `candidate`; an error when it is malformed (a
   // partition that does not cover the layers, a stage on no device...).
-  Result<CandidateResult> evaluate(const PipelineCandidate& candidate);
+  // `with_starts`: the result carries every task's start time (PipelineEvaluation::start).
+  Result<CandidateResult> evaluate(const PipelineCandidate& candidate, bool with_starts = false);
   // The stage costs of a candidate's partition and placement.
   Result<StageCosts> costs(const PipelineCandidate& candidate) const;
   // The scheme and costs of a candidate (what evaluate simulates).

@@ -10,6 +10,7 @@ namespace gantry {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxOrderSteps = 200;  // task swaps kept per order phase
 
 class Tuner {
  public:
@@ -41,6 +42,8 @@ class Tuner {
       report("placement", pass);
       schedule_phase();
       report("schedule", pass);
+      order_phase();
+      report("order", pass);
       result_.passes = pass;
       const double after = best_time();
       if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
@@ -93,9 +96,10 @@ class Tuner {
 
   // Steepest descent with `moves_of` until no move helps; returns whether `base` improved.
   template <typename Moves>
-  bool descend(PipelineCandidate& base, CandidateResult& base_result, Moves moves_of) {
+  bool descend(PipelineCandidate& base, CandidateResult& base_result, Moves moves_of, int max_steps = 1 << 30) {
     bool improved = false;
-    while (!out_of_budget() && best_of(moves_of(base), base, base_result)) improved = true;
+    for (int step = 0; step < max_steps && !out_of_budget() && best_of(moves_of(base), base, base_result); ++step)
+      improved = true;
     return improved;
   }
 
@@ -148,6 +152,7 @@ class Tuner {
     for (int a = 0; a < devices; ++a)
       for (int b = a + 1; b < devices; ++b) {
         PipelineCandidate m = c;
+        m.order.clear();  // orders belong to a placement
         for (int& d : m.placement) d = d == a ? b : d == b ? a : d;
         std::swap(m.rules.in_flight_limit[a], m.rules.in_flight_limit[b]);
         moves.push_back(std::move(m));
@@ -157,7 +162,45 @@ class Tuner {
         moves.push_back(c);
         std::swap(moves.back().placement[k], moves.back().placement[k + 1]);
       }
+    if (!c.partition.empty()) append_stage_count_moves(c, moves);
+    for (PipelineCandidate& m : moves) m.order.clear();  // orders belong to a placement
     return moves;
+  }
+
+  // Stage counts that are not a multiple of the devices: split one of the most loaded stages in
+  // two (its second half on any device with room for another stage), or merge two neighbouring
+  // stages of one device.
+  void append_stage_count_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
+    const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
+    std::vector<int> per_device(devices, 0);
+    for (int d : c.placement) ++per_device[d];
+    const std::vector<double> load = stage_loads(c);
+    if (static_cast<int>(load.size()) != stages) return;
+    std::vector<int> heaviest(stages);
+    std::iota(heaviest.begin(), heaviest.end(), 0);
+    std::stable_sort(heaviest.begin(), heaviest.end(), [&](int a, int b) { return load[a] > load[b]; });
+    heaviest.resize(std::min(stages, 3));
+    for (int k : heaviest) {
+      const auto [first, end] = c.partition[k];
+      if (end - first < 2) continue;
+      for (int d = 0; d < devices; ++d) {
+        if (per_device[d] >= options_.max_chunks) continue;
+        PipelineCandidate m = c;
+        const int middle = first + (end - first) / 2;
+        m.partition[k].second = middle;
+        m.partition.insert(m.partition.begin() + k + 1, {middle, end});
+        m.placement.insert(m.placement.begin() + k + 1, d);
+        moves.push_back(std::move(m));
+      }
+    }
+    for (int k = 0; k + 1 < stages; ++k)
+      if (c.placement[k] == c.placement[k + 1] && per_device[c.placement[k]] > 1) {
+        PipelineCandidate m = c;
+        m.partition[k].second = m.partition[k + 1].second;
+        m.partition.erase(m.partition.begin() + k + 1);
+        m.placement.erase(m.placement.begin() + k + 1);
+        moves.push_back(std::move(m));
+      }
   }
 
   // A layout is tried as a whole: its balanced partition, then its own partition and schedule
@@ -194,6 +237,7 @@ class Tuner {
     std::vector<PipelineCandidate> moves;
     auto add = [&](auto change) {
       moves.push_back(c);
+      moves.back().order.clear();  // the rules' own orders
       change(moves.back().rules);
     };
     if (!c.rules.respect_memory) add([](ListScheduleRules& r) { r.respect_memory = true; });
@@ -222,6 +266,46 @@ class Tuner {
 
   void schedule_phase() {
     descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return schedule_moves(c); });
+  }
+
+  // Task moves on the best scheme's own orders: swap two neighbouring tasks of a device where the
+  // first one waited (a bubble before it, which the second may fill: F and B advance) or the
+  // first is a W (W delayed behind the next F or B).
+  std::vector<PipelineCandidate> order_moves(const PipelineCandidate& c) {
+    std::vector<PipelineCandidate> moves;
+    auto built = evaluator_.build(c);
+    auto timed = evaluator_.evaluate(c, /*with_starts=*/true);
+    if (!built || !timed || !timed.value().evaluation.completed) return moves;
+    const auto& [scheme, costs] = built.value();
+    const auto& start = timed.value().evaluation.start;
+    auto duration = [&](const PipeTask& t) {
+      const int s = t.stage;
+      return t.op == PipeOp::F ? costs.f[s] : t.op == PipeOp::B ? costs.b[s] : t.op == PipeOp::W ? costs.w[s]
+                                                                                                  : costs.b[s] + costs.w[s];
+    };
+    const double tolerance = 1e-9 * timed.value().iteration_time;
+    for (int d = 0; d < scheme.num_devices(); ++d) {
+      const auto& list = scheme.schedule[d];
+      for (std::size_t k = 1; k < list.size(); ++k) {
+        const double free_from = k >= 2 ? start[d][k - 2] + duration(list[k - 2]) : 0.0;
+        if (start[d][k - 1] - free_from <= tolerance && list[k - 1].op != PipeOp::W) continue;
+        PipelineCandidate m = c;
+        m.order = scheme.schedule;
+        std::swap(m.order[d][k - 1], m.order[d][k]);
+        moves.push_back(std::move(m));
+      }
+    }
+    return moves;
+  }
+
+  void order_phase() {
+    if (result_.best.order.empty()) {  // the list scheduler's orders, as explicit ones (same time)
+      auto built = evaluator_.build(result_.best);
+      if (!built) return;
+      result_.best.order = built.value().first.schedule;
+    }
+    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return order_moves(c); },
+            kMaxOrderSteps);
   }
 
   CandidateEvaluator& evaluator_;

@@ -1,0 +1,100 @@
+// The exact pipeline solver against what is known independently: on two identical stages with
+// F = B = W the last device cannot start before F and has m(F+B+W) of work, and ZB-H1's closed form
+// m(F+B+W) + (p-1)(F+B-W) meets that bound, so both are the optimum; the co-tuner searches a part
+// of the same space, so the optimum is never above it; a memory limit is never exceeded.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "sim/pipeline_evaluator.hpp"
+#include "tuner/pipeline/exact_pipeline.hpp"
+#include "tuner/pipeline/pipeline_tuner.hpp"
+
+using namespace gantry;
+
+namespace {
+
+std::unique_ptr<StageSource> layers_of(std::vector<double> time, int devices, double comm = 0, double max_mem = 0) {
+  LayerModel model;
+  model.params.assign(time.size(), 1.0);
+  std::vector<double> total;
+  for (double t : time) total.push_back(3 * t);
+  model.time.assign(devices, total);
+  model.stage_costs = [time, devices, comm, max_mem](const Partition& partition, const std::vector<int>&) {
+    StageCosts c;
+    for (auto [first, end] : partition) {
+      double t = 0;
+      for (int i = first; i < end; ++i) t += time[i];
+      c.f.push_back(t);
+      c.b.push_back(t);
+      c.w.push_back(t);
+      c.comm.push_back(comm);
+      c.mem_f.push_back(end - first);
+      c.mem_b.push_back(-0.5 * (end - first));
+      c.mem_w.push_back(-0.5 * (end - first));
+      c.static_memory.push_back(0);
+      c.flops.push_back(0);
+    }
+    c.max_mem.assign(devices, max_mem);
+    return c;
+  };
+  return model_stage_source(std::move(model), devices, PartitionMethod::compute);
+}
+
+}  // namespace
+
+TEST_CASE("exact pipeline: two identical stages reach the last device's bound 3m + 1", "[tuner][pipeline]") {
+  auto source = layers_of({1, 1}, 2);
+  for (int m : {2, 3, 4, 6}) {  // m >= p: for m = 1 the chain F F B B W alone takes 5
+    ExactPipelineOptions options;
+    options.max_chunks = 1;
+    auto r = exact_pipeline(*source, m, options);
+    REQUIRE(r);
+    INFO("m=" << m);
+    CHECK(r.value().finished);
+    REQUIRE(r.value().found);
+    CHECK(r.value().iteration_time == Approx(3.0 * m + 1));
+    // The scheme it returns runs in that time.
+    auto e = PipelineEvaluator::compile(r.value().scheme);
+    REQUIRE(e);
+    StageCosts costs = source->costs_of(r.value().scheme, "test").value();
+    CHECK(e.value().evaluate(r.value().scheme, costs).value().iteration_time == Approx(3.0 * m + 1));
+  }
+}
+
+TEST_CASE("exact pipeline: never above the co-tuner, and within the memory limit", "[tuner][pipeline]") {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 6; ++trial) {
+    std::vector<double> time;
+    for (int i = 0; i < 4; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 2)(rng));
+    const double limit = trial % 2 ? 4.0 : 0.0;
+    auto source = layers_of(time, 2, 0.1, limit);
+    const int m = 2 + trial % 2;
+    CandidateEvaluator evaluator(*source, m);
+    std::vector<PipelineCandidate> starts;
+    for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) starts.push_back(layout_candidate(*source, layout).value());
+    PipelineTuneOptions tune;
+    tune.max_chunks = 2;
+    auto tuned = tune_pipeline(evaluator, starts, tune);
+    REQUIRE(tuned);
+    ExactPipelineOptions options;
+    options.max_chunks = 2;
+    options.time_limit_seconds = 30;
+    if (tuned.value().best_result.feasible()) options.upper_bound = tuned.value().best_result.iteration_time;
+    auto exact = exact_pipeline(*source, m, options);
+    REQUIRE(exact);
+    INFO("trial " << trial);
+    REQUIRE(exact.value().finished);
+    if (!exact.value().found) {  // nothing below the tuner's time: the tuner is optimal
+      CHECK(tuned.value().best_result.feasible());
+      continue;
+    }
+    CHECK(exact.value().iteration_time <= tuned.value().best_result.iteration_time + 1e-9);
+    StageCosts costs = source->costs_of(exact.value().scheme, "test").value();
+    auto e = PipelineEvaluator::compile(exact.value().scheme);
+    REQUIRE(e);
+    const PipelineEvaluation r = e.value().evaluate(exact.value().scheme, costs).value();
+    CHECK(r.iteration_time == Approx(exact.value().iteration_time));
+    CHECK_FALSE(r.out_of_memory);
+  }
+}

@@ -44,7 +44,7 @@ printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %6s %6s  %-16s  %s\n" case 1
   vs1f1b vsbest bound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
 while read -r label args; do
   # shellcheck disable=SC2086
-  "$gantry" pipeline tune $args --search-baselines -f json | report "$label"
+  "$gantry" pipeline tune $args --search-baselines --no-store -f json | report "$label"
 done <<'EOF'
 nemotron-h-8b/8xH100 --model nemotron-h-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
 llama-3-8b/8xH100 --model llama-3-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
@@ -67,10 +67,10 @@ for mem in 80 150; do
 {"n_stages": 8, "n_micro": 32, "cost_f": 1, "cost_b": 1, "cost_w": 1, "cost_comm": 0,
  "mem_f": 10, "mem_b": -8, "mem_w": -2, "max_mem": $mem}
 EOF
-  tuned=$("$gantry" pipeline tune --stages "$files/uniform.json" -f json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["tuned"]["iteration_time"])')
+  tuned=$("$gantry" pipeline tune --stages "$files/uniform.json" --no-store -f json | python3 -c 'import json,sys; print("%.3f" % json.load(sys.stdin)["tuned"]["iteration_time"])')
   printf "%-40s %10s %10s %10s\n" "uniform p=8 m=32 max_mem=$mem" 103 ">=103" "$tuned"
 done
-zb=$("$gantry" pipeline tune --stages configs/pipelines/zb-example.json -f json | python3 -c '
+zb=$("$gantry" pipeline tune --stages configs/pipelines/zb-example.json --no-store -f json | python3 -c '
 import json,sys; j=json.load(sys.stdin); z={b["scheme"]: b for b in j["baselines"]}
 print("%.5f %.5f %.5f" % (z["zb"]["iteration_time"], z["zbv"]["iteration_time"] if z["zbv"]["runs"] else float("nan"), j["tuned"]["iteration_time"]))')
 read -r h1 v tuned <<<"$zb"

@@ -10,7 +10,9 @@ namespace gantry {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int kMaxOrderSteps = 200;  // task swaps kept per order phase
+constexpr int kMaxOrderSteps = 50;          // task moves kept per order phase
+constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
+constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 
 class Tuner {
  public:
@@ -268,9 +270,9 @@ class Tuner {
     descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return schedule_moves(c); });
   }
 
-  // Task moves on the best scheme's own orders: swap two neighbouring tasks of a device where the
-  // first one waited (a bubble before it, which the second may fill: F and B advance) or the
-  // first is a W (W delayed behind the next F or B).
+  // Task moves on the best scheme's own orders, aimed at its largest bubbles: where a device
+  // waits before a task, one of the next few tasks of that device is moved in front of it (an F
+  // or B advanced into the gap, or a W run there instead of later).
   std::vector<PipelineCandidate> order_moves(const PipelineCandidate& c) {
     std::vector<PipelineCandidate> moves;
     auto built = evaluator_.build(c);
@@ -283,15 +285,27 @@ class Tuner {
       return t.op == PipeOp::F ? costs.f[s] : t.op == PipeOp::B ? costs.b[s] : t.op == PipeOp::W ? costs.w[s]
                                                                                                   : costs.b[s] + costs.w[s];
     };
+    struct Gap {
+      double idle;
+      int device, position;
+    };
+    std::vector<Gap> gaps;
     const double tolerance = 1e-9 * timed.value().iteration_time;
-    for (int d = 0; d < scheme.num_devices(); ++d) {
-      const auto& list = scheme.schedule[d];
-      for (std::size_t k = 1; k < list.size(); ++k) {
-        const double free_from = k >= 2 ? start[d][k - 2] + duration(list[k - 2]) : 0.0;
-        if (start[d][k - 1] - free_from <= tolerance && list[k - 1].op != PipeOp::W) continue;
+    for (int d = 0; d < scheme.num_devices(); ++d)
+      for (std::size_t j = 1; j < scheme.schedule[d].size(); ++j) {
+        const double idle = start[d][j] - (start[d][j - 1] + duration(scheme.schedule[d][j - 1]));
+        if (idle > tolerance) gaps.push_back({idle, d, static_cast<int>(j)});
+      }
+    const std::size_t keep = std::min<std::size_t>(gaps.size(), kGapsPerOrderStep);
+    std::partial_sort(gaps.begin(), gaps.begin() + keep, gaps.end(), [](const Gap& a, const Gap& b) { return a.idle > b.idle; });
+    for (std::size_t g = 0; g < keep; ++g) {
+      const auto& list = scheme.schedule[gaps[g].device];
+      const int j = gaps[g].position;
+      for (int q = j + 1; q < static_cast<int>(list.size()) && q <= j + kTasksPulledIntoGap; ++q) {
         PipelineCandidate m = c;
         m.order = scheme.schedule;
-        std::swap(m.order[d][k - 1], m.order[d][k]);
+        auto& moved = m.order[gaps[g].device];
+        std::rotate(moved.begin() + j, moved.begin() + q, moved.begin() + q + 1);  // task q goes before task j
         moves.push_back(std::move(m));
       }
     }

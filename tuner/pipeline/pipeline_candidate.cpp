@@ -170,6 +170,24 @@ std::pair<double, double> device_load_key(const StageCosts& costs, const std::ve
 
 }  // namespace
 
+bool shift_boundaries(Partition& partition, int k, int span, int direction) {
+  const int stages = static_cast<int>(partition.size());
+  if (k < 0 || span < 1 || k + span >= stages || (direction != -1 && direction != 1)) return false;
+  for (int b = k; b < k + span; ++b) {
+    partition[b].second += direction;
+    partition[b + 1].first += direction;
+  }
+  for (int s = k; s <= k + span; ++s)
+    if (partition[s].second <= partition[s].first) {
+      for (int b = k; b < k + span; ++b) {  // undo
+        partition[b].second -= direction;
+        partition[b + 1].first -= direction;
+      }
+      return false;
+    }
+  return true;
+}
+
 PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c) {
   const int devices = evaluator.source().devices(), stages = static_cast<int>(c.partition.size());
   auto costs = evaluator.costs(c);
@@ -179,21 +197,19 @@ PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, Pipe
     moved = false;
     PipelineCandidate best = c;
     for (int k = 0; k + 1 < stages; ++k)
-      for (int direction : {-1, 1}) {  // -1: stage k's last layer to k + 1; +1: k + 1's first layer to k
-        PipelineCandidate m = c;
-        m.partition[k].second += direction;
-        m.partition[k + 1].first += direction;
-        if (m.partition[k].second <= m.partition[k].first || m.partition[k + 1].second <= m.partition[k + 1].first)
-          continue;
-        auto mc = evaluator.costs(m);
-        if (!mc) continue;
-        const auto mk = device_load_key(mc.value(), m.placement, devices);
-        if (mk.first < key.first * (1 - 1e-12) || (mk.first <= key.first && mk.second < key.second * (1 - 1e-12))) {
-          key = mk;
-          best = std::move(m);
-          moved = true;
+      for (int span = 1; k + span < stages; ++span)
+        for (int direction : {-1, 1}) {
+          PipelineCandidate m = c;
+          if (!shift_boundaries(m.partition, k, span, direction)) continue;
+          auto mc = evaluator.costs(m);
+          if (!mc) continue;
+          const auto mk = device_load_key(mc.value(), m.placement, devices);
+          if (mk.first < key.first * (1 - 1e-12) || (mk.first <= key.first && mk.second < key.second * (1 - 1e-12))) {
+            key = mk;
+            best = std::move(m);
+            moved = true;
+          }
         }
-      }
     c = std::move(best);
   }
   return c;

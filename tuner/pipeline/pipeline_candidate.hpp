@@ -81,7 +81,13 @@ class CandidateEvaluator {
   PipelineEvaluation scratch_;
 };
 
-// `candidate` with its stage boundaries shifted, one layer at a time, until no shift lowers the
+// Shifts the boundaries after stages k .. k + span - 1 (each between a stage and the next) by
+// `direction` layers (-1: every stage of the chain hands its last layer on, so stage k loses one
+// and stage k + span gains one; +1 the other way). False, leaving `partition` as it was, when a
+// stage would be left empty or a boundary does not exist.
+bool shift_boundaries(Partition& partition, int k, int span, int direction);
+
+// `candidate` with its stage boundaries shifted (chains of every length), until no shift lowers the
 // most loaded device's F+B+W (then the sum of squared device loads): with several stages per
 // device a device's load is the sum of its stages, which stage-level balance leaves uneven.
 // Arithmetic on the costs only, no simulation. Per-stage costs (no partition) come back as given.

@@ -10,6 +10,7 @@ namespace gantry {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxShiftChain = 3;          // stages a partition move carries a layer across
 constexpr int kMaxOrderSteps = 50;          // task moves kept per order phase
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
@@ -40,7 +41,7 @@ class Tuner {
       const double before = best_time();
       if (!result_.best.partition.empty()) partition_phase();
       report("partition", pass);
-      placement_phase();
+      placement_phase(/*try_layouts=*/pass == 1);
       report("placement", pass);
       schedule_phase();
       report("schedule", pass);
@@ -126,20 +127,15 @@ class Tuner {
     std::stable_sort(boundary.begin(), boundary.end(), [&](int a, int b) {
       return std::max(load[a], load[a + 1]) > std::max(load[b], load[b + 1]);
     });
-    for (int k : boundary) {
-      const auto [first, end] = c.partition[k];
-      const auto [next_first, next_end] = c.partition[k + 1];
-      if (end - first > 1) {  // stage k's last layer to stage k + 1
-        moves.push_back(c);
-        --moves.back().partition[k].second;
-        --moves.back().partition[k + 1].first;
-      }
-      if (next_end - next_first > 1) {  // stage k + 1's first layer to stage k
-        moves.push_back(c);
-        ++moves.back().partition[k].second;
-        ++moves.back().partition[k + 1].first;
-      }
-    }
+    // One boundary, then chains of two and three: a layer's worth of load moved past the
+    // stages between (each hands its last layer on), which single shifts reach only through
+    // intermediate steps that are often slower.
+    for (int span = 1; span <= kMaxShiftChain; ++span)
+      for (int k : boundary)
+        for (int direction : {-1, 1}) {
+          PipelineCandidate m = c;
+          if (shift_boundaries(m.partition, k, span, direction)) moves.push_back(std::move(m));
+        }
     return moves;
   }
 
@@ -206,10 +202,12 @@ class Tuner {
   }
 
   // A layout is tried as a whole: its balanced partition, then its own partition and schedule
-  // descents, kept when the result beats the best.
-  void placement_phase() {
+  // descents, kept when the result beats the best. Layouts start from scratch (their own balanced
+  // partition and default rules), so they are tried in the first pass only: a later pass would
+  // find the same.
+  void placement_phase(bool try_layouts) {
     const int devices = evaluator_.source().devices();
-    for (int chunks = 1; chunks <= options_.max_chunks && !out_of_budget(); ++chunks)
+    for (int chunks = 1; try_layouts && chunks <= options_.max_chunks && !out_of_budget(); ++chunks)
       for (bool v_shape : {false, true}) {
         if (v_shape && chunks != 2) continue;
         const StageLayout layout{chunks, v_shape};

@@ -9,36 +9,19 @@
 #include "sim/pipeline_evaluator.hpp"
 #include "tuner/pipeline/exact_pipeline.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace gantry;
 
 namespace {
 
 std::unique_ptr<StageSource> layers_of(std::vector<double> time, int devices, double comm = 0, double max_mem = 0) {
-  LayerModel model;
-  model.params.assign(time.size(), 1.0);
-  std::vector<double> total;
-  for (double t : time) total.push_back(3 * t);
-  model.time.assign(devices, total);
-  model.stage_costs = [time, devices, comm, max_mem](const Partition& partition, const std::vector<int>&) {
-    StageCosts c;
-    for (auto [first, end] : partition) {
-      double t = 0;
-      for (int i = first; i < end; ++i) t += time[i];
-      c.f.push_back(t);
-      c.b.push_back(t);
-      c.w.push_back(t);
-      c.comm.push_back(comm);
-      c.mem_f.push_back(end - first);
-      c.mem_b.push_back(-0.5 * (end - first));
-      c.mem_w.push_back(-0.5 * (end - first));
-      c.static_memory.push_back(0);
-      c.flops.push_back(0);
-    }
-    c.max_mem.assign(devices, max_mem);
-    return c;
-  };
-  return model_stage_source(std::move(model), devices, PartitionMethod::compute);
+  testing::LayerSourceOptions o;
+  o.comm = comm;
+  o.held = 0.5;
+  o.max_mem = max_mem;
+  o.method = PartitionMethod::compute;
+  return testing::layer_source(std::move(time), devices, o);
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 #pragma once
 // Stage costs the pipeline tests build their closed forms on.
+#include <memory>
+#include <vector>
+
 #include "core/pipeline_scheme.hpp"
+#include "tuner/pipeline/stage_source.hpp"
 
 namespace gantry::testing {
 
@@ -20,6 +24,43 @@ inline StageCosts uniform_stages(int p, double f, double b, double w, double com
     c.flops.push_back(0);
   }
   return c;
+}
+
+struct LayerSourceOptions {
+  double comm = 0;     // every hand-off between devices
+  double act = 1;      // activation per layer, allocated by F
+  double held = 0;     // share of it kept from B to W
+  double max_mem = 0;  // per device (0: none)
+  PartitionMethod method = PartitionMethod::uniform;
+};
+
+// A model of layers with F = B = W = time[i] on identical devices; a stage sums its layers.
+inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int devices, LayerSourceOptions o = {}) {
+  LayerModel model;
+  model.params.assign(time.size(), 1.0);
+  std::vector<double> total;
+  for (double t : time) total.push_back(3 * t);
+  model.time.assign(devices, total);
+  model.stage_costs = [time, devices, o](const Partition& partition, const std::vector<int>&) {
+    StageCosts c;
+    for (auto [first, end] : partition) {
+      double t = 0;
+      for (int i = first; i < end; ++i) t += time[i];
+      const double a = o.act * (end - first);
+      c.f.push_back(t);
+      c.b.push_back(t);
+      c.w.push_back(t);
+      c.comm.push_back(o.comm);
+      c.mem_f.push_back(a);
+      c.mem_b.push_back(-(1 - o.held) * a);
+      c.mem_w.push_back(-o.held * a);
+      c.static_memory.push_back(0);
+      c.flops.push_back(0);
+    }
+    c.max_mem.assign(devices, o.max_mem);
+    return c;
+  };
+  return model_stage_source(std::move(model), devices, o.method);
 }
 
 }  // namespace gantry::testing

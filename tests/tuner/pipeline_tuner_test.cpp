@@ -7,39 +7,18 @@
 
 #include "sim/pipeline_simulation.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace gantry;
 
 namespace {
 
-// Layers with F = B = W = time[i], activation `act` per layer held from F to B, no transfers; a
-// stage sums its layers. Identical devices.
+// Layers with F = B = W = time[i], activation `act` per layer held from F to B, no transfers.
 std::unique_ptr<StageSource> layer_source(std::vector<double> time, int devices, double act = 1, double max_mem = 0) {
-  LayerModel model;
-  model.params.assign(time.size(), 1.0);
-  std::vector<double> total;
-  for (double t : time) total.push_back(3 * t);
-  model.time.assign(devices, total);
-  model.stage_costs = [time, act, devices, max_mem](const Partition& partition, const std::vector<int>&) {
-    StageCosts c;
-    for (auto [first, end] : partition) {
-      double t = 0;
-      for (int i = first; i < end; ++i) t += time[i];
-      const double a = act * (end - first);
-      c.f.push_back(t);
-      c.b.push_back(t);
-      c.w.push_back(t);
-      c.comm.push_back(0);
-      c.mem_f.push_back(a);
-      c.mem_b.push_back(-a);
-      c.mem_w.push_back(0);
-      c.static_memory.push_back(0);
-      c.flops.push_back(0);
-    }
-    c.max_mem.assign(devices, max_mem);
-    return c;
-  };
-  return model_stage_source(std::move(model), devices, PartitionMethod::uniform);
+  testing::LayerSourceOptions o;
+  o.act = act;
+  o.max_mem = max_mem;
+  return testing::layer_source(std::move(time), devices, o);
 }
 
 PipelineCandidate plain(const Partition& partition, int devices) {

@@ -11,6 +11,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/duration.hpp"
 #include "cli/pipeline_args.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
 #include "core/json_util.hpp"
 #include "core/unix_time.hpp"
@@ -311,6 +312,9 @@ void run_tune(const TuneArgs& targs) {
       std::cout << row << std::flush;
     };
   }
+  // Ctrl-C, SIGTERM or SIGHUP end the tuning with its best so far, which is still stored.
+  StopSignals signals;
+  options.should_stop = [] { return StopSignals::requested().load(); };
   auto tuned = tune_pipeline(evaluator, starts, options);
   if (!tuned) throw CliError(tuned.error().message);
   const PipelineTuneResult& t = tuned.value();
@@ -353,7 +357,7 @@ void run_tune(const TuneArgs& targs) {
                           {"blocking_progresses", blocking.progresses}, {"scheme", describe(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
-                        {"budget_ended", t.budget_ended}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
+                        {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
                         {"baselines", nlohmann::json::array()}};
     if (!exact_json.is_null()) j["exact"] = exact_json;
     for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
@@ -376,7 +380,7 @@ void run_tune(const TuneArgs& targs) {
     if (!row.detail.empty()) std::cout << "\n" << row.name << ": " << row.detail;
   std::cout << "\ntuned: " << describe(t.best, devices) << "\n";
   std::cout << "  " << t.evaluations << " evaluations, " << t.passes << " passes"
-            << (t.budget_ended ? ", ended by the budget" : "") << "\n";
+            << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped by a signal" : "") << "\n";
   if (!exact_json.is_null())
     std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
               << format_fixed(exact_json["seconds"].get<double>(), 2) << " s (" << exact_json["nodes"].get<long long>()

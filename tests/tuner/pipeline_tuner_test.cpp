@@ -119,3 +119,17 @@ TEST_CASE("pipeline tuner: never slower than its start, never over the limit whe
     }
   }
 }
+
+TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pipeline]") {
+  auto source = layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
+  CandidateEvaluator evaluator(*source, 6);
+  int polls = 0;
+  PipelineTuneOptions options;
+  options.should_stop = [&polls] { return ++polls > 40; };
+  auto r = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, options);
+  REQUIRE(r);
+  CHECK(r.value().stopped);
+  CHECK_FALSE(r.value().budget_ended);
+  CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
+  CHECK(r.value().evaluations < 60);  // it stopped early, not after a full pass
+}

@@ -52,7 +52,8 @@ class Tuner {
       if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
     }
     result_.evaluations = evaluator_.evaluations();
-    result_.budget_ended = out_of_budget();
+    result_.stopped = stopped();
+    result_.budget_ended = !result_.stopped && out_of_budget();
     return std::move(result_);
   }
 
@@ -63,9 +64,11 @@ class Tuner {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
   }
 
+  bool stopped() const { return options_.should_stop && options_.should_stop(); }
+
   bool out_of_budget() const {
     return (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds) ||
-           (options_.max_evaluations > 0 && evaluator_.evaluations() >= options_.max_evaluations);
+           (options_.max_evaluations > 0 && evaluator_.evaluations() >= options_.max_evaluations) || stopped();
   }
 
   void report(const char* phase, int pass) {

@@ -37,6 +37,8 @@ struct PipelineTuneOptions {
   int max_chunks = 4;                // virtual stages per device the placement phase tries
   int max_passes = 20;
   std::function<void(const PipelineTuneProgress&)> on_progress;
+  // Polled between evaluations: when it turns true the tuner returns its best so far.
+  std::function<bool()> should_stop;
 };
 
 struct PipelineTuneResult {
@@ -46,6 +48,7 @@ struct PipelineTuneResult {
   std::int64_t evaluations = 0;
   int passes = 0;
   bool budget_ended = false;
+  bool stopped = false;  // should_stop ended it
 };
 
 // Tunes from the best of `starts` (at least one, each evaluable).

@@ -188,7 +188,7 @@ bool shift_boundaries(Partition& partition, int k, int span, int direction) {
   return true;
 }
 
-PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c) {
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c, int max_span) {
   const int devices = evaluator.source().devices(), stages = static_cast<int>(c.partition.size());
   auto costs = evaluator.costs(c);
   if (!costs || stages < 2) return c;
@@ -197,7 +197,7 @@ PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, Pipe
     moved = false;
     PipelineCandidate best = c;
     for (int k = 0; k + 1 < stages; ++k)
-      for (int span = 1; k + span < stages; ++span)
+      for (int span = 1; span <= max_span && k + span < stages; ++span)
         for (int direction : {-1, 1}) {
           PipelineCandidate m = c;
           if (!shift_boundaries(m.partition, k, span, direction)) continue;

@@ -87,10 +87,10 @@ class CandidateEvaluator {
 // stage would be left empty or a boundary does not exist.
 bool shift_boundaries(Partition& partition, int k, int span, int direction);
 
-// `candidate` with its stage boundaries shifted (chains of every length), until no shift lowers the
+// `candidate` with its stage boundaries shifted (chains of up to `max_span` boundaries), until no shift lowers the
 // most loaded device's F+B+W (then the sum of squared device loads): with several stages per
 // device a device's load is the sum of its stages, which stage-level balance leaves uneven.
 // Arithmetic on the costs only, no simulation. Per-stage costs (no partition) come back as given.
-PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate candidate);
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate candidate, int max_span);
 
 }  // namespace gantry

@@ -39,7 +39,7 @@ class Tuner {
   PipelineTuneResult run() {
     for (int pass = 1; pass <= options_.max_passes && !out_of_budget(); ++pass) {
       const double before = best_time();
-      if (!result_.best.partition.empty()) partition_phase();
+      partition_phase();
       report("partition", pass);
       placement_phase(/*try_layouts=*/pass == 1);
       report("placement", pass);
@@ -119,8 +119,9 @@ class Tuner {
     return load;
   }
 
-  // Shift each boundary by one layer either way, the boundaries next to the most loaded stages first.
-  std::vector<PipelineCandidate> partition_moves(const PipelineCandidate& c) const {
+  // Shift each boundary by one layer either way, the boundaries next to the most loaded stages
+  // first; with `max_span` > 1 also chains of up to that many boundaries.
+  std::vector<PipelineCandidate> partition_moves(const PipelineCandidate& c, int max_span) const {
     std::vector<PipelineCandidate> moves;
     const std::vector<double> load = stage_loads(c);
     const int stages = static_cast<int>(c.partition.size());
@@ -130,10 +131,9 @@ class Tuner {
     std::stable_sort(boundary.begin(), boundary.end(), [&](int a, int b) {
       return std::max(load[a], load[a + 1]) > std::max(load[b], load[b + 1]);
     });
-    // One boundary, then chains of two and three: a layer's worth of load moved past the
-    // stages between (each hands its last layer on), which single shifts reach only through
-    // intermediate steps that are often slower.
-    for (int span = 1; span <= kMaxShiftChain; ++span)
+    // Chains carry a layer's worth of load past the stages between (each hands its last layer
+    // on), which single shifts reach only through intermediate steps that are often slower.
+    for (int span = 1; span <= max_span; ++span)
       for (int k : boundary)
         for (int direction : {-1, 1}) {
           PipelineCandidate m = c;
@@ -142,9 +142,17 @@ class Tuner {
     return moves;
   }
 
-  void partition_phase() {
-    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return partition_moves(c); });
+  // Single shifts until none helps, then chains from there (so chains only ever continue what
+  // single shifts reach). Returns whether `base` improved.
+  bool descend_partition(PipelineCandidate& base, CandidateResult& base_result) {
+    if (base.partition.empty()) return false;
+    const bool single = descend(base, base_result, [&](const PipelineCandidate& c) { return partition_moves(c, 1); });
+    const bool chains =
+        descend(base, base_result, [&](const PipelineCandidate& c) { return partition_moves(c, kMaxShiftChain); });
+    return single || chains;
   }
+
+  void partition_phase() { descend_partition(result_.best, result_.best_result); }
 
   // Swap every pair of devices (all their stages), and the devices of neighbouring stages.
   std::vector<PipelineCandidate> device_moves(const PipelineCandidate& c) const {
@@ -217,20 +225,26 @@ class Tuner {
         if (stage_placement(devices, layout) == result_.best.placement) continue;
         auto start = layout_candidate(evaluator_.source(), layout);
         if (!start) continue;  // e.g. fewer layers than stages
-        PipelineCandidate c = balance_device_loads(evaluator_, std::move(start).value());
-        auto r = evaluator_.evaluate(c);
-        if (!r) continue;
-        CandidateResult cr = r.value();
-        // Partition and schedule in turn until neither helps (each changes what the other sees).
-        for (int round = 0; round < 4; ++round) {
-          const bool partitioned =
-              !c.partition.empty() && descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x); });
-          const bool scheduled = descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
-          if (!partitioned && !scheduled) break;
-        }
-        if (cr.better_than(result_.best_result)) {
-          result_.best = std::move(c);
-          result_.best_result = cr;
+        // Two balanced starts, by single shifts and by chains of any length: the descents from
+        // them end in different places, and neither is better on every model.
+        const PipelineCandidate by_single = balance_device_loads(evaluator_, start.value(), 1);
+        const PipelineCandidate by_chains = balance_device_loads(evaluator_, start.value(), devices * options_.max_chunks);
+        for (const PipelineCandidate* from : {&by_single, &by_chains}) {
+          if (from == &by_chains && by_chains == by_single) continue;
+          PipelineCandidate c = *from;
+          auto r = evaluator_.evaluate(c);
+          if (!r) continue;
+          CandidateResult cr = r.value();
+          // Partition and schedule in turn until neither helps (each changes what the other sees).
+          for (int round = 0; round < 4; ++round) {
+            const bool partitioned = descend_partition(c, cr);
+            const bool scheduled = descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
+            if (!partitioned && !scheduled) break;
+          }
+          if (cr.better_than(result_.best_result)) {
+            result_.best = std::move(c);
+            result_.best_result = cr;
+          }
         }
       }
     descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return device_moves(c); });

@@ -369,6 +369,7 @@ void run_tune(const TuneArgs& targs) {
                                 {"out_of_memory", row.result.out_of_memory},
                                 {"error", row.error.empty() ? row.result.error : row.error}});
     std::cout << j.dump(2) << "\n";
+    if (t.stopped) throw CliExit{kExitCancelled, ""};
     return;
   }
   std::vector<Row> all = rows;
@@ -401,6 +402,7 @@ void run_tune(const TuneArgs& targs) {
   }
   std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
   if (store && fits) store_best(*store, source, t, scheme, r, lower_bound, true);
+  if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped by a signal; its best so far is above"};
 }
 
 }  // namespace
@@ -410,6 +412,7 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   CLI::App* cmd = pipeline.add_subcommand(
       "tune", "co-tune partition, placement and schedule (bubble-aware), against every baseline schedule x partition");
   add_pipeline_options(*cmd, args->pipeline);
+  cmd->remove_option(cmd->get_option("--partition"));  // the tuner starts from every partition
   cmd->add_option("--budget", args->budget, "time limit, e.g. 30s (default: until a pass gains under --min-gain)");
   cmd->add_option("--max-evaluations", args->max_evaluations, "evaluation limit (0: none)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-chunks", args->max_chunks, "virtual stages per device the placement phase tries")
@@ -433,6 +436,8 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
       ->capture_default_str();
   cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)");
   args->pipeline.out.add_to(*cmd);
+  cmd->footer("Ctrl-C, SIGTERM and SIGHUP end the tuning early: its best so far is printed and stored, and gantry "
+              "exits with status 130.");
   cmd->callback([cmd, args] {
     note_given(*cmd, args->pipeline);
     run_tune(*args);

@@ -133,3 +133,18 @@ TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pip
   CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
   CHECK(r.value().evaluations < 60);  // it stopped early, not after a full pass
 }
+
+TEST_CASE("pipeline tuner: an evaluation budget ends it with its best so far", "[tuner][pipeline]") {
+  auto source = layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
+  CandidateEvaluator evaluator(*source, 6);
+  PipelineTuneOptions options;
+  options.max_evaluations = 50;
+  auto r = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, options);
+  REQUIRE(r);
+  CHECK(r.value().budget_ended);
+  CHECK_FALSE(r.value().stopped);
+  // Between two budget checks a phase evaluates at most a few candidates (a layout's start, a
+  // task-move step's own timing).
+  CHECK(r.value().evaluations <= 50 + 4);
+  CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
+}

@@ -30,8 +30,12 @@ demo: build
 	  --data $(DEMO_DATA) --curve $(BUILD)/demo-learning.svg
 	./$(BUILD)/gantry query policies --data $(DEMO_DATA)
 	./$(BUILD)/gantry pipeline compare --model nemotron-h-8b --cluster 8xH100-nvswitch --microbatches 16
+	./$(BUILD)/gantry pipeline tune --model nemotron-h-8b --cluster 8xH100-nvswitch --microbatches 16 --max-chunks 2 \
+	  --data $(DEMO_DATA) --svg $(BUILD)/demo-pipeline.svg
+	./$(BUILD)/gantry query best --model nemotron-h-8b --cluster 8xH100-nvswitch --microbatches 16 --data $(DEMO_DATA)
 	@echo "timeline of the tuned placement: $(BUILD)/demo.svg (and $(BUILD)/demo-trace.json for ui.perfetto.dev)"
 	@echo "learning curve of the DOPPLER policy: $(BUILD)/demo-learning.svg"
+	@echo "timeline of the tuned pipeline scheme: $(BUILD)/demo-pipeline.svg"
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -169,9 +169,9 @@ std::optional<std::pair<PipelineCandidate, double>> stored_start(Store& store, c
   return std::pair{std::move(candidate).value(), best.value()->makespan};
 }
 
-// Stores the tuned scheme as the problem's best when it beats the stored one; says which.
-void store_best(Store& store, const PipelineSource& source, const PipelineTuneResult& tuned, const PipelineScheme& scheme,
-                const PipelineResult& r, double lower_bound, bool text) {
+// Stores the tuned scheme as the problem's best when it beats the stored one; whether it did.
+bool store_best(Store& store, const PipelineSource& source, const PipelineTuneResult& tuned, const PipelineScheme& scheme,
+                const PipelineResult& r, double lower_bound) {
   ScheduleRecord record;
   record.graph = source.problem;
   record.cluster = source.runtime;
@@ -189,11 +189,7 @@ void store_best(Store& store, const PipelineSource& source, const PipelineTuneRe
   record.candidate = candidate_to_json(tuned.best);
   auto stored = store.put_if_better(record);
   if (!stored) throw CliError(stored.error().message);
-  if (text)
-    std::cout << "  store " << store.path() << ": "
-              << (stored.value() ? "stored as the best (query it with `gantry query best` and the same flags)"
-                                 : "its stored best is at least as fast")
-              << "\n";
+  return stored.value();
 }
 
 // The exact optimum below the tuner's time (branch and bound; small problems), as a row.
@@ -242,6 +238,13 @@ void run_tune(const TuneArgs& targs) {
     auto parsed = parse_duration(targs.budget);
     if (!parsed) throw CliError("--budget '" + targs.budget + "': " + parsed.error().message);
     budget = parsed.value();
+  }
+  if (!targs.exact.empty()) {
+    auto limit = parse_duration(targs.exact);
+    if (!limit) throw CliError("--exact '" + targs.exact + "': " + limit.error().message);
+    if (!args.stages_file.empty())
+      throw CliError("--exact needs a model (--model or --hf-config): the per-stage costs of --stages have no layers "
+                     "to partition");
   }
   PipelineArgs compute = args;  // the tuner starts from compute-balanced partitions
   compute.partition = "compute";
@@ -325,15 +328,18 @@ void run_tune(const TuneArgs& targs) {
   if (!final_run) throw CliError(final_run.error().message);
   const PipelineResult& r = final_run.value();
   const BlockingCheck blocking = check_blocking_order(scheme);
-  std::vector<Row> searched;
-  if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
-  nlohmann::json exact_json;
-  if (!targs.exact.empty()) exact_json = run_exact(targs, source, t, r, searched);
   const bool fits = r.completed && !r.out_of_memory;
-
   double work = 0;
   for (int s = 0; s < costs.num_stages(); ++s) work += costs.f[s] + costs.b[s] + costs.w[s];
   const double lower_bound = work * source.microbatches / devices;
+  // Stored before the comparisons below, which a second signal could cut short.
+  const bool stored = store && fits && store_best(*store, source, t, scheme, r, lower_bound);
+  std::vector<Row> searched;
+  nlohmann::json exact_json;
+  if (!t.stopped) {  // a stop request skips the comparisons
+    if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
+    if (!targs.exact.empty()) exact_json = run_exact(targs, source, t, r, searched);
+  }
 
   if (!args.save_scheme.empty()) {
     auto written = write_text_file(args.save_scheme, scheme_to_json(scheme));
@@ -348,7 +354,6 @@ void run_tune(const TuneArgs& targs) {
     write_timeline_files(args.out, r.compiled.graph, r.sim, labels);
   }
   if (!text) {
-    if (store && fits) store_best(*store, source, t, scheme, r, lower_bound, false);
     nlohmann::json j = {{"tuned",
                          {{"iteration_time", r.iteration_time}, {"bubble_ratio", r.bubble_ratio},
                           {"peak_memory", r.peak_memory}, {"overlap_ratio", r.overlap_ratio},
@@ -357,7 +362,7 @@ void run_tune(const TuneArgs& targs) {
                           {"blocking_progresses", blocking.progresses}, {"scheme", describe(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
-                        {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
+                        {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", stored}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
                         {"baselines", nlohmann::json::array()}};
     if (!exact_json.is_null()) j["exact"] = exact_json;
     for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
@@ -401,7 +406,11 @@ void run_tune(const TuneArgs& targs) {
     std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
   }
   std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
-  if (store && fits) store_best(*store, source, t, scheme, r, lower_bound, true);
+  if (store && fits)
+    std::cout << "  store " << store->path() << ": "
+              << (stored ? "stored as the best (query it with `gantry query best` and the same flags)"
+                         : "its stored best is at least as fast")
+              << "\n";
   if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped by a signal; its best so far is above"};
 }
 

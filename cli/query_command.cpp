@@ -234,7 +234,8 @@ void run_list(const QueryArgs& args) {
   t.print(std::cout);
   std::cout << list.size() << " stored plan(s) " << source->where();
   if (stale > 0)
-    std::cout << ", " << stale << " stale (computed by an older simulator model; `gantry db resimulate` recomputes them)";
+    std::cout << ", " << stale << " stale (computed by an older simulator model; `gantry db resimulate` recomputes "
+              << "placements, `gantry pipeline tune` with the same flags pipeline schemes)";
   std::cout << "\n";
 }
 

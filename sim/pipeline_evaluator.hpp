@@ -63,8 +63,8 @@ class PipelineEvaluator {
   std::int32_t tasks_ = 0;                 // task count of the structure
   // Per evaluation, reused:
   std::vector<std::int32_t> order_, order_begin_;  // device-major task ids
-  std::vector<std::int32_t> stamp_;                // id -> evaluation number that listed it
-  std::int32_t evaluation_ = 0;
+  std::vector<std::uint32_t> stamp_;               // id -> evaluation number that listed it
+  std::uint32_t evaluation_ = 0;
   std::vector<std::int8_t> pending_;               // id -> inputs not yet finished
   std::vector<double> ready_;                      // id -> when its inputs have arrived
   std::vector<double> link_free_;                  // directed device pair -> free from

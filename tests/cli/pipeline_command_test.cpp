@@ -253,3 +253,11 @@ TEST_CASE("pipeline tune stores its best: query best and export answer it, a sec
                                     "--data", data};
   CHECK_THROWS_WITH(gantry::testing::run_verbs(other), Catch::Contains("no stored placement or scheme"));
 }
+
+TEST_CASE("pipeline tune --exact needs a model and a duration", "[cli][pipeline]") {
+  const std::string stages = std::string(GANTRY_SOURCE_DIR) + "/configs/pipelines/zb-example.json";
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--stages", stages, "--exact", "10s", "--no-store"}),
+                    Catch::Contains("--exact needs a model"));
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--model", "llama-3-8b", "--pp", "2", "--exact", "later", "--no-store"}),
+                    Catch::Contains("--exact 'later'"));
+}

@@ -178,8 +178,11 @@ TEST_CASE("pipeline evaluator: another structure or a broken order is an error n
   moved.placement = {0, 0};
   CHECK_FALSE(e.value().fits(moved));
 
-  StageCosts three = c;
-  three.f.push_back(1);
+  StageCosts three = c;  // valid costs, of another stage count
+  for (std::vector<double>* list : {&three.f, &three.b, &three.w, &three.comm, &three.mem_f, &three.mem_b, &three.mem_w,
+                                    &three.static_memory, &three.flops})
+    list->push_back(list->back());
   r = e.value().evaluate(s, three);
   REQUIRE_FALSE(r);
+  CHECK_THAT(r.error().message, Catch::Contains("3 stages"));
 }

@@ -11,6 +11,7 @@ namespace gantry {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::int64_t kMaxExactTasks = 3072;  // its search buffers grow with tasks x stages
 
 // The best per-device orders of one (partition, placement), searched with a shared bound.
 class OrderSearch {
@@ -29,6 +30,7 @@ class OrderSearch {
     room_.assign(D_, kInf);
     link_.assign(static_cast<std::size_t>(D_) * D_, 0.0);
     order_.assign(D_, {});
+    candidates_.resize(static_cast<std::size_t>(tasks) * 3 * S_);
     for (int s = 0; s < S_; ++s) work_[placement_[s]] += M_ * (c_.f[s] + c_.b[s] + c_.w[s]);
     for (int d = 0; d < D_ && d < static_cast<int>(c_.max_mem.size()); ++d)
       if (c_.max_mem[d] > 0) room_[d] = c_.max_mem[d];
@@ -112,11 +114,9 @@ class OrderSearch {
       if (work_[d] > 0 && std::max(free_[d], last_start) + work_[d] >= *bound_ * (1 - 1e-12)) return;
     // Candidates: the next microbatch of each (kind, stage) whose inputs are appended, started no
     // earlier than the last appended task (ties: a higher device).
-    struct Candidate {
-      double start;
-      int kind, s, d;
-    };
-    Candidate list[3 * 64];
+    // This depth's candidates live in a buffer of the search, not on the stack: the recursion
+    // goes 3 x microbatches x stages deep.
+    Candidate* list = candidates_.data() + static_cast<std::size_t>(appended) * 3 * S_;
     int count = 0;
     for (int kind = 0; kind < 3; ++kind)
       for (int s = 0; s < S_; ++s) {
@@ -125,7 +125,7 @@ class OrderSearch {
         const int d = placement_[s];
         const double start = std::max(free_[d], ready_[id(kind, m, s)]);
         if (start < last_start || (start == last_start && d < last_device)) continue;
-        if (count < 3 * 64) list[count++] = {start, kind, s, d};
+        list[count++] = {start, kind, s, d};
       }
     std::sort(list, list + count, [](const Candidate& a, const Candidate& b) { return a.start < b.start; });
     for (int i = 0; i < count && !stopped_; ++i) {
@@ -166,50 +166,60 @@ class OrderSearch {
   std::vector<double> end_, ready_, free_, memory_, work_, room_, link_;
   std::vector<int> next_;  // (kind, stage) -> next microbatch (microbatches in order, as the ZB ILP)
   std::vector<std::vector<PipeTask>> order_;
+  struct Candidate {
+    double start;
+    int kind, s, d;
+  };
+  std::vector<Candidate> candidates_;  // depth -> up to 3 x stages candidates
   double* bound_ = nullptr;
   std::vector<std::vector<PipeTask>>* best_ = nullptr;
   std::int64_t* nodes_ = nullptr;
   bool stopped_ = false;
 };
 
-// Every composition of `layers` into `stages` non-empty consecutive ranges.
-void for_each_partition(int layers, int stages, const std::function<void(const Partition&)>& visit) {
+// Every composition of `layers` into `stages` non-empty consecutive ranges, until `visit`
+// returns false; false when it was stopped.
+bool for_each_partition(int layers, int stages, const std::function<bool(const Partition&)>& visit) {
   Partition p;
-  std::function<void(int, int)> place = [&](int first, int left) {
+  std::function<bool(int, int)> place = [&](int first, int left) {
     if (left == 1) {
       p.emplace_back(first, layers);
-      visit(p);
+      const bool go_on = visit(p);
       p.pop_back();
-      return;
+      return go_on;
     }
     for (int end = first + 1; end <= layers - (left - 1); ++end) {
       p.emplace_back(first, end);
-      place(end, left - 1);
+      const bool go_on = place(end, left - 1);
       p.pop_back();
+      if (!go_on) return false;
     }
+    return true;
   };
-  place(0, stages);
+  return place(0, stages);
 }
 
-// Every map of `stages` stages to `devices` devices giving each device 1 to `max_chunks` stages.
-void for_each_placement(int stages, int devices, int max_chunks, const std::function<void(const std::vector<int>&)>& visit) {
+// Every map of `stages` stages to `devices` devices giving each device 1 to `max_chunks` stages,
+// until `visit` returns false; false when it was stopped.
+bool for_each_placement(int stages, int devices, int max_chunks, const std::function<bool(const std::vector<int>&)>& visit) {
   std::vector<int> map(stages, 0), count(devices, 0);
-  std::function<void(int)> assign = [&](int s) {
+  std::function<bool(int)> assign = [&](int s) {
     if (s == stages) {
       for (int c : count)
-        if (c < 1) return;
-      visit(map);
-      return;
+        if (c < 1) return true;
+      return visit(map);
     }
     for (int d = 0; d < devices; ++d) {
       if (count[d] == max_chunks) continue;
       map[s] = d;
       ++count[d];
-      assign(s + 1);
+      const bool go_on = assign(s + 1);
       --count[d];
+      if (!go_on) return false;
     }
+    return true;
   };
-  assign(0);
+  return assign(0);
 }
 
 }  // namespace
@@ -217,6 +227,10 @@ void for_each_placement(int stages, int devices, int max_chunks, const std::func
 Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microbatches, const ExactPipelineOptions& options,
                                            LinkModel links) {
   if (options.max_chunks < 1 || options.max_chunks > 64) return make_error("exact pipeline: max_chunks must be 1 to 64");
+  const std::int64_t tasks = std::int64_t{3} * microbatches * source.devices() * options.max_chunks;
+  if (tasks > kMaxExactTasks)
+    return make_error("exact pipeline: up to " + std::to_string(tasks) + " tasks (3 x microbatches x devices x chunks); "
+                      "the branch and bound is for small problems (at most " + std::to_string(kMaxExactTasks) + ")");
   auto base = source.stages(StageLayout{1, false});
   if (!base) return base.error();
   if (base.value().partition.empty())
@@ -229,12 +243,13 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
   out.finished = true;
   double bound = options.upper_bound > 0 ? options.upper_bound * (1 + 1e-9) : kInf;
   std::string error;
-  for (int stages = devices; stages <= std::min(layers, devices * options.max_chunks); ++stages)
+  for (int stages = devices; stages <= std::min(layers, devices * options.max_chunks) && out.finished; ++stages)
     for_each_placement(stages, devices, options.max_chunks, [&](const std::vector<int>& placement) {
-      for_each_partition(layers, stages, [&](const Partition& partition) {
-        if (!error.empty() || std::chrono::steady_clock::now() > deadline) {
+      return for_each_partition(layers, stages, [&](const Partition& partition) {
+        if (!error.empty()) return false;
+        if (std::chrono::steady_clock::now() > deadline) {
           out.finished = false;
-          return;
+          return false;
         }
         PipelineScheme shape;
         shape.num_microbatches = microbatches;
@@ -244,7 +259,7 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
         auto costs = source.costs_of(shape, "exact pipeline");
         if (!costs) {
           error = costs.error().message;
-          return;
+          return false;
         }
         OrderSearch search(shape, costs.value(), links == LinkModel::contention, deadline, options.node_limit);
         std::vector<std::vector<PipeTask>> order;
@@ -256,6 +271,7 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
           out.scheme = shape;
           out.scheme.schedule = std::move(order);
         }
+        return out.finished;  // a limit hit inside the search ends the enumeration too
       });
     });
   if (!error.empty()) return make_error(error);

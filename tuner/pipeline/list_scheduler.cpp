@@ -64,6 +64,7 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
     PipeOp best_op = PipeOp::F;
     double best_start = inf;
     for (int d = 0; d < devices; ++d) {
+      if (stages_of[d].empty()) continue;  // a device without stages has nothing to run
       const double now = free_at[d];
       double start = inf;
       int stage = -1;

@@ -14,7 +14,9 @@
 namespace gantry {
 
 struct ListScheduleRules {
-  // Per device: microbatches its entry stage may hold between F and B (the warm-up depth).
+  // Per device: the warm-up depth, i.e. how many (microbatch, stage) activations the device may
+  // hold between their F and B, counted over all its stages; only an F of its entry stage waits
+  // for room (a later chunk's F never does, or the pipeline could stall).
   std::vector<int> in_flight_limit;
   bool f_before_b = true;      // when an F and a B can both start now
   bool split_backward = true;  // B and W as two tasks (zero bubble) or one fused BW

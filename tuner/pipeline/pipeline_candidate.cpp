@@ -136,7 +136,12 @@ Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& ca
   auto built = build(candidate);
   if (!built) return built.error();
   const auto& [scheme, costs] = built.value();
-  std::pair<std::vector<int>, bool> key{candidate.placement, candidate.rules.split_backward};
+  // The structure is the placement and whether backward passes are split, as the scheme has them
+  // (an explicit order may differ from what its rules would build).
+  bool split = true;
+  for (const auto& list : scheme.schedule)
+    for (const PipeTask& t : list) split = split && t.op != PipeOp::BW;
+  std::pair<std::vector<int>, bool> key{candidate.placement, split};
   if (compiled_.size() >= kMaxCompiled && compiled_.count(key) == 0) compiled_.clear();  // placements the search left
   auto& compiled = compiled_[std::move(key)];
   if (!compiled) {

@@ -36,6 +36,7 @@ void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng)
 // One random change of `c` (a valid candidate when the source accepts it).
 PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& source, int max_chunks, std::mt19937_64& rng) {
   PipelineCandidate n = c;
+  n.order.clear();  // the list scheduler's orders: explicit ones belong to one placement and rules
   const int stages = static_cast<int>(c.placement.size()), devices = source.devices();
   switch (uniform(rng, 0, 9)) {
     case 0: case 1: case 2: case 3:  // shift a boundary

@@ -6,6 +6,7 @@
 
 #include "core/json_util.hpp"
 #include "sim/runtime_fingerprint.hpp"
+#include "sim/timeline_export.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_fingerprint.hpp"
 #include "workloads/pipeline_stages.hpp"
@@ -142,7 +143,26 @@ void check_flags(const PipelineArgs& args) {
 
 
 LinkModel pipeline_links(const PipelineArgs& args) {
-  return args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  return parse_link_model(args.links).value_or(LinkModel::contention);  // the flag is checked by CLI11
+}
+
+PipelineRunInfo pipeline_run_info(const PipelineArgs& args, const PipelineSource& source, bool record) {
+  PipelineRunInfo info;
+  info.links = pipeline_links(args);
+  info.record = record;
+  info.tokens_per_microbatch = source.tokens_per_microbatch;
+  info.device_peak_flops = source.peak_flops;
+  return info;
+}
+
+void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result) {
+  if (!out.wants_timeline() || !result.completed) return;
+  TimelineLabels labels;
+  labels.title = title;
+  for (std::size_t d = 0; d < result.sim.busy.size(); ++d) labels.device_names.push_back("device " + std::to_string(d));
+  labels.group_names = {"F", "B", "W", "BW"};
+  for (const PipeTask& t : result.compiled.task_of) labels.group_of.push_back(static_cast<int>(t.op));
+  write_timeline_files(out, result.compiled.graph, result.sim, labels);
 }
 
 PipelineSource pipeline_source(const PipelineArgs& args, const PipelineScheme* scheme) {

@@ -10,6 +10,7 @@
 #include "cli/cli_common.hpp"
 #include "core/fingerprint.hpp"
 #include "core/pipeline_scheme.hpp"
+#include "sim/pipeline_simulation.hpp"
 #include "sim/sim_options.hpp"
 #include "tuner/pipeline/stage_source.hpp"
 
@@ -44,6 +45,11 @@ struct PipelineSource {
 };
 
 LinkModel pipeline_links(const PipelineArgs& args);
+// How the pipeline verbs simulate a scheme of `source`: its links, tokens and device peaks;
+// `record` keeps the timeline (traces, SVG).
+PipelineRunInfo pipeline_run_info(const PipelineArgs& args, const PipelineSource& source, bool record);
+// --trace / --svg of a simulated scheme (a result simulated with its timeline), titled `title`.
+void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result);
 
 // "80GiB", "512MiB", "8e10": a memory size > 0.
 double parse_bytes(const std::string& text);

@@ -87,22 +87,11 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
       auto written = write_text_file(args.save_scheme, scheme_to_json(run.scheme));
       if (!written) throw CliError(written.error().message);
     }
-    PipelineRunInfo info;
-    info.links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
-    info.record = args.out.wants_timeline();
-    info.tokens_per_microbatch = source.tokens_per_microbatch;
-    info.device_peak_flops = source.peak_flops;
-    auto r = simulate_pipeline(run.scheme, run.costs, info);
+    auto r = simulate_pipeline(run.scheme, run.costs, pipeline_run_info(args, source, args.out.wants_timeline()));
     if (!r) throw CliError(r.error().message);
-    if (args.out.wants_timeline() && r.value().completed) {
-      TimelineLabels labels;
-      labels.title = "pipeline " + label + ": " + source.description + ", " +
-                     std::to_string(run.scheme.num_microbatches) + " microbatches";
-      for (int d = 0; d < run.scheme.num_devices(); ++d) labels.device_names.push_back("device " + std::to_string(d));
-      labels.group_names = {"F", "B", "W", "BW"};
-      for (const PipeTask& t : r.value().compiled.task_of) labels.group_of.push_back(static_cast<int>(t.op));
-      write_timeline_files(args.out, r.value().compiled.graph, r.value().sim, labels);
-    }
+    write_pipeline_timeline(args.out, "pipeline " + label + ": " + source.description + ", " +
+                                          std::to_string(run.scheme.num_microbatches) + " microbatches",
+                            r.value());
     results.emplace_back(label, std::move(r).value());
     simulated.push_back(std::move(run.scheme));
   }

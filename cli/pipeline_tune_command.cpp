@@ -50,15 +50,6 @@ struct Row {
   bool runs() const { return error.empty() && result.completed && !result.out_of_memory; }
 };
 
-PipelineRunInfo run_info(const PipelineArgs& args, const PipelineSource& source, bool record) {
-  PipelineRunInfo info;
-  info.links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
-  info.record = record;
-  info.tokens_per_microbatch = source.tokens_per_microbatch;
-  info.device_peak_flops = source.peak_flops;
-  return info;
-}
-
 // Every baseline schedule on every partition (one set for a stage file, which has no layers).
 std::vector<Row> baselines(const PipelineArgs& args, const PipelineSource& tuned_source) {
   std::vector<Row> rows;
@@ -75,7 +66,7 @@ std::vector<Row> baselines(const PipelineArgs& args, const PipelineSource& tuned
       if (!built) {
         row.error = built.error().message;
       } else {
-        auto r = simulate_pipeline(built.value().scheme, built.value().costs, run_info(args, source, false));
+        auto r = simulate_pipeline(built.value().scheme, built.value().costs, pipeline_run_info(args, source, false));
         if (!r) throw CliError(r.error().message);
         row.result = std::move(r).value();
       }
@@ -109,20 +100,6 @@ void print_rows(const std::vector<Row>& rows, double reference) {
   t.print(std::cout);
 }
 
-std::string describe(const PipelineCandidate& c, int devices) {
-  const int stages = static_cast<int>(c.placement.size());
-  std::string text = std::to_string(stages) + " stages on " + std::to_string(devices) + " devices";
-  text += c.placement == stage_placement(devices, {stages / devices, true}) && stages == 2 * devices ? " (V)"
-          : c.placement == stage_placement(devices, {stages / devices, false})                     ? ""
-                                                                                                   : " (non-contiguous)";
-  text += c.rules.split_backward ? ", B/W split" : ", fused BW";
-  text += c.rules.delay_w ? ", W delayed" : ", W at once";
-  text += c.rules.f_before_b ? ", F first" : ", B first";
-  text += ", in flight";
-  for (int l : c.rules.in_flight_limit) text += " " + std::to_string(l);
-  return text;
-}
-
 // A search result as a row, simulated in full.
 Row search_row(const std::string& name, const CandidateEvaluator& evaluator, const Result<PipelineSearchResult>& found,
                const PipelineArgs& args, const PipelineSource& source) {
@@ -132,10 +109,10 @@ Row search_row(const std::string& name, const CandidateEvaluator& evaluator, con
     row.error = found.error().message;
     return row;
   }
-  row.detail = describe(found.value().best, evaluator.source().devices());
+  row.detail = describe_candidate(found.value().best, evaluator.source().devices());
   auto built = evaluator.build(found.value().best);
   if (!built) throw CliError(built.error().message);
-  auto r = simulate_pipeline(built.value().first, built.value().second, run_info(args, source, false));
+  auto r = simulate_pipeline(built.value().first, built.value().second, pipeline_run_info(args, source, false));
   if (!r) throw CliError(r.error().message);
   row.result = std::move(r).value();
   return row;
@@ -144,7 +121,7 @@ Row search_row(const std::string& name, const CandidateEvaluator& evaluator, con
 // Random search and annealing with as many evaluations as the tuner took.
 void append_search_baselines(const TuneArgs& targs, const PipelineSource& source, const PipelineTuneResult& tuned,
                              std::vector<Row>& rows) {
-  const LinkModel links = targs.pipeline.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  const LinkModel links = pipeline_links(targs.pipeline);
   const std::string evals = " (" + std::to_string(tuned.evaluations) + " evaluations)";
   CandidateEvaluator random(*source.stages, source.microbatches, links);
   rows.push_back(search_row("random search" + evals, random,
@@ -192,14 +169,13 @@ bool store_best(Store& store, const PipelineSource& source, const PipelineTuneRe
   return stored.value();
 }
 
-// The exact optimum below the tuner's time (branch and bound; small problems), as a row.
-nlohmann::json run_exact(const TuneArgs& targs, const PipelineSource& source, const PipelineTuneResult& tuned,
-                         const PipelineResult& tuned_run, std::vector<Row>& rows) {
-  auto limit = parse_duration(targs.exact);
-  if (!limit) throw CliError("--exact '" + targs.exact + "': " + limit.error().message);
+// The exact optimum below the tuner's time (branch and bound within `seconds`; small problems),
+// as a row.
+nlohmann::json run_exact(const TuneArgs& targs, double seconds, const PipelineSource& source,
+                         const PipelineTuneResult& tuned, const PipelineResult& tuned_run, std::vector<Row>& rows) {
   ExactPipelineOptions options;
   options.max_chunks = targs.max_chunks;
-  options.time_limit_seconds = limit.value();
+  options.time_limit_seconds = seconds;
   const bool tuned_fits = tuned_run.completed && !tuned_run.out_of_memory;
   if (tuned_fits) options.upper_bound = tuned_run.iteration_time;
   auto exact = exact_pipeline(*source.stages, source.microbatches, options, pipeline_links(targs.pipeline));
@@ -212,7 +188,7 @@ nlohmann::json run_exact(const TuneArgs& targs, const PipelineSource& source, co
   if (e.found) {
     auto costs = source.stages->costs_of(e.scheme, "exact scheme");
     if (!costs) throw CliError(costs.error().message);
-    auto r = simulate_pipeline(e.scheme, costs.value(), run_info(targs.pipeline, source, false));
+    auto r = simulate_pipeline(e.scheme, costs.value(), pipeline_run_info(targs.pipeline, source, false));
     if (!r) throw CliError(r.error().message);
     row.result = std::move(r).value();
   } else {
@@ -239,9 +215,11 @@ void run_tune(const TuneArgs& targs) {
     if (!parsed) throw CliError("--budget '" + targs.budget + "': " + parsed.error().message);
     budget = parsed.value();
   }
+  double exact_seconds = 0;
   if (!targs.exact.empty()) {
     auto limit = parse_duration(targs.exact);
     if (!limit) throw CliError("--exact '" + targs.exact + "': " + limit.error().message);
+    exact_seconds = limit.value();
     if (!args.stages_file.empty())
       throw CliError("--exact needs a model (--model or --hf-config): the per-stage costs of --stages have no layers "
                      "to partition");
@@ -250,7 +228,7 @@ void run_tune(const TuneArgs& targs) {
   compute.partition = "compute";
   const PipelineSource source = pipeline_source(compute, nullptr);
   const int devices = source.stages->devices();
-  const LinkModel links = args.links == "unlimited" ? LinkModel::unlimited : LinkModel::contention;
+  const LinkModel links = pipeline_links(args);
   const bool text = !args.out.json();
   if (text) std::cout << source.description << ", " << source.microbatches << " microbatches\n\n";
 
@@ -324,7 +302,7 @@ void run_tune(const TuneArgs& targs) {
   auto built = evaluator.build(t.best);
   if (!built) throw CliError(built.error().message);
   const auto& [scheme, costs] = built.value();
-  auto final_run = simulate_pipeline(scheme, costs, run_info(args, source, args.out.wants_timeline()));
+  auto final_run = simulate_pipeline(scheme, costs, pipeline_run_info(args, source, args.out.wants_timeline()));
   if (!final_run) throw CliError(final_run.error().message);
   const PipelineResult& r = final_run.value();
   const BlockingCheck blocking = check_blocking_order(scheme);
@@ -338,28 +316,23 @@ void run_tune(const TuneArgs& targs) {
   nlohmann::json exact_json;
   if (!t.stopped) {  // a stop request skips the comparisons
     if (targs.search_baselines) append_search_baselines(targs, source, t, searched);
-    if (!targs.exact.empty()) exact_json = run_exact(targs, source, t, r, searched);
+    if (!targs.exact.empty()) exact_json = run_exact(targs, exact_seconds, source, t, r, searched);
   }
 
   if (!args.save_scheme.empty()) {
     auto written = write_text_file(args.save_scheme, scheme_to_json(scheme));
     if (!written) throw CliError(written.error().message);
   }
-  if (args.out.wants_timeline() && r.completed) {
-    TimelineLabels labels;
-    labels.title = "pipeline tune: " + source.description + ", " + std::to_string(source.microbatches) + " microbatches";
-    for (int d = 0; d < devices; ++d) labels.device_names.push_back("device " + std::to_string(d));
-    labels.group_names = {"F", "B", "W", "BW"};
-    for (const PipeTask& task : r.compiled.task_of) labels.group_of.push_back(static_cast<int>(task.op));
-    write_timeline_files(args.out, r.compiled.graph, r.sim, labels);
-  }
+  write_pipeline_timeline(args.out,
+                          "pipeline tune: " + source.description + ", " + std::to_string(source.microbatches) + " microbatches",
+                          r);
   if (!text) {
     nlohmann::json j = {{"tuned",
                          {{"iteration_time", r.iteration_time}, {"bubble_ratio", r.bubble_ratio},
                           {"peak_memory", r.peak_memory}, {"overlap_ratio", r.overlap_ratio},
                           {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu},
                           {"completed", r.completed}, {"out_of_memory", r.out_of_memory},
-                          {"blocking_progresses", blocking.progresses}, {"scheme", describe(t.best, devices)}}},
+                          {"blocking_progresses", blocking.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
                         {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", stored}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
@@ -379,12 +352,12 @@ void run_tune(const TuneArgs& targs) {
   }
   std::vector<Row> all = rows;
   all.insert(all.end(), searched.begin(), searched.end());
-  all.push_back(Row{"tuned", r, ""});
+  all.push_back(Row{"tuned", r, "", ""});
   std::cout << "\n";
   print_rows(all, reference);
   for (const Row& row : searched)
     if (!row.detail.empty()) std::cout << "\n" << row.name << ": " << row.detail;
-  std::cout << "\ntuned: " << describe(t.best, devices) << "\n";
+  std::cout << "\ntuned: " << describe_candidate(t.best, devices) << "\n";
   std::cout << "  " << t.evaluations << " evaluations, " << t.passes << " passes"
             << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped by a signal" : "") << "\n";
   if (!exact_json.is_null())

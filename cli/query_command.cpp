@@ -153,14 +153,8 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
 
 void print_pipeline_best(const ScheduleRecord& r) {
   auto candidate = candidate_from_json(r.candidate, "the stored candidate");
-  std::string shape = "-";
-  if (candidate) {
-    const PipelineCandidate& c = candidate.value();
-    shape = std::to_string(c.placement.size()) + " stages, placement";
-    for (int d : c.placement) shape += " " + std::to_string(d);
-    shape += std::string(c.rules.split_backward ? ", B/W split" : ", fused BW") +
-             (c.rules.delay_w ? ", W delayed" : ", W at once");
-  }
+  const std::string shape = candidate ? describe_candidate(candidate.value(), static_cast<int>(candidate.value().rules.in_flight_limit.size()))
+                                      : "-";
   TextTable t({"field", "value"});
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"pipeline", r.graph_label + " (" + r.graph.hex() + ")"}, {"cluster", r.cluster_name + " (" + r.cluster.hex() + ")"},

@@ -1,5 +1,7 @@
 #include "core/pipeline_scheme.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -101,6 +103,19 @@ Status PipelineScheme::check() const {
                           std::to_string(bw) + " BW, " + std::to_string(b) + " B, " + std::to_string(w) + " W)");
     }
   return Ok{};
+}
+
+TaskCost task_cost(PipeOp op, int s, const StageCosts& c) {
+  switch (op) {
+    case PipeOp::F: return {c.f[s], c.mem_f[s], 0};
+    case PipeOp::B: return c.mem_b[s] > 0 ? TaskCost{c.b[s], c.mem_b[s], 0} : TaskCost{c.b[s], 0, -c.mem_b[s]};
+    case PipeOp::W: return {c.w[s], 0, -c.mem_w[s]};
+    case PipeOp::BW: {
+      const double held = std::max(0.0, c.mem_b[s]);
+      return {c.b[s] + c.w[s], held, held - (c.mem_b[s] + c.mem_w[s])};
+    }
+  }
+  return {};
 }
 
 Status StageCosts::check(const std::string& source) const {

@@ -61,6 +61,16 @@ struct StageCosts {
   Status check(const std::string& source) const;
 };
 
+// What one task costs: its time, the memory it takes when it starts and what it gives back when it
+// ends. F allocates its activations; B allocates the gradients W reads (mem_b > 0) or frees
+// (mem_b < 0) at its end; W frees at its end; a fused BW holds B's gradients while it runs and
+// frees the net of B and W at its end. The one pricing every engine (compiled DAG, evaluator,
+// exact search) uses.
+struct TaskCost {
+  double time = 0, alloc = 0, release = 0;
+};
+TaskCost task_cost(PipeOp op, int stage, const StageCosts& costs);
+
 // The zero-bubble scheduler's GraphConfig as JSON: {"n_stages", "n_micro", "cost_f", "cost_b",
 // "cost_w" (lists, one per stage), "cost_comm" (a number, or a list of the n_stages - 1 hops between
 // neighbouring stages, optionally with an ignored last entry), "mem_f", "mem_b", "mem_w" (lists or

@@ -5,29 +5,6 @@
 
 namespace gantry {
 
-namespace {
-
-// What a task of `kind` at stage s costs: time, memory taken when it starts and given back when it
-// ends, as compile_pipeline prices the same task.
-struct TaskPrice {
-  double time = 0, alloc = 0, free = 0;
-};
-
-TaskPrice price(PipeOp kind, int s, const StageCosts& c) {
-  switch (kind) {
-    case PipeOp::F: return {c.f[s], c.mem_f[s], 0};
-    case PipeOp::B: return c.mem_b[s] > 0 ? TaskPrice{c.b[s], c.mem_b[s], 0} : TaskPrice{c.b[s], 0, -c.mem_b[s]};
-    case PipeOp::W: return {c.w[s], 0, -c.mem_w[s]};
-    case PipeOp::BW: {
-      const double alloc = std::max(0.0, c.mem_b[s]);
-      return {c.b[s] + c.w[s], alloc, alloc - (c.mem_b[s] + c.mem_w[s])};
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
 Result<PipelineEvaluator> PipelineEvaluator::compile(const PipelineScheme& scheme) {
   auto ok = scheme.check();
   if (!ok) return ok.error();
@@ -53,21 +30,6 @@ Result<PipelineEvaluator> PipelineEvaluator::compile(const PipelineScheme& schem
   e.order_.reserve(e.tasks_);
   e.worklist_.reserve(static_cast<std::size_t>(e.tasks_) + e.devices_);
   return e;
-}
-
-bool PipelineEvaluator::fits(const PipelineScheme& scheme) const {
-  if (scheme.num_stages() != stages_ || scheme.num_devices() != devices_ || scheme.num_microbatches != micro_ ||
-      scheme.placement != placement_)
-    return false;
-  std::int32_t count = 0;
-  for (const auto& list : scheme.schedule)
-    for (const PipeTask& t : list) {
-      if (t.microbatch < 0 || t.microbatch >= micro_ || t.stage < 0 || t.stage >= stages_) return false;
-      const bool fused = fused_[static_cast<std::size_t>(t.microbatch) * stages_ + t.stage];
-      if ((t.op == PipeOp::BW) != fused && t.op != PipeOp::F) return false;
-      ++count;
-    }
-  return count == tasks_;
 }
 
 Status PipelineEvaluator::load_orders(const PipelineScheme& scheme) {
@@ -135,17 +97,10 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   // The input of `task` (at stage `to`) produced on device `from` at `end` arrives.
   auto deliver = [&](std::int32_t task, int from_stage, int to_stage, double end) {
     const int from = placement_[from_stage], to = placement_[to_stage];
-    double arrival = end;
-    if (from != to) {
-      const double cost = costs.comm[std::min(from_stage, to_stage)];
-      double begin = end;
-      if (contention) {
-        double& link = link_free_[static_cast<std::size_t>(from) * D + to];
-        begin = std::max(begin, link);
-        link = begin + cost;
-      }
-      arrival = begin + cost;
-    }
+    const double arrival =
+        from == to ? end
+                   : hand_off_arrival(end, costs.comm[std::min(from_stage, to_stage)],
+                                      contention ? &link_free_[static_cast<std::size_t>(from) * D + to] : nullptr);
     ready_[task] = std::max(ready_[task], arrival);
     if (--pending_[task] == 0 && to != from && head(to) == task) worklist_.push_back(to);
   };
@@ -154,11 +109,11 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
     worklist_.pop_back();
     for (std::int32_t task = head(d); task >= 0 && pending_[task] == 0; task = head(d)) {
       const int kind = task / (micro_ * S), m = task / S % micro_, s = task % S;
-      const TaskPrice p = price(static_cast<PipeOp>(kind), s, costs);
+      const TaskCost p = task_cost(static_cast<PipeOp>(kind), s, costs);
       const double start = std::max(device_free_[d], ready_[task]), end = start + p.time;
       memory_[d] += p.alloc;
       out.peak_memory[d] = std::max(out.peak_memory[d], memory_[d]);
-      memory_[d] -= p.free;
+      memory_[d] -= p.release;
       device_free_[d] = end;
       out.busy[d] += p.time;
       makespan = std::max(makespan, end);

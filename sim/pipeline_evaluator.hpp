@@ -29,13 +29,20 @@ struct PipelineEvaluation {
   bool feasible() const { return completed && !out_of_memory; }
 };
 
+// When a stage's hand-off that leaves its device at `end` and takes `cost` arrives: on a
+// contended link (`link_free` not null: when the directed link is next free) it waits for the
+// link, then holds it until it arrives. The rule every pipeline engine shares with the event
+// simulator; a directed link only carries its source device's hand-offs, in that device's order.
+inline double hand_off_arrival(double end, double cost, double* link_free) {
+  const double begin = link_free && *link_free > end ? *link_free : end;
+  if (link_free) *link_free = begin + cost;
+  return begin + cost;
+}
+
 class PipelineEvaluator {
  public:
   // The structure of `scheme` (which must pass PipelineScheme::check()).
   static Result<PipelineEvaluator> compile(const PipelineScheme& scheme);
-
-  // Whether `scheme` has the compiled structure, so that evaluate accepts it.
-  bool fits(const PipelineScheme& scheme) const;
 
   // Whether evaluations fill PipelineEvaluation::start (off by default: the search loop's moves
   // do not need it).

@@ -29,19 +29,10 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
       op.name = task_name(t);
       op.kind = OpKind::custom;
       const int s = t.stage;
-      switch (t.op) {
-        case PipeOp::F: op.cost = costs.f[s]; op.mem_alloc = costs.mem_f[s]; break;
-        case PipeOp::B:
-          op.cost = costs.b[s];
-          (costs.mem_b[s] > 0 ? op.mem_alloc : op.mem_free) = std::abs(costs.mem_b[s]);
-          break;
-        case PipeOp::W: op.cost = costs.w[s]; op.mem_free = -costs.mem_w[s]; break;
-        case PipeOp::BW:  // B then W: B's gradients (mem_b > 0) are held while it runs, W's frees come at the end
-          op.cost = costs.b[s] + costs.w[s];
-          op.mem_alloc = std::max(0.0, costs.mem_b[s]);
-          op.mem_free = op.mem_alloc - (costs.mem_b[s] + costs.mem_w[s]);
-          break;
-      }
+      const TaskCost cost = task_cost(t.op, s, costs);
+      op.cost = cost.time;
+      op.mem_alloc = cost.alloc;
+      op.mem_free = cost.release;
       const OpId op_id = builder.add_op(std::move(op));
       id(t.op, t.microbatch, s) = op_id;
       out.order[d].push_back(op_id);

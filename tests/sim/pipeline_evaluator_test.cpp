@@ -159,7 +159,7 @@ TEST_CASE("pipeline evaluator: another structure or a broken order is an error n
   c.mem_b = {0, 0};
   c.mem_w = {-1, -1};
   c.static_memory = c.flops = {0, 0};
-  CHECK(e.value().fits(s));
+  CHECK(e.value().evaluate(s, c));
 
   PipelineScheme twice = s;
   twice.schedule[0][2] = {PipeOp::B, 0, 0};
@@ -169,14 +169,14 @@ TEST_CASE("pipeline evaluator: another structure or a broken order is an error n
 
   PipelineScheme fused = s;
   fused.schedule[0] = {{PipeOp::F, 0, 0}, {PipeOp::BW, 0, 0}};
-  CHECK_FALSE(e.value().fits(fused));
+  CHECK_FALSE(e.value().evaluate(fused, c));
   r = e.value().evaluate(fused, c);
   REQUIRE_FALSE(r);
   CHECK_THAT(r.error().message, Catch::Contains("BW(0,0)") && Catch::Contains("split"));
 
   PipelineScheme moved = s;
   moved.placement = {0, 0};
-  CHECK_FALSE(e.value().fits(moved));
+  CHECK_FALSE(e.value().evaluate(moved, c));
 
   StageCosts three = c;  // valid costs, of another stage count
   for (std::vector<double>* list : {&three.f, &three.b, &three.w, &three.comm, &three.mem_f, &three.mem_b, &three.mem_w,

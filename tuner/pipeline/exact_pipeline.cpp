@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 
+#include "sim/pipeline_evaluator.hpp"
+
 namespace gantry {
 
 namespace {
@@ -21,7 +23,6 @@ class OrderSearch {
       : S_(shape.num_stages()), D_(shape.num_devices()), M_(shape.num_microbatches), placement_(shape.placement),
         c_(costs), contention_(contention), deadline_(deadline), node_limit_(node_limit) {
     const int tasks = 3 * M_ * S_;
-    end_.assign(tasks, 0.0);
     ready_.assign(tasks, 0.0);
     next_.assign(3 * S_, 0);
     free_.assign(D_, 0.0);
@@ -51,16 +52,6 @@ class OrderSearch {
  private:
   int id(int kind, int m, int s) const { return (kind * M_ + m) * S_ + s; }
 
-  // Time, memory taken at the start and given back at the end of task (kind, s), as the evaluator
-  // prices B and W (split).
-  double time_of(int kind, int s) const { return kind == 0 ? c_.f[s] : kind == 1 ? c_.b[s] : c_.w[s]; }
-  double alloc_of(int kind, int s) const {
-    return kind == 0 ? c_.mem_f[s] : kind == 1 ? std::max(0.0, c_.mem_b[s]) : 0.0;
-  }
-  double release_of(int kind, int s) const {
-    return kind == 1 ? std::max(0.0, -c_.mem_b[s]) : kind == 2 ? -c_.mem_w[s] : 0.0;
-  }
-
   struct Undo {
     double* slot;
     double old;
@@ -79,15 +70,9 @@ class OrderSearch {
     const int a = placement_[from_stage], b = placement_[to_stage];
     double arrival = end;
     if (a != b) {
-      const double cost = c_.comm[std::min(from_stage, to_stage)];
-      double begin = end;
-      if (contention_) {
-        double& link = link_[static_cast<std::size_t>(a) * D_ + b];
-        begin = std::max(begin, link);
-        undo.push_back({&link, link});
-        link = begin + cost;
-      }
-      arrival = begin + cost;
+      double* link = contention_ ? &link_[static_cast<std::size_t>(a) * D_ + b] : nullptr;
+      if (link) undo.push_back({link, *link});
+      arrival = hand_off_arrival(end, c_.comm[std::min(from_stage, to_stage)], link);
     }
     undo.push_back({&ready_[consumer], ready_[consumer]});
     ready_[consumer] = std::max(ready_[consumer], arrival);
@@ -130,18 +115,18 @@ class OrderSearch {
     std::sort(list, list + count, [](const Candidate& a, const Candidate& b) { return a.start < b.start; });
     for (int i = 0; i < count && !stopped_; ++i) {
       const auto [start, kind, s, d] = list[i];
-      const double memory_before = memory_[d] + alloc_of(kind, s);
+      const TaskCost cost = task_cost(static_cast<PipeOp>(kind), s, c_);  // kinds 0, 1, 2 are F, B, W
+      const double memory_before = memory_[d] + cost.alloc;
       if (memory_before > room_[d] * (1 + 1e-12) + 1e-9) continue;  // memory depends on the order only
       const int m = next_[kind * S_ + s];
-      const double duration = time_of(kind, s), end = start + duration;
+      const double duration = cost.time, end = start + duration;
       std::vector<Undo> undo;
       const double free_before = free_[d], memory_was = memory_[d];
       free_[d] = end;
-      memory_[d] = memory_before - release_of(kind, s);
+      memory_[d] = memory_before - cost.release;
       work_[d] -= duration;
       ++next_[kind * S_ + s];
-      end_[id(kind, m, s)] = end;
-      order_[d].push_back(PipeTask{kind == 0 ? PipeOp::F : kind == 1 ? PipeOp::B : PipeOp::W, m, s});
+      order_[d].push_back(PipeTask{static_cast<PipeOp>(kind), m, s});
       if (kind == 0) deliver(s + 1 < S_ ? id(0, m, s + 1) : id(1, m, s), s, s + 1 < S_ ? s + 1 : s, end, undo);
       if (kind == 1) {
         if (s > 0) deliver(id(1, m, s - 1), s, s - 1, end, undo);
@@ -163,7 +148,7 @@ class OrderSearch {
   const bool contention_;
   const std::chrono::steady_clock::time_point deadline_;
   const std::int64_t node_limit_;
-  std::vector<double> end_, ready_, free_, memory_, work_, room_, link_;
+  std::vector<double> ready_, free_, memory_, work_, room_, link_;
   std::vector<int> next_;  // (kind, stage) -> next microbatch (microbatches in order, as the ZB ILP)
   std::vector<std::vector<PipeTask>> order_;
   struct Candidate {

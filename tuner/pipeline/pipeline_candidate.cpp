@@ -62,6 +62,21 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
   return make_error(source + ": not a pipeline candidate: " + e.what());
 }
 
+std::string describe_candidate(const PipelineCandidate& c, int devices) {
+  const int stages = static_cast<int>(c.placement.size());
+  std::string text = std::to_string(stages) + " stages on " + std::to_string(devices) + " devices";
+  const bool v = stages == 2 * devices && c.placement == stage_placement(devices, {2, true});
+  const bool plain = stages % devices == 0 && c.placement == stage_placement(devices, {stages / devices, false});
+  text += v ? " (V)" : plain ? "" : " (non-contiguous)";
+  text += c.rules.split_backward ? ", B/W split" : ", fused BW";
+  text += c.rules.delay_w ? ", W delayed" : ", W at once";
+  text += c.rules.f_before_b ? ", F first" : ", B first";
+  text += ", in flight";
+  for (int l : c.rules.in_flight_limit) text += " " + std::to_string(l);
+  if (!c.order.empty()) text += ", task order edited";
+  return text;
+}
+
 ListScheduleRules default_rules(const std::vector<int>& placement, int devices) {
   const int stages = static_cast<int>(placement.size());
   ListScheduleRules rules;

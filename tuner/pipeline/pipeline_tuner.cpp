@@ -295,11 +295,7 @@ class Tuner {
     if (!built || !timed || !timed.value().evaluation.completed) return moves;
     const auto& [scheme, costs] = built.value();
     const auto& start = timed.value().evaluation.start;
-    auto duration = [&](const PipeTask& t) {
-      const int s = t.stage;
-      return t.op == PipeOp::F ? costs.f[s] : t.op == PipeOp::B ? costs.b[s] : t.op == PipeOp::W ? costs.w[s]
-                                                                                                  : costs.b[s] + costs.w[s];
-    };
+    auto duration = [&](const PipeTask& t) { return task_cost(t.op, t.stage, costs).time; };
     struct Gap {
       double idle;
       int device, position;

@@ -299,7 +299,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
     {
-      PoolEpisodeSource source(system, pool, job_id, p.specs);
+      PoolEpisodeSource source(system, pool, job_id, p.specs, spec.priority);  // its batches queue by the job's priority
       try {  // an exception must not unwind through the source's actors
         result = train(model, p.training, source, o, train_hooks);
       } catch (const std::exception& e) {

@@ -34,7 +34,7 @@ Result<EpisodeBatch> batch_of(const TaskResult& r) {
 
 // Asks the pool for each task and hands the answer to the waiting trainer. A pool that stops
 // (its node shuts down) answers no more: the trainer hears that instead of waiting.
-caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::string job,
+caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::string job, int priority,
                             std::shared_ptr<PoolEpisodeSource::Answers> answers) {
   self->monitor(pool);
   self->set_down_handler([=](const caf::down_msg&) {
@@ -43,7 +43,7 @@ caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::
   });
   return {
       [=](run_task_atom, RolloutTask task, int problem, std::uint64_t version) {
-        self->request(pool, caf::infinite, run_task_atom::value, job, 0, std::move(task))
+        self->request(pool, caf::infinite, run_task_atom::value, job, priority, std::move(task))
             .then([=](const TaskResult& r) {
                     // Which graph and version the batch is for is what was asked, not what came back.
                     Result<EpisodeBatch> batch = batch_of(r);
@@ -61,13 +61,13 @@ caf::behavior episode_proxy(caf::event_based_actor* self, caf::actor pool, std::
 }  // namespace
 
 PoolEpisodeSource::PoolEpisodeSource(caf::actor_system& system, caf::actor pool, std::string job,
-                                     const std::vector<ProblemSpec>& specs)
+                                     const std::vector<ProblemSpec>& specs, int priority)
     : system_(system), pool_(std::move(pool)), job_(std::move(job)), answers_(std::make_shared<Answers>()) {
   for (const ProblemSpec& spec : specs) {
     caf::anon_send(pool_, add_problem_atom::value, spec);
     problems_.push_back(problem_key(spec));
   }
-  proxy_ = system_.spawn(episode_proxy, pool_, job_, answers_);
+  proxy_ = system_.spawn(episode_proxy, pool_, job_, priority, answers_);
 }
 
 PoolEpisodeSource::~PoolEpisodeSource() {

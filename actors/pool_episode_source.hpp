@@ -17,7 +17,9 @@ class PoolEpisodeSource : public EpisodeSource {
  public:
   // Problem i of the trainer is `specs[i]` (registered with the pool here, so workers can fetch
   // it). `job` names the tasks in the pool (withdrawn together at the end).
-  PoolEpisodeSource(caf::actor_system& system, caf::actor pool, std::string job, const std::vector<ProblemSpec>& specs);
+  // `priority`: the job's, for the pool's queue (higher first, as tuner jobs' tasks).
+  PoolEpisodeSource(caf::actor_system& system, caf::actor pool, std::string job, const std::vector<ProblemSpec>& specs,
+                    int priority = 0);
   ~PoolEpisodeSource() override;  // withdraws what is still queued and drops the problems
 
   // Slots of live workers that run `episodes`, plus one queued so no slot waits for the learner

@@ -48,7 +48,6 @@ class PlacementEnv {
   // depends only on the actions.
   const std::vector<OpId>& candidates() const { return candidates_; }
   // Every ready op, the window's included.
-  std::size_t ready_count() const { return frontier_.size(); }
   const std::vector<OpId>& topological_order() const { return graph_.topo_order(); }
 
   // kCandidateFeatures floats per candidate (in candidates() order) into `features`.

@@ -17,7 +17,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 // After the budget, batches still out are waited for (their placements may hold the best) while
-// one comes at least this often.
+// one comes at least this often, or twice as often as the longest batch took to roll out (large
+// graphs: one batch can take many seconds).
 constexpr double kDrainSeconds = 2;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -78,6 +79,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   std::uint64_t version = 0;
   auto weights = std::make_shared<const PolicyWeights>(model.weights());
   long received = 0, next_point = options.progress_every;
+  double longest_batch = 0;  // seconds one batch took to roll out
   double teacher_mix = imitation ? options.teacher_mix : 0.0;
   double last_entropy = 0, last_loss = 0;
   Window window;
@@ -166,6 +168,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
     EpisodeBatch batch = std::move(got.value());
     if (Status ok = check_batch(batch); !ok) return ok.error();
     result.rollout_seconds += batch.seconds;
+    longest_batch = std::max(longest_batch, batch.seconds);
     received += static_cast<long>(batch.episodes.size());
     if (hooks.on_batch) hooks.on_batch(batch);
     for (const Episode& e : batch.episodes) window.add(e, problems[batch.problem].teacher_makespan, has_sel);
@@ -212,7 +215,8 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   }
   // Batches still out were sampled by recent policies: their placements count, their gradients not.
   auto last_batch = Clock::now();
-  const auto drain_over = [&] { return seconds_since(last_batch) > kDrainSeconds; };
+  const double drain_seconds = std::max(kDrainSeconds, 2 * longest_batch);
+  const auto drain_over = [&] { return seconds_since(last_batch) > drain_seconds; };
   while (in_flight > 0) {
     auto waited = next_batch(drain_over);
     if (!waited) break;  // stopped, or none came for a while: the source withdraws what is still out

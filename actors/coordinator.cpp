@@ -13,6 +13,7 @@
 #include "actors/learner_run.hpp"
 #include "actors/log_line.hpp"
 #include "actors/messages.hpp"
+#include "actors/pipeline_job.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/tuner_actor.hpp"
 #include "core/host_name.hpp"
@@ -140,7 +141,27 @@ JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter)
                   p.mean_ratio, p.best_ratio, p.episodes_per_second);
     caf::anon_send(coordinator, progress_atom::value, id, p.episodes, 0.0, std::string(line));
   };
+  hooks.on_pipeline_progress = [=, user = submitter.on_pipeline_progress](const PipelineTuneProgress& p) {
+    if (user) user(p);
+    char line[160];
+    std::snprintf(line, sizeof line, "pass %d %s: iteration %.6g s, bubble %.1f%%", p.pass, p.phase.c_str(),
+                  p.iteration_time, 100 * p.bubble_ratio);
+    caf::anon_send(coordinator, progress_atom::value, id, static_cast<long>(p.evaluations), p.iteration_time,
+                   std::string(line));
+  };
   return hooks;
+}
+
+PipelineJobConfig pipeline_config(const Job& job, const TunerConfig& tuner) {
+  PipelineJobConfig c;
+  c.spec = job.spec;
+  c.job_id = job.id;
+  c.hooks = tuner.hooks;
+  c.store = tuner.store;
+  c.pool = tuner.pool;
+  c.problem = job.problem;
+  c.stop = job.stop;
+  return c;
 }
 
 LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner) {
@@ -154,6 +175,12 @@ LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner
   c.stop = job.stop;
   c.first_sequence = tuner.resume.next_sequence;  // a rerun numbers its batches after the stored ones
   return c;
+}
+
+caf::actor spawn_job_runner(Self self, const Job& job, const TunerConfig& config) {
+  if (job.spec.kind == "train") return spawn_learner(self->system(), learner_config(self, job, config));
+  if (job.spec.kind == "pipeline") return spawn_pipeline_tuner(self->system(), pipeline_config(job, config));
+  return spawn_tuner(self->system(), config);
 }
 
 void run_job(Self self, Job job) {
@@ -174,7 +201,7 @@ void run_job(Self self, Job job) {
   config.resume = job.resume;
   self->send(s.pool, add_problem_atom::value, job.problem->spec);
   const std::string graph_json = job.problem->spec.graph_json;
-  const std::string cluster_yaml = job.problem->cluster.to_yaml();
+  const std::string cluster_yaml = job.problem->spec.is_pipeline() ? std::string() : job.problem->cluster.to_yaml();
   const JobRecord record = job.record;
   s.running.emplace(id, std::move(job));
   auto fail = [=](const std::string& why) {
@@ -182,20 +209,25 @@ void run_job(Self self, Job job) {
     if (it != self->state.running.end()) close_job(self, id, outcome_without_run(it->second, JobState::failed, why));
   };
   const auto store_failed = [=](const caf::error& e) { fail("the store failed: " + error_text(self->system(), e)); };
+  const auto record_and_start = [=] {
+    self->request(self->state.store, kStoreTimeout, put_job_atom::value, record).then([=](const StoreReply& reply) {
+      if (!reply.ok) return fail("cannot record the job: " + reply.error);
+      auto it = self->state.running.find(id);
+      if (it == self->state.running.end()) return;  // cancelled meanwhile
+      it->second.tuner = spawn_job_runner(self, it->second, config);
+      self->request(it->second.tuner, caf::infinite, start_atom::value)
+          .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
+                [=](const caf::error& e) { fail("the tuner failed: " + error_text(self->system(), e)); });
+      if (it->second.cancelled) self->send(it->second.tuner, cancel_atom::value);
+    }, store_failed);
+  };
+  // A placement's best is stored with its graph and cluster (re-simulated later); a pipeline
+  // best carries its scheme and candidate, and the job record its problem.
+  if (config.spec.kind == "pipeline") return record_and_start();
   self->request(s.store, kStoreTimeout, put_content_atom::value, record.graph, graph_json, record.cluster, cluster_yaml)
       .then([=](const StoreReply& content) {
         if (!content.ok) return fail("cannot store the job's graph and cluster: " + content.error);
-        self->request(self->state.store, kStoreTimeout, put_job_atom::value, record).then([=](const StoreReply& reply) {
-          if (!reply.ok) return fail("cannot record the job: " + reply.error);
-          auto it = self->state.running.find(id);
-          if (it == self->state.running.end()) return;  // cancelled meanwhile
-          it->second.tuner = config.spec.kind == "train" ? spawn_learner(self->system(), learner_config(self, it->second, config))
-                                                         : spawn_tuner(self->system(), config);
-          self->request(it->second.tuner, caf::infinite, start_atom::value)
-              .then([=](const TuneOutcome& outcome) { close_job(self, id, outcome); },
-                    [=](const caf::error& e) { fail("the tuner failed: " + error_text(self->system(), e)); });
-          if (it->second.cancelled) self->send(it->second.tuner, cancel_atom::value);
-        }, store_failed);
+        record_and_start();
       }, store_failed);
 }
 
@@ -209,10 +241,14 @@ void start_next(Self self) {
 }
 
 Status check_spec(const JobSpec& spec) {
-  if (spec.kind != "tune" && spec.kind != "train")
-    return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\" and \"train\" jobs");
+  if (spec.kind != "tune" && spec.kind != "train" && spec.kind != "pipeline")
+    return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\", \"train\" and \"pipeline\" jobs");
   if (spec.kind == "train")
     if (Status ok = check_train_spec(spec); !ok) return ok;
+  if (spec.kind == "pipeline")
+    if (Status ok = check_pipeline_job_spec(spec); !ok) return ok;
+  if (spec.kind != "pipeline" && spec.problem.is_pipeline())
+    return make_error("a " + spec.kind + " job needs a graph problem, not a pipeline problem");
   if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
   if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
   if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
@@ -244,10 +280,17 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable
   JobRecord& r = job.record;
   r.id = job.id;
   r.state = JobState::queued;
-  r.graph = fingerprint(job.problem->graph);
-  r.cluster = runtime_fingerprint(job.problem->cluster, job.problem->sim);
-  r.graph_label = job.problem->spec.graph_label;
-  r.cluster_name = job.problem->cluster.name();
+  if (const PipelineSource* pipeline = job.problem->pipeline.get()) {  // where its best is stored
+    r.graph = pipeline->problem;
+    r.cluster = pipeline->runtime;
+    r.graph_label = "pipeline: " + pipeline->problem_label + ", " + std::to_string(pipeline->microbatches) + " microbatches";
+    r.cluster_name = pipeline->cluster_name.empty() ? "(stage costs)" : pipeline->cluster_name;
+  } else {
+    r.graph = fingerprint(job.problem->graph);
+    r.cluster = runtime_fingerprint(job.problem->cluster, job.problem->sim);
+    r.graph_label = job.problem->spec.graph_label;
+    r.cluster_name = job.problem->cluster.name();
+  }
   r.started = unix_now();
   r.owner_pid = static_cast<long>(getpid());
   r.owner_host = host_name();
@@ -292,7 +335,8 @@ void recover(Self self) {
             job.resume.next_sequence = tally.last_sequence + 1;
             job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
             log_line("gantry: job " + record.id +
-                     (spec.value().kind == "train" ? " run again from its spec (a learner job starts over)"
+                     (spec.value().kind == "train"      ? " run again from its spec (a learner job starts over)"
+                      : spec.value().kind == "pipeline" ? " run again from its spec, from its stored best"
                                                    : " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)"));
             put_job(self, job.record);
             enqueue(self, std::move(job));

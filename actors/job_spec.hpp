@@ -4,15 +4,18 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/pipeline_job_spec.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/train_spec.hpp"
 
 namespace gantry {
 
 struct JobSpec {
-  std::string kind = "tune";        // "tune" (placement search) or "train" (a DOPPLER learner)
-  ProblemSpec problem;              // a train job's first graph
+  // "tune" (placement search), "train" (a DOPPLER learner) or "pipeline" (the pipeline co-tuner)
+  std::string kind = "tune";
+  ProblemSpec problem;              // a train job's first graph; a pipeline job's pipeline problem
   TrainSpec train;                  // kind "train" only
+  PipelineJobSpec pipeline;         // kind "pipeline" only
   double budget_seconds = 30;       // 0 = no time limit
   long budget_evaluations = 0;      // 0 = no evaluation limit
   double patience_seconds = 0;      // stop after this long without improvement (0 = never)

@@ -1,5 +1,6 @@
 #include "actors/learner_actor.hpp"
 
+#include "actors/blocking_job.hpp"
 #include "actors/learner_run.hpp"
 #include <cstdio>
 
@@ -41,26 +42,19 @@ TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>&
   return o;
 }
 
-caf::behavior learner(caf::event_based_actor* self, LearnerConfig config) {
-  return {
-      [=](start_atom) -> TuneOutcome {
-        LearnerHooks hooks;
-        hooks.on_progress = config.hooks.on_learning;
-        hooks.should_stop = [stop = config.stop] { return stop->load(); };
-        auto report = run_learner(self->system(), config.store, config.pool, config.spec, config.job_id, config.cache,
-                                  hooks, config.first_sequence);
-        if (report && config.hooks.on_learned) config.hooks.on_learned(report.value());
-        self->quit();
-        return outcome_of(config, report);
-      },
-      [=](cancel_atom) { config.stop->store(true); },  // read after training; the flag is what stops it
-  };
-}
-
 }  // namespace
 
 caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config) {
-  return system.spawn<caf::detached>(learner, std::move(config));
+  const auto stop = config.stop;
+  return spawn_blocking_job(system, [&system, config = std::move(config)] {
+    LearnerHooks hooks;
+    hooks.on_progress = config.hooks.on_learning;
+    hooks.should_stop = [stop = config.stop] { return stop->load(); };
+    auto report = run_learner(system, config.store, config.pool, config.spec, config.job_id, config.cache, hooks,
+                              config.first_sequence);
+    if (report && config.hooks.on_learned) config.hooks.on_learned(report.value());
+    return outcome_of(config, report);
+  }, stop);
 }
 
 }  // namespace gantry

@@ -1,8 +1,8 @@
 #pragma once
 // The learner actor runs one learner job (JobSpec kind "train") for the coordinator, as a tuner
 // actor runs a tuning job: start -> TuneOutcome when the job ends (then it quits). Training
-// blocks, so the actor is detached (a thread of its own) and a cancellation reaches it through the
-// shared `stop` flag, polled between batches, not through its mailbox.
+// blocks, so it is a blocking job (actors/blocking_job.hpp): a cancellation reaches it through
+// the shared `stop` flag, polled between batches.
 #include <atomic>
 #include <caf/all.hpp>
 #include <memory>

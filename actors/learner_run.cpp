@@ -6,6 +6,7 @@
 #include "actors/messages.hpp"
 #include "actors/pool_episode_source.hpp"
 #include "actors/problem_spec.hpp"
+#include "actors/store_requests.hpp"
 #include "core/hex.hpp"
 #include "core/unix_time.hpp"
 #include "learner/learned_placement.hpp"
@@ -19,16 +20,6 @@ namespace {
 
 bool one_of(const std::string& value, std::initializer_list<const char*> names) {
   return std::any_of(names.begin(), names.end(), [&](const char* n) { return value == n; });
-}
-
-// A store actor's answer to the learner's thread, or why there is none.
-template <class Answer, class... Message>
-Result<Answer> ask_store(caf::scoped_actor& self, const caf::actor& store, Message&&... message) {
-  Result<Answer> out = make_error("the store did not answer");
-  self->request(store, kStoreTimeout, std::forward<Message>(message)...)
-      .receive([&](const Answer& answer) { out = answer; },
-               [&](const caf::error& e) { out = make_error("the store failed: " + error_text(self->system(), e)); });
-  return out;
 }
 
 struct Problems {

@@ -71,12 +71,18 @@ inline std::string error_text(caf::actor_system& system, const caf::error& e) {
   return system.render(e);
 }
 
-// What an in-process submitter (the embedded `gantry tune` or `gantry train`) hears of its job
-// while it runs: a tuning job's progress; a learner job's progress lines and its full report.
+struct PipelineJobReport;
+struct PipelineTuneProgress;
+
+// What an in-process submitter (the embedded `gantry tune`, `gantry train` or `gantry pipeline
+// tune`) hears of its job while it runs: a tuning job's progress; a learner job's progress lines
+// and its full report; a pipeline job's phases and its full report.
 struct JobHooks {
   std::function<void(const TuneProgress&)> on_progress;
   std::function<void(Stage, const CurvePoint&)> on_learning;
   std::function<void(const LearnerReport&)> on_learned;
+  std::function<void(const PipelineTuneProgress&)> on_pipeline_progress;
+  std::function<void(const PipelineJobReport&)> on_pipeline_tuned;
 };
 
 // Answers of the store actor: a value or the store's error text.

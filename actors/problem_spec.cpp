@@ -11,6 +11,7 @@ Fingerprint problem_key(const ProblemSpec& spec) {
   h.add_string(spec.graph_json);
   h.add_string(spec.cluster_yaml);
   h.add_string(spec.sim_json);
+  if (spec.is_pipeline()) h.add_string(spec.pipeline_json);  // graph problems keep their keys
   return h.finish();
 }
 
@@ -24,7 +25,24 @@ ProblemSpec make_problem_spec(const Graph& graph, const Cluster& cluster, const 
   return spec;
 }
 
+namespace {
+
+Result<std::shared_ptr<const BuiltProblem>> build_pipeline_problem(const ProblemSpec& spec) {
+  auto parsed = parse_pipeline_problem(spec.pipeline_json, "the job's pipeline problem");
+  if (!parsed) return parsed.error();
+  auto source = build_pipeline_source(parsed.value());
+  if (!source) return make_error("the job's pipeline problem: " + source.error().message);
+  auto problem = std::make_shared<BuiltProblem>();
+  problem->key = problem_key(spec);
+  problem->spec = spec;
+  problem->pipeline = std::make_unique<PipelineSource>(std::move(source).value());
+  return std::shared_ptr<const BuiltProblem>(std::move(problem));
+}
+
+}  // namespace
+
 Result<std::shared_ptr<const BuiltProblem>> build_problem(const ProblemSpec& spec) {
+  if (spec.is_pipeline()) return build_pipeline_problem(spec);
   auto problem = std::make_shared<BuiltProblem>();
   const std::string label = spec.graph_label.empty() ? "the job's graph" : "graph " + spec.graph_label;
   auto graph = read_graph_json(spec.graph_json, label);

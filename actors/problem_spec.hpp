@@ -1,7 +1,8 @@
 #pragma once
-// A placement problem as content: the graph (gantry JSON), the cluster (YAML) and the simulator
-// options (JSON). This is what crosses processes; each process rebuilds Graph, Cluster and CostTable
-// from it once and caches the result under the content's fingerprint.
+// A problem as content: for placement, the graph (gantry JSON), the cluster (YAML) and the
+// simulator options (JSON); for pipeline tuning, a pipeline problem (actors/pipeline_problem.hpp)
+// instead. This is what crosses processes; each process rebuilds Graph, Cluster and CostTable (or
+// the pipeline's stage costs) from it once and caches the result under the content's fingerprint.
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "core/cost_model.hpp"
 #include "core/fingerprint.hpp"
 #include "core/graph.hpp"
+#include "actors/pipeline_problem.hpp"
 #include "core/result.hpp"
 #include "sim/sim_options.hpp"
 #include "tuner/placement_method.hpp"
@@ -22,6 +24,9 @@ struct ProblemSpec {
   std::string cluster_yaml;
   std::string sim_json;     // sim_options_json()
   std::string graph_label;  // shown in listings; not part of the key
+  // A pipeline problem's JSON (pipeline_problem_json) instead of graph, cluster and simulator.
+  std::string pipeline_json;
+  bool is_pipeline() const { return !pipeline_json.empty(); }
 };
 
 // The key of a problem's content (graph, cluster, simulator options; not the label).
@@ -37,6 +42,8 @@ struct BuiltProblem {
   Cluster cluster;
   std::unique_ptr<CostTable> costs;
   SimOptions sim;
+  // A pipeline problem's stage costs (the graph is then empty and `costs` null).
+  std::unique_ptr<PipelineSource> pipeline;
   PlacementProblem placement() const { return PlacementProblem{graph, cluster, *costs, sim}; }
 };
 

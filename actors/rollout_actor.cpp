@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "actors/messages.hpp"
+#include "actors/problem_spec.hpp"
 #include "actors/task_kinds.hpp"
 
 namespace gantry {
@@ -19,6 +20,11 @@ caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
         const TaskKind* kind = find_task_kind(task.kind);
         if (!kind) {
           out.error = "rollout " + std::to_string(index) + " cannot run tasks of kind '" + task.kind + "'";
+          return out;
+        }
+        if (kind->pipeline != problem->spec.is_pipeline()) {
+          out.error = "a " + task.kind + " task works on " + (kind->pipeline ? "pipeline" : "graph") + " problems, not on " +
+                      (problem->spec.is_pipeline() ? "a pipeline" : "a graph");
           return out;
         }
         const auto begin = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 
 #include "actors/anneal_task.hpp"
 #include "actors/episode_task.hpp"
+#include "actors/pipeline_moves_task.hpp"
 #include "actors/place_task.hpp"
 
 namespace gantry {
@@ -11,6 +12,7 @@ const std::vector<TaskKind>& task_kinds() {
       {kAnnealTask, run_anneal_task},
       {kPlaceTask, run_place_task},
       {kEpisodesTask, run_episodes_task},
+      {kPipelineMovesTask, run_pipeline_moves_task, /*pipeline=*/true},
   };
   return kinds;
 }

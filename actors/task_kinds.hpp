@@ -26,6 +26,7 @@ struct TaskKind {
   std::function<Result<std::string>(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
                                      std::unique_ptr<SlotScratch>& scratch)>
       run;
+  bool pipeline = false;  // runs on pipeline problems (BuiltProblem::pipeline), not graphs
 };
 
 const std::vector<TaskKind>& task_kinds();               // every kind this build runs

@@ -3,7 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <unistd.h>
 
 #include "core/graph_io.hpp"
 #include "sim/timeline_export.hpp"
@@ -163,6 +167,17 @@ std::string format_unix_time(double unix_seconds) {
   char buffer[32];
   std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
   return buffer;
+}
+
+ScratchDir::ScratchDir(const std::string& prefix) {
+  std::string name = "/tmp/" + prefix + "-XXXXXX";
+  if (!mkdtemp(name.data())) throw CliError(std::string("--no-store: cannot make a temporary directory: ") + std::strerror(errno));
+  path = name;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
 }
 
 }  // namespace gantry::cli

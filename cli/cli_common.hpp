@@ -75,6 +75,15 @@ void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimRe
 // The same for a placement result, labelled with the problem's devices.
 void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title);
 // "12.3 ms" style for seconds, plain numbers for abstract units.
+// --no-store: an embedded job still needs a store; a temporary one, removed with this object.
+struct ScratchDir {
+  std::string path;
+  explicit ScratchDir(const std::string& prefix);  // /tmp/PREFIX-XXXXXX
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+};
+
 std::string format_time(double value, const std::string& unit);
 std::string format_bytes(double bytes);
 // Local "YYYY-MM-DD HH:MM:SS" of unix seconds; "-" for none (0).

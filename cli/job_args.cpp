@@ -219,7 +219,27 @@ void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
   submit_job_spec(spec, remote, wait, args.out.json());
 }
 
+JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
+  const ClientOptions client = remote.client();
+  wire::Request request;
+  request.spec = spec;
+  auto reply = call_coordinator(client, wire::Type::submit, request);
+  if (!reply) throw CliError("submitting to " + client.endpoint + ": " + reply.error().message);
+  const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
+  if (id.empty()) throw CliError("the coordinator at " + client.endpoint + " accepted the job but sent no job id");
+  std::cerr << "job " << id << " submitted to " << client.endpoint << " (Ctrl-C cancels it)\n";
+  return wait_for_job(client, id);
+}
+
 void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json) {
+  if (wait) {
+    const JobRecord job = follow_remote_job(spec, remote);
+    print_jobs(std::cout, {job}, json, "at " + remote.client().endpoint);
+    std::cout.flush();
+    if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + job.id + " cancelled; its best so far is stored by the coordinator"};
+    if (job.state != JobState::complete) throw CliExit{1, "job " + job.id + " " + to_string(job.state) + ": " + job.message};
+    return;
+  }
   const ClientOptions client = remote.client();
   const std::string& endpoint = client.endpoint;
   wire::Request request;
@@ -228,19 +248,10 @@ void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, b
   if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");
-  if (!wait) {
-    if (json)
-      std::cout << nlohmann::json{{"job", id}, {"coordinator", endpoint}}.dump(2) << "\n";
-    else
-      std::cout << id << "\n";
-    return;
-  }
-  std::cerr << "job " << id << " submitted to " << endpoint << " (Ctrl-C cancels it)\n";
-  const JobRecord job = wait_for_job(client, id);
-  print_jobs(std::cout, {job}, json, "at " + endpoint);
-  std::cout.flush();
-  if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + id + " cancelled; its best so far is stored by the coordinator"};
-  if (job.state != JobState::complete) throw CliExit{1, "job " + id + " " + to_string(job.state) + ": " + job.message};
+  if (json)
+    std::cout << nlohmann::json{{"job", id}, {"coordinator", endpoint}}.dump(2) << "\n";
+  else
+    std::cout << id << "\n";
 }
 
 }  // namespace gantry::cli

@@ -46,5 +46,7 @@ CurveSettings curve_settings(const std::string& own_key_file, const std::string&
 // (0 COMPLETE, 130 CANCELLED, 1 FAILED). Prints the job id (or the final record).
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait);
 void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json);
+// Submits the job and follows it to its end (progress on stderr); its final record.
+JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote);
 
 }  // namespace gantry::cli

@@ -1,16 +1,9 @@
 #include "cli/pipeline_args.hpp"
 
 #include <cmath>
-#include <cstdlib>
-#include <sstream>
 
 #include "core/json_util.hpp"
-#include "sim/runtime_fingerprint.hpp"
 #include "sim/timeline_export.hpp"
-#include "workloads/model_catalog.hpp"
-#include "workloads/pipeline_fingerprint.hpp"
-#include "workloads/pipeline_stages.hpp"
-#include "workloads/vidur_profile.hpp"
 
 namespace gantry::cli {
 
@@ -28,107 +21,44 @@ double parse_bytes(const std::string& text) {
   return value;
 }
 
-// "--efficiency attention=0.5,mlp=0.65": achieved fraction of peak FLOP/s per layer type.
 namespace {
 
-void apply_efficiency(const std::string& text, PipelineModelOptions& options) {
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto eq = item.find('=');
-    const std::string key = item.substr(0, eq);
-    double value = eq == std::string::npos ? -1 : std::atof(item.c_str() + eq + 1);
-    int index = -1;
-    for (int t = 0; t <= static_cast<int>(LayerType::logits); ++t)
-      if (key == to_string(static_cast<LayerType>(t))) index = t;
-    if (index < 0 || !(value > 0 && value <= 1))
-      throw CliError("--efficiency '" + item + "': expected TYPE=FRACTION with TYPE one of embedding, attention, mamba1, "
-                     "mamba2, mlp, moe, logits and 0 < FRACTION <= 1");
-    options.efficiency[index] = value;
-  }
+std::string file_text(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) throw CliError(text.error().message);
+  return text.value();
 }
 
 }  // namespace
 
-PipelineSource model_source(const PipelineArgs& args, const PipelineScheme* scheme) {
-  ModelShape shape;
-  shape.seq = args.seq;
-  shape.microbatch = args.microbatch_size;
-  Result<std::vector<LayerCost>> layers = make_error("");
-  std::string label = args.model;
+PipelineProblemSpec pipeline_problem(const PipelineArgs& args) {
+  PipelineProblemSpec spec;
+  spec.model = args.model;
   if (!args.hf_config.empty()) {
-    auto text = read_text_file(args.hf_config);
-    if (!text) throw CliError(text.error().message);
-    layers = model_layers_from_hf_config(text.value(), args.hf_config, shape);
-    label = args.hf_config;
+    spec.hf_config = file_text(args.hf_config);
+    spec.hf_config_label = args.hf_config;
+  }
+  if (!args.stages_file.empty()) {
+    spec.stages = file_text(args.stages_file);
+    spec.stages_label = args.stages_file;
   } else {
-    layers = model_layers(args.model, shape);
+    auto cluster = Cluster::load(args.cluster);
+    if (!cluster) throw CliError(cluster.error().message);
+    spec.cluster_yaml = cluster.value().to_yaml();
   }
-  if (!layers) throw CliError(layers.error().message);
-  auto cluster = Cluster::load(args.cluster);
-  if (!cluster) throw CliError(cluster.error().message);
-  const int p = args.pp_given ? args.pp : scheme ? scheme->num_devices() : cluster.value().size();
-  if (p > cluster.value().size())
-    throw CliError((args.pp_given ? "--pp " : args.scheme_file + ": the scheme runs on ") + std::to_string(p) +
-                   (args.pp_given ? "" : " devices") + ": cluster " + cluster.value().name() + " has only " +
-                   std::to_string(cluster.value().size()) + " devices");
-  PipelineModelOptions model_options;
-  apply_efficiency(args.efficiency, model_options);
-  if (!args.profile.empty()) {  // measured operator times replace the FLOP-based ones
-    const std::int64_t tokens = args.seq * args.microbatch_size;
-    auto profile = read_vidur_profile(args.profile, tokens);
-    if (!profile) throw CliError(profile.error().message);
-    // The profile was measured on the first device's kind; others scale by their peak.
-    const Device& profiled = cluster.value().device(0);
-    auto times = measured_layer_times(layers.value(), profile.value(), tokens, profiled);
-    if (!times) throw CliError(args.profile + ": " + times.error().message);
-    model_options.measured = std::move(times).value();
-    model_options.measured_kind = profiled.kind;
-    model_options.measured_peak_flops = profiled.peak_flops;
+  if (!args.profile.empty()) {
+    spec.profile = file_text(args.profile);
+    spec.profile_label = args.profile;
   }
-  const auto method = parse_partition_method(args.partition);
-  if (!method) throw CliError(method.error().message);
-  PipelineSource source;
-  source.microbatches = args.microbatches_given ? args.microbatches : scheme ? scheme->num_microbatches : 2 * p;
-  source.microbatches_input = args.microbatches_given ? "--microbatches" : "the default microbatch count (2 x pp)";
-  source.tokens_per_microbatch = static_cast<double>(args.seq * args.microbatch_size);
-  for (int d = 0; d < p; ++d) source.peak_flops.push_back(cluster.value().device(d).peak_flops);
-  source.has_layers = true;
-  source.problem_label = label + " (" + std::to_string(layers.value().size()) + " layers) on " + cluster.value().name() +
-                         ", pp " + std::to_string(p);
-  source.description = label + " (" + std::to_string(layers.value().size()) + " layers) on " + cluster.value().name() +
-                       ", pp " + std::to_string(p) + ", " +
-                       (scheme ? "partition from " + args.scheme_file : args.partition + " partition");
-  const double mem_limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
-  source.problem = pipeline_fingerprint(layers.value(), model_options, p, source.microbatches, mem_limit);
-  source.runtime = pipeline_runtime_fingerprint(&cluster.value(), pipeline_links(args));
-  source.cluster_name = cluster.value().name();
-  LayerModel model;
-  model.params = layer_params(layers.value());
-  for (int d = 0; d < p; ++d) model.time.push_back(layer_times(layers.value(), cluster.value().device(d), model_options));
-  model.stage_costs = stage_cost_function(std::move(layers).value(), std::move(cluster).value(), model_options);
-  source.stages = model_stage_source(std::move(model), p, method.value(), mem_limit);
-  return source;
-}
-
-PipelineSource file_source(const PipelineArgs& args, const PipelineScheme* scheme) {
-  if (args.pp_given)
-    throw CliError("--pp conflicts with --stages: the stage file fixes the pipeline degree (n_stages)");
-  auto text = read_text_file(args.stages_file);
-  if (!text) throw CliError(text.error().message);
-  auto parsed = read_stage_costs_json(text.value(), args.stages_file);
-  if (!parsed) throw CliError(parsed.error().message);
-  auto [costs, micro] = parsed.value();
-  PipelineSource source;
-  source.microbatches = args.microbatches_given ? args.microbatches : scheme ? scheme->num_microbatches : micro;
-  source.microbatches_input = args.microbatches_given ? "--microbatches" : args.stages_file + ": n_micro";
-  source.description = std::to_string(costs.num_stages()) + " stages from " + args.stages_file;
-  source.problem_label = source.description;
-  const double mem_limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
-  source.problem = pipeline_fingerprint(costs, source.microbatches, mem_limit);
-  source.runtime = pipeline_runtime_fingerprint(nullptr, pipeline_links(args));
-  source.stages = stage_file_source(std::move(costs), mem_limit);
-  return source;
+  spec.efficiency = args.efficiency;
+  spec.partition = args.partition;
+  spec.pp = args.pp_given ? args.pp : 0;
+  spec.microbatches = args.microbatches_given ? args.microbatches : 0;
+  spec.seq = args.seq;
+  spec.microbatch_size = args.microbatch_size;
+  spec.mem_limit = args.mem_limit.empty() ? 0 : parse_bytes(args.mem_limit);
+  spec.links = args.links;
+  return spec;
 }
 
 void check_flags(const PipelineArgs& args) {
@@ -146,15 +76,6 @@ LinkModel pipeline_links(const PipelineArgs& args) {
   return parse_link_model(args.links).value_or(LinkModel::contention);  // the flag is checked by CLI11
 }
 
-PipelineRunInfo pipeline_run_info(const PipelineArgs& args, const PipelineSource& source, bool record) {
-  PipelineRunInfo info;
-  info.links = pipeline_links(args);
-  info.record = record;
-  info.tokens_per_microbatch = source.tokens_per_microbatch;
-  info.device_peak_flops = source.peak_flops;
-  return info;
-}
-
 void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result) {
   if (!out.wants_timeline() || !result.completed) return;
   TimelineLabels labels;
@@ -166,7 +87,9 @@ void write_pipeline_timeline(const OutputArgs& out, const std::string& title, co
 }
 
 PipelineSource pipeline_source(const PipelineArgs& args, const PipelineScheme* scheme) {
-  return args.stages_file.empty() ? model_source(args, scheme) : file_source(args, scheme);
+  auto source = build_pipeline_source(pipeline_problem(args), scheme, args.scheme_file);
+  if (!source) throw CliError(source.error().message);
+  return std::move(source).value();
 }
 
 void add_pipeline_options(CLI::App& cmd, PipelineArgs& args) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/pipeline_problem.hpp"
 #include "cli/cli_common.hpp"
 #include "core/fingerprint.hpp"
 #include "core/pipeline_scheme.hpp"
@@ -28,37 +29,17 @@ struct PipelineArgs {
   std::string links = "contention";
 };
 
-// The stage costs with what the output says about them.
-struct PipelineSource {
-  std::unique_ptr<StageSource> stages;
-  int microbatches = 0;
-  std::string microbatches_input;  // the flag or file field the count came from, for errors
-  double tokens_per_microbatch = 0;
-  std::vector<double> peak_flops;  // per pipeline device
-  std::string description;
-  bool has_layers = false;         // a model (partitions can change), not a stage file
-  // Where its best is stored: the problem (model or stage costs, pipeline degree, microbatches,
-  // memory limit) and the runtime (cluster, links, pipeline model version).
-  Fingerprint problem, runtime;
-  std::string cluster_name;        // empty for a stage file
-  std::string problem_label;       // the model or file, cluster and pipeline degree (no partition)
-};
-
 LinkModel pipeline_links(const PipelineArgs& args);
-// How the pipeline verbs simulate a scheme of `source`: its links, tokens and device peaks;
-// `record` keeps the timeline (traces, SVG).
-PipelineRunInfo pipeline_run_info(const PipelineArgs& args, const PipelineSource& source, bool record);
 // --trace / --svg of a simulated scheme (a result simulated with its timeline), titled `title`.
 void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result);
 
 // "80GiB", "512MiB", "8e10": a memory size > 0.
 double parse_bytes(const std::string& text);
 
-// The model's costs with args.partition; `scheme` (or null) gives the pipeline degree and
+// The problem the flags name, with the files they name read in (errors are CliErrors).
+PipelineProblemSpec pipeline_problem(const PipelineArgs& args);
+// Its stage costs with args.partition; `scheme` (or null) gives the pipeline degree and
 // microbatches when the flags do not.
-PipelineSource model_source(const PipelineArgs& args, const PipelineScheme* scheme);
-PipelineSource file_source(const PipelineArgs& args, const PipelineScheme* scheme);
-// Whichever of the two the flags name.
 PipelineSource pipeline_source(const PipelineArgs& args, const PipelineScheme* scheme);
 
 // Flags are checked before any file is read: a bad value is named, never replaced by a default.

@@ -87,7 +87,7 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
       auto written = write_text_file(args.save_scheme, scheme_to_json(run.scheme));
       if (!written) throw CliError(written.error().message);
     }
-    auto r = simulate_pipeline(run.scheme, run.costs, pipeline_run_info(args, source, args.out.wants_timeline()));
+    auto r = simulate_pipeline(run.scheme, run.costs, pipeline_run_info(source, args.out.wants_timeline()));
     if (!r) throw CliError(r.error().message);
     write_pipeline_timeline(args.out, "pipeline " + label + ": " + source.description + ", " +
                                           std::to_string(run.scheme.num_microbatches) + " microbatches",

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <limits>
 #include <optional>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
@@ -14,22 +15,24 @@
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
 #include "core/json_util.hpp"
-#include "core/unix_time.hpp"
 #include "sim/blocking_deadlock.hpp"
-#include "sim/model_version.hpp"
 #include "sim/pipeline_simulation.hpp"
 #include "sim/timeline_export.hpp"
 #include "tuner/pipeline/exact_pipeline.hpp"
 #include "tuner/pipeline/pipeline_random_search.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
 #include "tuner/pipeline/schedule_registry.hpp"
+#include "actors/embedded_job.hpp"
+#include "actors/pipeline_job.hpp"
+#include "cli/job_args.hpp"
+#include "cli/schedule_source.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
 
 namespace {
 
-struct TuneArgs {
+struct PipelineTuneArgs {
   PipelineArgs pipeline;
   std::string budget;
   std::int64_t max_evaluations = 0;
@@ -40,6 +43,19 @@ struct TuneArgs {
   std::string data;  // the store (empty with --no-store)
   bool no_store = false;
   std::string exact;  // --exact TIME_LIMIT: also search the exact optimum (small problems)
+  int rollouts = 0;   // the embedded worker's slots (0: hardware threads)
+  int priority = 0;   // with --coordinator
+  RemoteArgs remote;  // run the job on a coordinator instead
+};
+
+// What the job found, from its report (embedded) or from the coordinator's record and store.
+struct TunedRun {
+  PipelineCandidate best, start;
+  std::int64_t evaluations = 0;
+  int passes = -1;  // not known of a remote job
+  bool budget_ended = false, stopped = false, stored = false, resumed = false;
+  double seconds = 0, resumed_time = 0;
+  std::string job_id, failure;
 };
 
 struct Row {
@@ -66,7 +82,7 @@ std::vector<Row> baselines(const PipelineArgs& args, const PipelineSource& tuned
       if (!built) {
         row.error = built.error().message;
       } else {
-        auto r = simulate_pipeline(built.value().scheme, built.value().costs, pipeline_run_info(args, source, false));
+        auto r = simulate_pipeline(built.value().scheme, built.value().costs, pipeline_run_info(source, false));
         if (!r) throw CliError(r.error().message);
         row.result = std::move(r).value();
       }
@@ -112,16 +128,16 @@ Row search_row(const std::string& name, const CandidateEvaluator& evaluator, con
   row.detail = describe_candidate(found.value().best, evaluator.source().devices());
   auto built = evaluator.build(found.value().best);
   if (!built) throw CliError(built.error().message);
-  auto r = simulate_pipeline(built.value().first, built.value().second, pipeline_run_info(args, source, false));
+  auto r = simulate_pipeline(built.value().first, built.value().second, pipeline_run_info(source, false));
   if (!r) throw CliError(r.error().message);
   row.result = std::move(r).value();
   return row;
 }
 
 // Random search and annealing with as many evaluations as the tuner took.
-void append_search_baselines(const TuneArgs& targs, const PipelineSource& source, const PipelineTuneResult& tuned,
+void append_search_baselines(const PipelineTuneArgs& targs, const PipelineSource& source, const TunedRun& tuned,
                              std::vector<Row>& rows) {
-  const LinkModel links = pipeline_links(targs.pipeline);
+  const LinkModel links = source.links;
   const std::string evals = " (" + std::to_string(tuned.evaluations) + " evaluations)";
   CandidateEvaluator random(*source.stages, source.microbatches, links);
   rows.push_back(search_row("random search" + evals, random,
@@ -132,53 +148,16 @@ void append_search_baselines(const TuneArgs& targs, const PipelineSource& source
                             targs.pipeline, source));
 }
 
-// The stored best of this problem on this runtime, as a starting candidate (a second run resumes
-// from it); nothing when there is none or it cannot be read.
-std::optional<std::pair<PipelineCandidate, double>> stored_start(Store& store, const PipelineSource& source) {
-  auto best = store.best(source.problem, source.runtime);
-  if (!best) throw CliError(best.error().message);
-  if (!best.value() || !best.value()->is_pipeline() || best.value()->model_version != kPipelineModelVersion) return {};
-  auto candidate = candidate_from_json(best.value()->candidate, "the stored best in " + store.path());
-  if (!candidate) {
-    std::cerr << "gantry: " << candidate.error().message << "; starting afresh\n";
-    return {};
-  }
-  return std::pair{std::move(candidate).value(), best.value()->makespan};
-}
-
-// Stores the tuned scheme as the problem's best when it beats the stored one; whether it did.
-bool store_best(Store& store, const PipelineSource& source, const PipelineTuneResult& tuned, const PipelineScheme& scheme,
-                const PipelineResult& r, double lower_bound) {
-  ScheduleRecord record;
-  record.graph = source.problem;
-  record.cluster = source.runtime;
-  record.graph_label = "pipeline: " + source.problem_label + ", " + std::to_string(source.microbatches) + " microbatches";
-  record.cluster_name = source.cluster_name.empty() ? "(stage costs)" : source.cluster_name;
-  record.method = "pipeline-tune";
-  record.sim = "pipeline";
-  record.unit = "s";
-  record.makespan = r.iteration_time;
-  record.lower_bound = lower_bound;
-  record.found_at = unix_now();
-  record.evaluations = tuned.evaluations;
-  record.model_version = kPipelineModelVersion;
-  record.scheme = scheme_to_json(scheme, -1);
-  record.candidate = candidate_to_json(tuned.best);
-  auto stored = store.put_if_better(record);
-  if (!stored) throw CliError(stored.error().message);
-  return stored.value();
-}
-
 // The exact optimum below the tuner's time (branch and bound within `seconds`; small problems),
 // as a row.
-nlohmann::json run_exact(const TuneArgs& targs, double seconds, const PipelineSource& source,
-                         const PipelineTuneResult& tuned, const PipelineResult& tuned_run, std::vector<Row>& rows) {
+nlohmann::json run_exact(const PipelineTuneArgs& targs, double seconds, const PipelineSource& source, const TunedRun& tuned,
+                         const PipelineResult& tuned_run, std::vector<Row>& rows) {
   ExactPipelineOptions options;
   options.max_chunks = targs.max_chunks;
   options.time_limit_seconds = seconds;
   const bool tuned_fits = tuned_run.completed && !tuned_run.out_of_memory;
   if (tuned_fits) options.upper_bound = tuned_run.iteration_time;
-  auto exact = exact_pipeline(*source.stages, source.microbatches, options, pipeline_links(targs.pipeline));
+  auto exact = exact_pipeline(*source.stages, source.microbatches, options, source.links);
   if (!exact) throw CliError(exact.error().message);
   const ExactPipelineResult& e = exact.value();
   // Nothing found below the tuner's time in a finished search: the tuner's time is the optimum.
@@ -188,7 +167,7 @@ nlohmann::json run_exact(const TuneArgs& targs, double seconds, const PipelineSo
   if (e.found) {
     auto costs = source.stages->costs_of(e.scheme, "exact scheme");
     if (!costs) throw CliError(costs.error().message);
-    auto r = simulate_pipeline(e.scheme, costs.value(), pipeline_run_info(targs.pipeline, source, false));
+    auto r = simulate_pipeline(e.scheme, costs.value(), pipeline_run_info(source, false));
     if (!r) throw CliError(r.error().message);
     row.result = std::move(r).value();
   } else {
@@ -196,7 +175,7 @@ nlohmann::json run_exact(const TuneArgs& targs, double seconds, const PipelineSo
     row.detail = e.finished ? "none faster than the tuned scheme" : "none found within the limit";
   }
   rows.push_back(std::move(row));
-  const double tuner_seconds = tuned.history.empty() ? 0 : tuned.history.back().seconds;
+  const double tuner_seconds = tuned.seconds;
   nlohmann::json partition = nlohmann::json::array();
   for (auto [first, end] : e.scheme.partition) partition.push_back({first, end});
   return {{"finished", e.finished}, {"found_faster", e.found}, {"optimum", optimum}, {"seconds", e.seconds},
@@ -206,7 +185,111 @@ nlohmann::json run_exact(const TuneArgs& targs, double seconds, const PipelineSo
           {"tuner_above_optimum", optimum > 0 && tuned_fits ? std::max(0.0, tuned_run.iteration_time / optimum - 1 - 1e-9) : 0.0}};
 }
 
-void run_tune(const TuneArgs& targs) {
+JobSpec pipeline_job_spec(const PipelineTuneArgs& targs, const PipelineProblemSpec& problem, const PipelineSource& source,
+                          double budget) {
+  JobSpec spec;
+  spec.kind = "pipeline";
+  spec.problem.pipeline_json = pipeline_problem_json(problem);
+  spec.problem.graph_label = source.problem_label;
+  spec.budget_seconds = budget;
+  spec.budget_evaluations = targs.max_evaluations;
+  spec.seed = targs.seed;
+  spec.priority = targs.priority;
+  spec.pipeline.max_chunks = targs.max_chunks;
+  spec.pipeline.min_gain = targs.min_gain;
+  return spec;
+}
+
+void print_progress_header() {
+  std::cout << "tuning (each phase: the best so far)\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
+                "peak memory", "evaluations", "time");
+  std::cout << line;
+}
+
+void print_progress(const PipelineTuneProgress& p) {
+  char row[160];
+  std::snprintf(row, sizeof row, "  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
+                format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
+                static_cast<long long>(p.evaluations), p.seconds);
+  std::cout << row << std::flush;
+}
+
+// The job on an embedded cluster (a coordinator and a worker with --rollouts slots in this process).
+TunedRun run_embedded(const PipelineTuneArgs& targs, const JobSpec& spec, bool text) {
+  std::unique_ptr<ScratchDir> scratch = targs.no_store ? std::make_unique<ScratchDir>("gantry-pipeline") : nullptr;
+  auto opened = Store::open(scratch ? scratch->path : targs.data);
+  if (!opened) throw CliError(opened.error().message);
+  std::optional<PipelineJobReport> report;
+  EmbeddedJobOptions options;
+  options.rollouts = targs.rollouts > 0 ? targs.rollouts : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  options.cancel = &StopSignals::requested();
+  if (text) options.hooks.on_pipeline_progress = print_progress;
+  options.hooks.on_pipeline_tuned = [&](const PipelineJobReport& r) { report = r; };
+  Result<TuneOutcome> outcome = make_error("not run");
+  {
+    // Ctrl-C, SIGTERM or SIGHUP end the tuning with its best so far, which is still stored.
+    StopSignals signals;
+    outcome = run_embedded_job(std::move(opened).value(), spec, options);
+  }
+  if (!outcome) throw CliError(outcome.error().message);
+  if (!report) throw CliError("pipeline job " + outcome.value().job_id + " " + to_string(outcome.value().state) + ": " +
+                              outcome.value().stop_reason);
+  const PipelineTuneResult& t = report->tuned;
+  TunedRun run;
+  run.best = t.best;
+  run.start = t.start;
+  run.evaluations = t.evaluations;
+  run.passes = t.passes;
+  run.budget_ended = t.budget_ended;
+  run.stopped = t.stopped;
+  run.stored = report->stored && !scratch;
+  run.resumed = report->resumed;
+  run.resumed_time = report->resumed_time;
+  run.seconds = t.history.empty() ? 0 : t.history.back().seconds;
+  run.job_id = outcome.value().job_id;
+  run.failure = t.failure;
+  return run;
+}
+
+// The job on a coordinator, its moves on the cluster's workers; the tuned scheme is read back
+// from the coordinator's store.
+TunedRun run_remote(const PipelineTuneArgs& targs, const JobSpec& spec, const PipelineSource& source,
+                    const std::vector<PipelineCandidate>& starts) {
+  if (targs.no_store || targs.rollouts > 0)
+    throw CliError("--no-store and --rollouts are for a run in this process; with --coordinator the coordinator's store "
+                   "keeps the scheme and its workers evaluate the moves");
+  const JobRecord job = follow_remote_job(spec, targs.remote);
+  if (job.state != JobState::complete && job.state != JobState::cancelled)
+    throw CliExit{1, "job " + job.id + " " + to_string(job.state) + ": " + job.message};
+  std::cerr << "job " << job.id << ": " << job.message << "\n";
+  auto best = remote_schedules(targs.remote)->best(source.problem, source.runtime);
+  if (!best || !best->is_pipeline())
+    throw CliError("job " + job.id + " ended " + to_string(job.state) + " but the coordinator has no stored scheme for it");
+  auto candidate = candidate_from_json(best->candidate, "the coordinator's stored best");
+  if (!candidate) throw CliError(candidate.error().message);
+  TunedRun run;
+  run.best = std::move(candidate).value();
+  // The tuner's start: the best of the same starts, evaluated here.
+  CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
+  CandidateResult start_result;
+  for (const PipelineCandidate& c : starts) {
+    auto r = evaluator.evaluate(c);
+    if (r && (run.start.placement.empty() || r.value().better_than(start_result))) {
+      run.start = c;
+      start_result = r.value();
+    }
+  }
+  run.evaluations = job.evaluations;
+  run.stopped = job.state == JobState::cancelled;
+  run.stored = best->job_id == job.id;
+  run.seconds = job.finished > job.started ? job.finished - job.started : 0;
+  run.job_id = job.id;
+  return run;
+}
+
+void run_tune(const PipelineTuneArgs& targs) {
   const PipelineArgs& args = targs.pipeline;
   check_flags(args);
   double budget = 0;
@@ -224,11 +307,15 @@ void run_tune(const TuneArgs& targs) {
       throw CliError("--exact needs a model (--model or --hf-config): the per-stage costs of --stages have no layers "
                      "to partition");
   }
-  PipelineArgs compute = args;  // the tuner starts from compute-balanced partitions
+  PipelineArgs compute = args;  // the tuner's own source: compute-balanced partitions
   compute.partition = "compute";
+  const PipelineProblemSpec problem = pipeline_problem(compute);
   const PipelineSource source = pipeline_source(compute, nullptr);
+  auto starts = pipeline_tuning_starts(problem);
+  if (!starts) throw CliError(starts.error().message);
   const int devices = source.stages->devices();
-  const LinkModel links = pipeline_links(args);
+  if (starts.value().empty())
+    throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
   const bool text = !args.out.json();
   if (text) std::cout << source.description << ", " << source.microbatches << " microbatches\n\n";
 
@@ -249,69 +336,22 @@ void run_tune(const TuneArgs& targs) {
     }
   }
 
-  CandidateEvaluator evaluator(*source.stages, source.microbatches, links);
-  // The zero-bubble baselines' layouts on every partition: the tuner starts from the best of
-  // them, so it never ends behind one.
-  std::vector<PipelineCandidate> starts;
-  for (const std::string& partition : source.has_layers ? std::vector<std::string>{"compute", "params", "uniform"}
-                                                         : std::vector<std::string>{""}) {
-    PipelineArgs variant = args;
-    if (!partition.empty()) variant.partition = partition;
-    const PipelineSource partitioned = pipeline_source(variant, nullptr);
-    for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) {
-      auto c = layout_candidate(*partitioned.stages, layout);
-      if (c) starts.push_back(std::move(c).value());
-    }
-  }
-  if (starts.empty()) throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
-  std::unique_ptr<Store> store;
-  if (!targs.no_store) {
-    auto opened = Store::open(targs.data);
-    if (!opened) throw CliError(opened.error().message);
-    store = std::move(opened).value();
-    if (auto resume = stored_start(*store, source)) {
-      if (text) std::cout << "resuming from the stored best: " << format_time(resume->second, "s") << "\n";
-      starts.push_back(std::move(resume->first));
-    }
-  }
-  PipelineTuneOptions options;
-  options.budget_seconds = budget;
-  options.max_evaluations = targs.max_evaluations;
-  options.max_chunks = targs.max_chunks;
-  options.min_gain = targs.min_gain;
-  if (text) {
-    std::cout << "tuning (each phase: the best so far)\n";
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
-                  "peak memory", "evaluations", "time");
-    std::cout << line;
-    options.on_progress = [](const PipelineTuneProgress& p) {
-      char row[160];
-      std::snprintf(row, sizeof row, "  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
-                    format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
-                    static_cast<long long>(p.evaluations), p.seconds);
-      std::cout << row << std::flush;
-    };
-  }
-  // Ctrl-C, SIGTERM or SIGHUP end the tuning with its best so far, which is still stored.
-  StopSignals signals;
-  options.should_stop = [] { return StopSignals::requested().load(); };
-  auto tuned = tune_pipeline(evaluator, starts, options);
-  if (!tuned) throw CliError(tuned.error().message);
-  const PipelineTuneResult& t = tuned.value();
+  const JobSpec spec = pipeline_job_spec(targs, problem, source, budget);
+  if (text) print_progress_header();
+  const bool remote = !targs.remote.endpoint.empty();
+  const TunedRun t = remote ? run_remote(targs, spec, source, starts.value()) : run_embedded(targs, spec, text);
+  if (text && t.resumed) std::cout << "  (resumed from the stored best: " << format_time(t.resumed_time, "s") << ")\n";
+
+  CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
   auto built = evaluator.build(t.best);
   if (!built) throw CliError(built.error().message);
   const auto& [scheme, costs] = built.value();
-  auto final_run = simulate_pipeline(scheme, costs, pipeline_run_info(args, source, args.out.wants_timeline()));
+  auto final_run = simulate_pipeline(scheme, costs, pipeline_run_info(source, args.out.wants_timeline()));
   if (!final_run) throw CliError(final_run.error().message);
   const PipelineResult& r = final_run.value();
   const BlockingCheck blocking = check_blocking_order(scheme);
   const bool fits = r.completed && !r.out_of_memory;
-  double work = 0;
-  for (int s = 0; s < costs.num_stages(); ++s) work += costs.f[s] + costs.b[s] + costs.w[s];
-  const double lower_bound = work * source.microbatches / devices;
-  // Stored before the comparisons below, which a second signal could cut short.
-  const bool stored = store && fits && store_best(*store, source, t, scheme, r, lower_bound);
+  const double lower_bound = pipeline_lower_bound(costs, source.microbatches, devices);
   std::vector<Row> searched;
   nlohmann::json exact_json;
   if (!t.stopped) {  // a stop request skips the comparisons
@@ -335,8 +375,9 @@ void run_tune(const TuneArgs& targs) {
                           {"blocking_progresses", blocking.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
-                        {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", stored}, {"seconds", t.history.empty() ? 0.0 : t.history.back().seconds},
-                        {"baselines", nlohmann::json::array()}};
+                        {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", t.stored},
+                        {"seconds", t.seconds}, {"job", t.job_id}, {"baselines", nlohmann::json::array()}};
+    if (!t.failure.empty()) j["failure"] = t.failure;
     if (!exact_json.is_null()) j["exact"] = exact_json;
     for (const std::vector<Row>* list : std::initializer_list<const std::vector<Row>*>{&rows, &searched})
       for (const Row& row : *list)
@@ -347,6 +388,7 @@ void run_tune(const TuneArgs& targs) {
                                 {"out_of_memory", row.result.out_of_memory},
                                 {"error", row.error.empty() ? row.result.error : row.error}});
     std::cout << j.dump(2) << "\n";
+    if (!t.failure.empty()) throw CliExit{1, ""};
     if (t.stopped) throw CliExit{kExitCancelled, ""};
     return;
   }
@@ -358,8 +400,10 @@ void run_tune(const TuneArgs& targs) {
   for (const Row& row : searched)
     if (!row.detail.empty()) std::cout << "\n" << row.name << ": " << row.detail;
   std::cout << "\ntuned: " << describe_candidate(t.best, devices) << "\n";
-  std::cout << "  " << t.evaluations << " evaluations, " << t.passes << " passes"
-            << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped by a signal" : "") << "\n";
+  std::cout << "  " << t.evaluations << " evaluations"
+            << (t.passes >= 0 ? ", " + std::to_string(t.passes) + " passes" : std::string())
+            << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped by a signal" : "") << " (job "
+            << t.job_id << ")\n";
   if (!exact_json.is_null())
     std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
               << format_fixed(exact_json["seconds"].get<double>(), 2) << " s (" << exact_json["nodes"].get<long long>()
@@ -379,18 +423,21 @@ void run_tune(const TuneArgs& targs) {
     std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
   }
   std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
-  if (store && fits)
-    std::cout << "  store " << store->path() << ": "
-              << (stored ? "stored as the best (query it with `gantry query best` and the same flags)"
-                         : "its stored best is at least as fast")
+  if (fits && !targs.no_store) {
+    const std::string where = remote ? "the coordinator's store" : "store " + targs.data;
+    std::cout << "  " << where << ": "
+              << (t.stored ? "stored as the best (query it with `gantry query best` and the same flags)"
+                           : "its stored best is at least as fast")
               << "\n";
+  }
+  if (!t.failure.empty()) throw CliExit{1, "pipeline tune: " + t.failure + "; the best before it is above"};
   if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped by a signal; its best so far is above"};
 }
 
 }  // namespace
 
 void add_pipeline_tune_command(CLI::App& pipeline) {
-  auto args = std::make_shared<TuneArgs>();
+  auto args = std::make_shared<PipelineTuneArgs>();
   CLI::App* cmd = pipeline.add_subcommand(
       "tune", "co-tune partition, placement and schedule (bubble-aware), against every baseline schedule x partition");
   add_pipeline_options(*cmd, args->pipeline);
@@ -417,9 +464,18 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)");
+  cmd->add_option("--rollouts", args->rollouts,
+                  "worker slots that evaluate the tuner's moves in parallel (default: hardware threads)")
+      ->check(CLI::Range(1, 256));
+  args->remote.add_to(*cmd, "run the job on this coordinator (tcp://HOST:PORT), its moves on the cluster's workers, and "
+                            "follow it; the scheme is stored there");
+  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
   args->pipeline.out.add_to(*cmd);
-  cmd->footer("Ctrl-C, SIGTERM and SIGHUP end the tuning early: its best so far is printed and stored, and gantry "
-              "exits with status 130.");
+  cmd->footer("The tuning runs as a pipeline job: here on an embedded cluster (a coordinator and a worker with "
+              "--rollouts slots), or on a coordinator with --coordinator; each step's moves are evaluated in parallel "
+              "on the workers. Ctrl-C, SIGTERM and SIGHUP end the tuning early: its best so far is printed and stored, "
+              "and gantry exits with status 130.");
+  cmd->get_option("--coordinator")->excludes("--data");
   cmd->callback([cmd, args] {
     note_given(*cmd, args->pipeline);
     run_tune(*args);

@@ -115,20 +115,6 @@ void print_report(const LearnerReport& r) {
               r.episodes / std::max(1e-9, r.seconds), r.rollout_seconds, r.learner_seconds);
 }
 
-// --no-store: the run still has a store (the embedded coordinator's), a temporary one.
-struct ScratchDir {
-  std::string path;
-  ScratchDir() {
-    char name[] = "/tmp/gantry-train-XXXXXX";
-    if (!mkdtemp(name)) throw CliError(std::string("--no-store: cannot make a temporary directory: ") + std::strerror(errno));
-    path = name;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path, ignored);
-  }
-};
-
 void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!args.curve.empty() || !args.save.empty() || args.no_store)
     throw CliError("--curve, --save and --no-store are for a run in this process; with --coordinator the policy is stored by the "
@@ -142,7 +128,7 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!remote.endpoint.empty()) return run_remote_train(args, remote);
   if (!args.curve.empty() && !is_learning_curve_path(args.curve))
     throw CliError("--curve " + args.curve + ": the file must end in .csv or .svg");
-  std::unique_ptr<ScratchDir> scratch = args.no_store ? std::make_unique<ScratchDir>() : nullptr;
+  std::unique_ptr<ScratchDir> scratch = args.no_store ? std::make_unique<ScratchDir>("gantry-train") : nullptr;
   const std::string data = scratch ? scratch->path : args.data;
   auto opened = Store::open(data);  // first: a busy store fails the command before it loads or trains
   if (!opened) throw CliError(opened.error().message);

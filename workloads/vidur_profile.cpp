@@ -24,8 +24,15 @@ double seconds(const MeasuredOps& p, const char* op) { return p.forward_seconds.
 }  // namespace
 
 Result<MeasuredOps> read_vidur_profile(const std::string& path, std::int64_t tokens) {
-  std::ifstream file(path);
-  if (!file) return make_error(path + ": cannot open file for reading");
+  std::ifstream in(path);
+  if (!in) return make_error(path + ": cannot open file for reading");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_vidur_profile(text.str(), path, tokens);
+}
+
+Result<MeasuredOps> parse_vidur_profile(const std::string& text, const std::string& path, std::int64_t tokens) {
+  std::istringstream file(text);
   std::string line;
   if (!std::getline(file, line)) return make_error(path + ": empty file");
   const std::vector<std::string> header = split(line);

@@ -25,6 +25,8 @@ struct MeasuredOps {
 // interpolated linearly between the two profiled token counts around it. Errors name the file and
 // what is missing.
 Result<MeasuredOps> read_vidur_profile(const std::string& path, std::int64_t tokens);
+// The same from the file's text; errors name `path`.
+Result<MeasuredOps> parse_vidur_profile(const std::string& text, const std::string& path, std::int64_t tokens);
 
 // Per-layer F, B, W seconds with the measured parts (B of a GEMM = its forward, W = the weight
 // GEMMs' forward, the attention core's backward = 2x its forward). The model must have the

@@ -65,16 +65,18 @@ void put(Writer& w, const RolloutTask& t) {
 }
 
 void put(Writer& w, const ProblemSpec& p) {
-  w.map(4);
+  w.map(p.is_pipeline() ? 5 : 4);
   entry(w, "graph", p.graph_json);
   entry(w, "cluster", p.cluster_yaml);
   entry(w, "sim", p.sim_json);
   entry(w, "label", p.graph_label);
+  if (p.is_pipeline()) entry(w, "pipeline", p.pipeline_json);
 }
 
 void put(Writer& w, const JobSpec& s) {
   const bool train = s.kind == "train";  // the learner's settings travel with learner jobs only
-  w.map(train ? 13 : 12);
+  const bool pipeline = s.kind == "pipeline";  // and the co-tuner's with pipeline jobs
+  w.map(train || pipeline ? 13 : 12);
   entry(w, "kind", s.kind);
   w.str("problem");
   put(w, s.problem);
@@ -91,6 +93,13 @@ void put(Writer& w, const JobSpec& s) {
   if (train) {
     w.str("train");
     put(w, s.train);
+  }
+  if (pipeline) {
+    w.str("pipeline");
+    w.map(3);
+    entry(w, "max_chunks", s.pipeline.max_chunks);
+    entry(w, "min_gain", s.pipeline.min_gain);
+    entry(w, "max_passes", s.pipeline.max_passes);
   }
 }
 
@@ -183,14 +192,16 @@ bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
   });
 }
 
-const char* const kProblemFields[] = {"graph", "cluster", "sim", "label"};
+// "pipeline" is last and optional: only pipeline problems carry it.
+const char* const kProblemFields[] = {"graph", "cluster", "sim", "label", "pipeline"};
 bool read_problem(Decoder& d, const std::string& what, ProblemSpec& p) {
   return read_object(d, what, kProblemFields, [&](std::string_view key) -> const char* {
     if (key == "graph") return get(d, p.graph_json);
     if (key == "cluster") return get(d, p.cluster_yaml);
     if (key == "sim") return get(d, p.sim_json);
+    if (key == "pipeline") return get(d, p.pipeline_json);
     return get(d, p.graph_label);
-  });
+  }, std::size(kProblemFields) - 1);
 }
 
 const char* const kTrainFields[] = {"more_problems", "stage", "episodes", "il_share", "name", "init", "init_hex",
@@ -229,14 +240,25 @@ bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
   });
 }
 
-// "train" is last and optional: only learner jobs carry it (and specs stored before it existed lack it).
+const char* const kPipelineJobFields[] = {"max_chunks", "min_gain", "max_passes"};
+bool read_pipeline_job_spec(Decoder& d, const std::string& what, PipelineJobSpec& p) {
+  return read_object(d, what, kPipelineJobFields, [&](std::string_view key) -> const char* {
+    if (key == "max_chunks") return get(d, p.max_chunks);
+    if (key == "min_gain") return get(d, p.min_gain);
+    return get(d, p.max_passes);
+  });
+}
+
+// "train" and "pipeline" are last and optional: only learner jobs carry the one, pipeline jobs
+// the other (and specs stored before they existed lack them).
 const char* const kJobSpecFields[] = {"kind", "problem", "budget_seconds", "budget_evaluations", "patience_seconds",
                                       "batch_seconds", "batch_evaluations", "seed", "parallelism", "priority",
-                                      "fail_batch", "fail_times", "train"};
+                                      "fail_batch", "fail_times", "train", "pipeline"};
 bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
-  const std::size_t required = std::size(kJobSpecFields) - 1;
+  const std::size_t required = std::size(kJobSpecFields) - 2;
   return read_object(d, what, kJobSpecFields, [&](std::string_view key) -> const char* {
     if (key == "train") return nested(d, [&] { return read_train_spec(d, what + ".train", s.train); });
+    if (key == "pipeline") return nested(d, [&] { return read_pipeline_job_spec(d, what + ".pipeline", s.pipeline); });
     if (key == "kind") return get(d, s.kind);
     if (key == "problem") return nested(d, [&] { return read_problem(d, what + ".problem", s.problem); });
     if (key == "budget_seconds") return get(d, s.budget_seconds);

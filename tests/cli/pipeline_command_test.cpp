@@ -244,7 +244,7 @@ TEST_CASE("pipeline tune stores its best: query best and export answer it, a sec
   args.insert(args.begin(), "tune");
   args.insert(args.end(), {"--max-chunks", "1"});  // alone it could not find the 2-chunk best
   const std::string text = run_pipeline(args);
-  CHECK_THAT(text, Catch::Contains("resuming from the stored best"));
+  CHECK_THAT(text, Catch::Contains("resumed from the stored best"));
   json again = run_json(args);
   CHECK(again["tuned"]["iteration_time"].get<double>() <= tuned);
 

@@ -148,3 +148,52 @@ TEST_CASE("pipeline tuner: an evaluation budget ends it with its best so far", "
   CHECK(r.value().evaluations <= 50 + 4);
   CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
 }
+
+TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a failure there ends with the best so far",
+          "[tuner][pipeline]") {
+  auto source = layer_source({1, 3, 1, 2, 2, 1, 4, 1, 1, 2, 3, 1}, 4, 1, 0);
+  const PipelineCandidate start = plain({{0, 3}, {3, 6}, {6, 9}, {9, 12}}, 4);
+  for (std::int64_t budget : {0, 37}) {
+    CandidateEvaluator alone(*source, 8);
+    PipelineTuneOptions options;
+    options.max_chunks = 2;
+    options.max_evaluations = budget;
+    auto expected = tune_pipeline(alone, {start}, options);
+    REQUIRE(expected);
+
+    CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
+    long batches = 0;
+    options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) {
+      ++batches;
+      std::vector<std::optional<CandidateResult>> out;
+      for (const PipelineCandidate& m : moves) {
+        auto r = elsewhere.evaluate(m);
+        out.push_back(r ? std::optional<CandidateResult>(r.value()) : std::nullopt);
+      }
+      return Result<std::vector<std::optional<CandidateResult>>>(out);
+    };
+    auto r = tune_pipeline(here, {start}, options);
+    REQUIRE(r);
+    CHECK(batches > 0);
+    CHECK(r.value().best == expected.value().best);
+    CHECK(r.value().best_result.iteration_time == expected.value().best_result.iteration_time);
+    CHECK(r.value().evaluations == expected.value().evaluations);
+    if (budget > 0) CHECK(r.value().evaluations <= budget);
+    CHECK(r.value().failure.empty());
+  }
+
+  CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
+  PipelineTuneOptions failing;
+  long calls = 0;
+  failing.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) -> Result<std::vector<std::optional<CandidateResult>>> {
+    if (++calls > 3) return make_error("worker lost");
+    std::vector<std::optional<CandidateResult>> out;
+    for (const PipelineCandidate& m : moves) out.push_back(elsewhere.evaluate(m).value());
+    return out;
+  };
+  auto r = tune_pipeline(here, {start}, failing);
+  REQUIRE(r);
+  CHECK(r.value().failure == "worker lost");
+  CHECK(calls == 4);  // nothing more was asked after the failure
+  CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
+}

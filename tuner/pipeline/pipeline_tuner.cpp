@@ -51,7 +51,7 @@ class Tuner {
       const double after = best_time();
       if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
     }
-    result_.evaluations = evaluator_.evaluations();
+    result_.evaluations = evaluations();
     result_.stopped = stopped();
     result_.budget_ended = !result_.stopped && out_of_budget();
     return std::move(result_);
@@ -66,9 +66,12 @@ class Tuner {
 
   bool stopped() const { return options_.should_stop && options_.should_stop(); }
 
+  std::int64_t evaluations() const { return evaluator_.evaluations() + elsewhere_; }
+
   bool out_of_budget() const {
     return (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds) ||
-           (options_.max_evaluations > 0 && evaluator_.evaluations() >= options_.max_evaluations) || stopped();
+           (options_.max_evaluations > 0 && evaluations() >= options_.max_evaluations) || stopped() ||
+           !result_.failure.empty();
   }
 
   void report(const char* phase, int pass) {
@@ -78,21 +81,46 @@ class Tuner {
     p.iteration_time = result_.best_result.evaluation.iteration_time;
     p.bubble_ratio = result_.best_result.evaluation.bubble_ratio;
     for (double m : result_.best_result.evaluation.peak_memory) p.peak_memory = std::max(p.peak_memory, m);
-    p.evaluations = evaluator_.evaluations();
+    p.evaluations = evaluations();
     p.seconds = seconds();
     result_.history.push_back(p);
     if (options_.on_progress) options_.on_progress(p);
+  }
+
+  // The moves' results through options_.evaluate_moves, as many as the evaluation budget allows.
+  std::vector<std::optional<CandidateResult>> evaluate_elsewhere(const std::vector<PipelineCandidate>& moves) {
+    std::vector<PipelineCandidate> asked = moves;
+    if (options_.max_evaluations > 0)
+      asked.resize(std::min<std::size_t>(asked.size(), static_cast<std::size_t>(std::max<std::int64_t>(
+                                                            0, options_.max_evaluations - evaluations()))));
+    if (asked.empty()) return {};
+    auto results = options_.evaluate_moves(asked);
+    if (!results) {
+      result_.failure = results.error().message;
+      return {};
+    }
+    for (const auto& r : results.value()) elsewhere_ += r ? 1 : 0;
+    return std::move(results).value();
   }
 
   // The best of `moves` from `base`, or false when none is better (CandidateResult::better_than).
   bool best_of(const std::vector<PipelineCandidate>& moves, PipelineCandidate& base, CandidateResult& base_result) {
     int chosen = -1;
     CandidateResult chosen_result = base_result;
-    for (std::size_t i = 0; i < moves.size() && !out_of_budget(); ++i) {
-      auto r = evaluator_.evaluate(moves[i]);
-      if (!r || !r.value().better_than(chosen_result)) continue;  // malformed moves are skipped
+    const auto consider = [&](std::size_t i, const CandidateResult& r) {
+      if (!r.better_than(chosen_result)) return;
       chosen = static_cast<int>(i);
-      chosen_result = r.value();
+      chosen_result = r;
+    };
+    if (options_.evaluate_moves) {
+      const auto results = evaluate_elsewhere(moves);
+      for (std::size_t i = 0; i < results.size(); ++i)
+        if (results[i]) consider(i, *results[i]);  // malformed moves are skipped
+    } else {
+      for (std::size_t i = 0; i < moves.size() && !out_of_budget(); ++i) {
+        auto r = evaluator_.evaluate(moves[i]);
+        if (r) consider(i, r.value());  // malformed moves are skipped
+      }
     }
     if (chosen < 0) return false;
     base = moves[chosen];
@@ -231,6 +259,7 @@ class Tuner {
         const PipelineCandidate by_chains = balance_device_loads(evaluator_, start.value(), devices * options_.max_chunks);
         for (const PipelineCandidate* from : {&by_single, &by_chains}) {
           if (from == &by_chains && by_chains == by_single) continue;
+          if (out_of_budget()) break;
           PipelineCandidate c = *from;
           auto r = evaluator_.evaluate(c);
           if (!r) continue;
@@ -337,6 +366,7 @@ class Tuner {
   const PipelineTuneOptions& options_;
   std::chrono::steady_clock::time_point begin_;
   PipelineTuneResult result_;
+  std::int64_t elsewhere_ = 0;  // evaluations through options_.evaluate_moves
 };
 
 }  // namespace

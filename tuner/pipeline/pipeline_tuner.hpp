@@ -15,6 +15,7 @@
 // It stops when a full pass gains less than `min_gain` or the budget ends.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct PipelineTuneOptions {
   std::function<void(const PipelineTuneProgress&)> on_progress;
   // Polled between evaluations: when it turns true the tuner returns its best so far.
   std::function<bool()> should_stop;
+  // Evaluates a step's moves elsewhere (the rollout pool's workers) instead of one by one here:
+  // one entry per move, in order, empty for a malformed move. Everything else (starts, bubble
+  // timings) stays on `evaluator`. The choice is the same either way: the first of the best.
+  // An error ends the tuning with its best so far (PipelineTuneResult::failure).
+  std::function<Result<std::vector<std::optional<CandidateResult>>>(const std::vector<PipelineCandidate>&)> evaluate_moves;
 };
 
 struct PipelineTuneResult {
@@ -49,6 +55,7 @@ struct PipelineTuneResult {
   int passes = 0;
   bool budget_ended = false;
   bool stopped = false;  // should_stop ended it
+  std::string failure;   // evaluate_moves failed: why (the best so far is still the result)
 };
 
 // Tunes from the best of `starts` (at least one, each evaluable).

@@ -1,0 +1,284 @@
+// Pipeline tuning as a job: the problem as content, the moves' wire form, a worker's evaluation
+// of them against the tuner's own evaluator, and whole jobs on an embedded cluster (tuning on
+// the pool's workers gives what tuning alone gives; the best is stored and resumed from; a
+// cancelled job keeps its best).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cmath>
+#include <optional>
+
+#include "actors/embedded_job.hpp"
+#include "actors/net/wire.hpp"
+#include "actors/pipeline_job.hpp"
+#include "actors/pipeline_moves_task.hpp"
+#include "actors/pipeline_problem.hpp"
+#include "actors/problem_spec.hpp"
+#include "actors/task_kinds.hpp"
+#include "core/cluster.hpp"
+#include "sim/runtime_fingerprint.hpp"
+#include "storage/store.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace gantry;
+
+namespace {
+
+PipelineProblemSpec llama_problem(int pp, int microbatches) {
+  PipelineProblemSpec spec;
+  spec.model = "llama-3-8b";
+  spec.cluster_yaml = Cluster::load("8xH100-nvswitch").value().to_yaml();
+  spec.pp = pp;
+  spec.microbatches = microbatches;
+  return spec;
+}
+
+JobSpec pipeline_job(const PipelineProblemSpec& problem) {
+  JobSpec spec;
+  spec.kind = "pipeline";
+  spec.problem.pipeline_json = pipeline_problem_json(problem);
+  spec.problem.graph_label = "llama";
+  spec.budget_seconds = 0;  // until a pass gains too little: the same work as a tuning alone
+  spec.pipeline.max_chunks = 2;
+  return spec;
+}
+
+// The candidates a tuner sends: its starts, and one with explicit per-device orders.
+std::vector<PipelineCandidate> some_candidates(const PipelineProblemSpec& problem, const PipelineSource& source) {
+  auto starts = pipeline_tuning_starts(problem);
+  REQUIRE(starts);
+  std::vector<PipelineCandidate> out = starts.value();
+  CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
+  PipelineCandidate ordered = out.front();
+  ordered.order = evaluator.build(ordered).value().first.schedule;
+  std::swap(ordered.order[0][1], ordered.order[0][2]);
+  out.push_back(ordered);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a pipeline problem travels as JSON and builds the same stage costs", "[actors][pipeline]") {
+  const PipelineProblemSpec spec = llama_problem(4, 8);
+  auto parsed = parse_pipeline_problem(pipeline_problem_json(spec), "test");
+  REQUIRE(parsed);
+  CHECK(parsed.value().model == "llama-3-8b");
+  CHECK(parsed.value().pp == 4);
+  CHECK(parsed.value().microbatches == 8);
+  CHECK(parsed.value().cluster_yaml == spec.cluster_yaml);
+  auto a = build_pipeline_source(spec);
+  auto b = build_pipeline_source(parsed.value());
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a.value().problem == b.value().problem);
+  // The cluster went through YAML; its runtime key is the preset's own (stored bests stay found).
+  const Cluster preset = Cluster::load("8xH100-nvswitch").value();
+  CHECK(a.value().runtime == pipeline_runtime_fingerprint(&preset, LinkModel::contention));
+  CHECK(a.value().stages->devices() == 4);
+
+  SECTION("errors name the problem and the field") {
+    auto unknown = parse_pipeline_problem(R"({"model": "llama-3-8b", "cluster": "x", "layers": 3})", "job.pipeline");
+    REQUIRE_FALSE(unknown);
+    CHECK(unknown.error().message == "job.pipeline: unknown field \"layers\"");
+    auto two = parse_pipeline_problem(R"({"model": "llama-3-8b", "stages": "{}", "cluster": "x"})", "job.pipeline");
+    REQUIRE_FALSE(two);
+    CHECK(two.error().message.find("exactly one of model, hf_config or stages") != std::string::npos);
+    auto no_cluster = parse_pipeline_problem(R"({"model": "llama-3-8b"})", "job.pipeline");
+    REQUIRE_FALSE(no_cluster);
+    CHECK(no_cluster.error().message == "job.pipeline: a model needs a cluster");
+    PipelineProblemSpec too_deep = spec;
+    too_deep.pp = 9;
+    auto built = build_pipeline_source(too_deep);
+    REQUIRE_FALSE(built);
+    CHECK(built.error().message == "--pp 9: cluster 8xH100-nvswitch has only 8 devices");
+  }
+}
+
+TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline]") {
+  JobSpec spec = pipeline_job(llama_problem(4, 8));
+  spec.pipeline.min_gain = 0.01;
+  spec.pipeline.max_passes = 3;
+  auto back = wire::parse_job_spec_text(wire::job_spec_text(spec));
+  REQUIRE(back);
+  CHECK(back.value().kind == "pipeline");
+  CHECK(back.value().problem.pipeline_json == spec.problem.pipeline_json);
+  CHECK(back.value().pipeline.max_chunks == 2);
+  CHECK(back.value().pipeline.min_gain == 0.01);
+  CHECK(back.value().pipeline.max_passes == 3);
+  CHECK(problem_key(back.value().problem) == problem_key(spec.problem));
+  // A graph problem's key does not change with the new field.
+  ProblemSpec graph;
+  graph.graph_json = "{}";
+  ProblemSpec with_empty = graph;
+  with_empty.pipeline_json.clear();
+  CHECK(problem_key(graph) == problem_key(with_empty));
+}
+
+TEST_CASE("pipeline moves and their results round-trip in MessagePack", "[actors][pipeline]") {
+  const PipelineProblemSpec problem = llama_problem(4, 8);
+  auto source = build_pipeline_source(problem);
+  REQUIRE(source);
+  const auto candidates = some_candidates(problem, source.value());
+  const std::string body = encode_body(candidates);
+  auto decoded = decode_pipeline_moves(body);
+  REQUIRE(decoded);
+  REQUIRE(decoded.value().size() == candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) CHECK(decoded.value()[i] == candidates[i]);
+  for (std::size_t cut : {body.size() / 2, body.size() - 1}) CHECK_FALSE(decode_pipeline_moves(body.substr(0, cut)));
+
+  std::vector<MoveResult> results(2);
+  results[0].ok = true;
+  results[0].result.evaluation.completed = true;
+  results[0].result.evaluation.iteration_time = 1.25;
+  results[0].result.evaluation.busy = {1, 0.5};
+  results[0].result.evaluation.peak_memory = {3e9, 2e9};
+  results[1].error = "stage 3 is on device 9 of 4";
+  auto back = decode_move_results(encode_body(results));
+  REQUIRE(back);
+  REQUIRE(back.value().size() == 2);
+  CHECK(back.value()[0].ok);
+  CHECK(back.value()[0].result.iteration_time == 1.25);
+  CHECK(back.value()[0].result.evaluation.busy == std::vector<double>{1, 0.5});
+  CHECK(back.value()[0].result.evaluation.peak_memory == std::vector<double>{3e9, 2e9});
+  CHECK_FALSE(back.value()[1].ok);
+  CHECK(back.value()[1].error == "stage 3 is on device 9 of 4");
+  results[0].result.evaluation.out_of_memory = true;  // what does not fit is infinitely slow to the tuner
+  CHECK(std::isinf(decode_move_results(encode_body(results)).value()[0].result.iteration_time));
+}
+
+TEST_CASE("a pipeline-moves task evaluates each move as the tuner's own evaluator does", "[actors][pipeline]") {
+  const PipelineProblemSpec problem = llama_problem(4, 8);
+  ProblemSpec spec;
+  spec.pipeline_json = pipeline_problem_json(problem);
+  auto built = build_problem(spec);
+  REQUIRE(built);
+  const PipelineSource& source = *built.value()->pipeline;
+  std::vector<PipelineCandidate> moves = some_candidates(problem, source);
+  PipelineCandidate broken = moves.front();
+  broken.placement.back() = 7;  // a device the problem does not have
+  moves.insert(moves.begin() + 1, broken);
+
+  RolloutTask task;
+  task.kind = kPipelineMovesTask;
+  task.problem = built.value()->key;
+  task.body = encode_body(moves);
+  std::unique_ptr<SlotScratch> scratch;
+  const TaskKind* kind = find_task_kind(kPipelineMovesTask);
+  REQUIRE(kind != nullptr);
+  CHECK(kind->pipeline);
+  for (int round = 0; round < 2; ++round) {  // the second reuses the slot's compiled structures
+    auto answer = kind->run(built.value(), task, scratch);
+    REQUIRE(answer);
+    auto results = decode_move_results(answer.value());
+    REQUIRE(results);
+    REQUIRE(results.value().size() == moves.size());
+    CandidateEvaluator local(*source.stages, source.microbatches, source.links);
+    for (std::size_t i = 0; i < moves.size(); ++i) {
+      auto expected = local.evaluate(moves[i]);
+      REQUIRE(results.value()[i].ok == static_cast<bool>(expected));
+      if (!expected) continue;
+      CHECK(results.value()[i].result.iteration_time == expected.value().iteration_time);
+      CHECK(results.value()[i].result.evaluation.busy == expected.value().evaluation.busy);
+      CHECK(results.value()[i].result.evaluation.peak_memory == expected.value().evaluation.peak_memory);
+    }
+    CHECK_FALSE(results.value()[1].ok);
+  }
+  // A graph task kind refuses a pipeline problem (and the moves kind a graph one).
+  CHECK_FALSE(find_task_kind("anneal")->pipeline);
+}
+
+TEST_CASE("a pipeline job tunes on the pool's workers as the tuner alone, stores its best and resumes from it",
+          "[actors][pipeline][cluster]") {
+  gantry::testing::TempDir tmp;
+  const PipelineProblemSpec problem = llama_problem(4, 8);
+  const JobSpec spec = pipeline_job(problem);
+
+  // The tuner alone, every move evaluated here.
+  auto source = build_pipeline_source(problem);
+  REQUIRE(source);
+  auto starts = pipeline_tuning_starts(problem);
+  REQUIRE(starts);
+  CandidateEvaluator evaluator(*source.value().stages, source.value().microbatches, source.value().links);
+  PipelineTuneOptions alone;
+  alone.max_chunks = 2;
+  auto expected = tune_pipeline(evaluator, starts.value(), alone);
+  REQUIRE(expected);
+
+  auto run = [&](std::optional<PipelineJobReport>& report) {
+    auto store = Store::open(tmp.sub("db"));
+    REQUIRE(store);
+    EmbeddedJobOptions options;
+    options.rollouts = 2;
+    options.hooks.on_pipeline_tuned = [&](const PipelineJobReport& r) { report = r; };
+    return run_embedded_job(std::shared_ptr<Store>(std::move(store).value()), spec, options);
+  };
+  std::optional<PipelineJobReport> first;
+  auto outcome = run(first);
+  REQUIRE(outcome);
+  CHECK(outcome.value().state == JobState::complete);
+  REQUIRE(first);
+  CHECK(first->tasks > 0);  // the moves went through the pool
+  CHECK_FALSE(first->resumed);
+  CHECK(first->tuned.best == expected.value().best);
+  CHECK(first->tuned.best_result.iteration_time == expected.value().best_result.iteration_time);
+  CHECK(first->tuned.evaluations == expected.value().evaluations);
+  CHECK(first->stored);
+  CHECK(outcome.value().best.makespan == first->tuned.best_result.iteration_time);
+  {
+    auto store = Store::open(tmp.sub("db"));
+    REQUIRE(store);
+    auto best = store.value()->best(source.value().problem, source.value().runtime);
+    REQUIRE(best);
+    REQUIRE(best.value());
+    CHECK(best.value()->makespan == first->tuned.best_result.iteration_time);
+    CHECK(best.value()->job_id == outcome.value().job_id);
+    auto stored = candidate_from_json(best.value()->candidate, "stored");
+    REQUIRE(stored);
+    CHECK(evaluator.evaluate(stored.value()).value().iteration_time == first->tuned.best_result.iteration_time);
+  }
+  std::optional<PipelineJobReport> second;
+  auto again = run(second);
+  REQUIRE(again);
+  REQUIRE(second);
+  CHECK(second->resumed);
+  CHECK(second->resumed_time == first->tuned.best_result.iteration_time);
+  CHECK(second->tuned.best_result.iteration_time <= first->tuned.best_result.iteration_time);
+}
+
+TEST_CASE("a cancelled pipeline job ends CANCELLED with its best so far stored", "[actors][pipeline][cluster]") {
+  gantry::testing::TempDir tmp;
+  const PipelineProblemSpec problem = llama_problem(8, 32);  // seconds of tuning: the cancel lands first
+  auto store = Store::open(tmp.sub("db"));
+  REQUIRE(store);
+  std::atomic<bool> cancel{true};
+  std::optional<PipelineJobReport> report;
+  EmbeddedJobOptions options;
+  options.rollouts = 1;
+  options.cancel = &cancel;
+  options.hooks.on_pipeline_tuned = [&](const PipelineJobReport& r) { report = r; };
+  auto outcome = run_embedded_job(std::shared_ptr<Store>(std::move(store).value()), pipeline_job(problem), options);
+  REQUIRE(outcome);
+  CHECK(outcome.value().state == JobState::cancelled);
+  REQUIRE(report);
+  CHECK(report->tuned.stopped);
+  CHECK(report->stored);
+  CHECK(report->tuned.best_result.iteration_time <= report->tuned.start_result.iteration_time);
+}
+
+TEST_CASE("a coordinator refuses a job whose kind does not match its problem", "[actors][pipeline][cluster]") {
+  gantry::testing::TempDir tmp;
+  auto store = Store::open(tmp.sub("db"));
+  REQUIRE(store);
+  std::shared_ptr<Store> shared(std::move(store).value());
+  JobSpec tune_of_pipeline = pipeline_job(llama_problem(4, 8));
+  tune_of_pipeline.kind = "tune";
+  auto refused = run_embedded_job(shared, tune_of_pipeline, {});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("a tune job needs a graph problem, not a pipeline problem") != std::string::npos);
+  JobSpec pipeline_of_graph;
+  pipeline_of_graph.kind = "pipeline";
+  pipeline_of_graph.problem.graph_json = "{}";
+  auto refused_too = run_embedded_job(shared, pipeline_of_graph, {});
+  REQUIRE_FALSE(refused_too);
+  CHECK(refused_too.error().message.find("a pipeline job needs a pipeline problem") != std::string::npos);
+}

@@ -47,7 +47,7 @@ int rule_flags(const ListScheduleRules& r) {
 }
 
 void put_candidate(Writer& w, const PipelineCandidate& c) {
-  w.map(5);
+  w.map(c.recompute.empty() ? 5 : 6);
   w.str("partition");  // first, end of each stage, flattened
   w.array(static_cast<std::uint32_t>(2 * c.partition.size()));
   for (auto [first, end] : c.partition) {
@@ -69,9 +69,13 @@ void put_candidate(Writer& w, const PipelineCandidate& c) {
       w.sint(t.stage);
     }
   }
+  if (!c.recompute.empty()) {
+    w.str("recompute");
+    put_ints(w, c.recompute);
+  }
 }
 
-const char* const kCandidateFields[] = {"partition", "placement", "limits", "flags", "order"};
+const char* const kCandidateFields[] = {"partition", "placement", "limits", "flags", "order", "recompute"};
 
 bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
   return wire::read_object(d, what, kCandidateFields, [&](std::string_view key) -> const char* {
@@ -83,6 +87,7 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
       return nullptr;
     }
     if (key == "placement") return get_ints(d, c.placement);
+    if (key == "recompute") return get_ints(d, c.recompute);
     if (key == "limits") return get_ints(d, c.rules.in_flight_limit);
     if (key == "flags") {
       int flags = 0;
@@ -103,7 +108,7 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
       }
       return nullptr;
     });
-  });
+  }, std::size(kCandidateFields) - 1);
 }
 
 void put_result(Writer& w, const MoveResult& m) {

@@ -1,6 +1,10 @@
 #include "actors/pipeline_problem.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <limits>
+#include <numeric>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -83,6 +87,7 @@ Result<PipelineSource> model_source(const PipelineProblemSpec& spec, const Pipel
   for (int d = 0; d < p; ++d) source.peak_flops.push_back(c.device(d).peak_flops);
   source.links = links.value();
   source.has_layers = true;
+  source.layers = static_cast<int>(layers.value().size());
   source.problem_label =
       label + " (" + std::to_string(layers.value().size()) + " layers) on " + c.name() + ", pp " + std::to_string(p);
   source.description =
@@ -210,6 +215,27 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
   double work = 0;
   for (int s = 0; s < costs.num_stages(); ++s) work += costs.f[s] + costs.b[s] + costs.w[s];
   return work * microbatches / devices;
+}
+
+Result<double> pipeline_layer_bound(const PipelineSource& source) {
+  if (!source.has_layers) return 0.0;
+  const int devices = source.stages->devices();
+  PipelineScheme one_per_stage;  // every layer a stage, all on one device
+  one_per_stage.num_microbatches = source.microbatches;
+  one_per_stage.schedule.resize(devices);
+  for (int i = 0; i < source.layers; ++i) one_per_stage.partition.emplace_back(i, i + 1);
+  std::vector<double> fastest(source.layers, std::numeric_limits<double>::infinity());
+  for (int d = 0; d < devices; ++d) {
+    one_per_stage.placement.assign(source.layers, d);
+    auto costs = source.stages->costs_of(one_per_stage, "layer bound");
+    if (!costs) return costs.error();
+    for (int i = 0; i < source.layers; ++i)
+      fastest[i] = std::min(fastest[i], costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
+  }
+  std::sort(fastest.begin(), fastest.end(), std::greater<double>());
+  double bound = std::accumulate(fastest.begin(), fastest.end(), 0.0) / devices;
+  for (int k = 0; k * devices < source.layers; ++k) bound = std::max(bound, (k + 1) * fastest[k * devices]);
+  return bound * source.microbatches;
 }
 
 }  // namespace gantry

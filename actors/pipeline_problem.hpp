@@ -49,6 +49,7 @@ struct PipelineSource {
   LinkModel links = LinkModel::contention;
   std::string description;
   bool has_layers = false;         // a model (partitions can change), not a stage file
+  int layers = 0;                  // of a model
   // Where its best is stored: the problem (model or stage costs, pipeline degree, microbatches,
   // memory limit) and the runtime (cluster, links, pipeline model version).
   Fingerprint problem, runtime;
@@ -72,5 +73,12 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
 
 // The lower bound of an iteration: every task's work spread evenly over the devices.
 double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devices);
+
+// A lower bound that knows layers are not divisible (models only; 0 for stage files): a device
+// runs whole layers, each at least as long as on the fastest device, so with p devices one of
+// them runs k + 1 of the k p + 1 longest layers: microbatches x max over k of (k + 1) x the
+// (k p + 1)-th longest layer time (and the work spread evenly over the devices). When layers are
+// coarse against a device's share (Jamba: 34 layers on 8 devices) it lies well above work / devices.
+Result<double> pipeline_layer_bound(const PipelineSource& source);
 
 }  // namespace gantry

@@ -3,7 +3,8 @@
 # sequence 4096, the devices' memory) and on others: per case, 1F1B on a uniform partition (the
 # reference), the best baseline schedule x partition, random search and annealing with the tuner's
 # evaluations, the tuned scheme, the lower bound (work / devices), the tuner's wall time, and
-# bubble and overlap before (1F1B / uniform) and after. Then per-stage cost files against the
+# bubble and overlap before (1F1B / uniform) and after. "lbound": the bound with whole layers per
+# device (actors/pipeline_problem.hpp, pipeline_layer_bound). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
 #   usage: bench/pipeline-tune.sh [GANTRY]
 set -euo pipefail
@@ -29,19 +30,21 @@ def search(prefix):
     return "-"
 ok = t["completed"] and not t["out_of_memory"]
 T = t["iteration_time"]
-print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
+print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
     label, ref, "" if j["reference_fits"] else "*",
     ("%s %.3f" % (best["scheme"], best["iteration_time"])) if best else "-",
     search("random"), search("annealing"), "%.3f" % T if ok else "none",
     "%.3fx" % (ref / T) if ok else "-", "%.3fx" % (best["iteration_time"] / T) if ok and best else "-",
-    j["lower_bound"], "%.1f%%" % (100 * (T / j["lower_bound"] - 1)) if ok else "-", j["evaluations"], j["seconds"],
+    j["lower_bound"], "%.1f%%" % (100 * (T / j["lower_bound"] - 1)) if ok else "-",
+    j["layer_bound"], "%.1f%%" % (100 * (T / j["layer_bound"] - 1)) if ok and j["layer_bound"] > 0 else "-",
+    j["evaluations"], j["seconds"],
     100 * (ref_row["bubble_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["bubble_ratio"],
     100 * (ref_row["overlap_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["overlap_ratio"]))
 ' "$1"
 }
 
-printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %6s %6s  %-16s  %s\n" case 1f1b/unif "best baseline" random anneal tuned \
-  vs1f1b vsbest bound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
+printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %8s %6s %6s %6s  %-16s  %s\n" case 1f1b/unif "best baseline" random anneal tuned \
+  vs1f1b vsbest bound above lbound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
 while read -r label args; do
   # shellcheck disable=SC2086
   "$gantry" pipeline tune $args --search-baselines --no-store -f json | report "$label"
@@ -75,3 +78,22 @@ import json,sys; j=json.load(sys.stdin); z={b["scheme"]: b for b in j["baselines
 print("%.5f %.5f %.5f" % (z["zb"]["iteration_time"], z["zbv"]["iteration_time"] if z["zbv"]["runs"] else float("nan"), j["tuned"]["iteration_time"]))')
 read -r h1 v tuned <<<"$zb"
 printf "%-40s %10s %10s %10s   (our zb and zbv constructions)\n" "configs/pipelines/zb-example.json" "$h1" "$v" "$tuned"
+
+# The job's moves evaluated on 1 and on 2 worker slots: the same scheme and evaluations, and the
+# tuning's time (the parallel speedup of the pool; on a 2-core machine 2 slots is the most that helps).
+echo
+printf "%-34s %8s %8s %8s %8s %8s\n" case slots tuned evals secs speedup
+while read -r label args; do
+  one=""
+  for slots in 1 2; do
+    # shellcheck disable=SC2086
+    line=$("$gantry" pipeline tune $args --rollouts $slots --no-store -f json | python3 -c '
+import json, sys; j = json.load(sys.stdin); print("%.6f %d %.2f" % (j["tuned"]["iteration_time"], j["evaluations"], j["seconds"]))')
+    read -r tuned evals secs <<<"$line"
+    [ -z "$one" ] && one=$secs
+    printf "%-34s %8d %8s %8s %8s %7.2fx\n" "$label" "$slots" "$tuned" "$evals" "$secs" "$(python3 -c "print($one / $secs)")"
+  done
+done <<'EOF2'
+llama-3-8b/8xH100 --model llama-3-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+llama-3-8b/2x8xH100,p=16,m=64 --model llama-3-8b --cluster 2x8xH100-ib --pp 16 --microbatches 64
+EOF2

@@ -352,6 +352,8 @@ void run_tune(const PipelineTuneArgs& targs) {
   const BlockingCheck blocking = check_blocking_order(scheme);
   const bool fits = r.completed && !r.out_of_memory;
   const double lower_bound = pipeline_lower_bound(costs, source.microbatches, devices);
+  auto layer_bound = pipeline_layer_bound(source);
+  if (!layer_bound) throw CliError(layer_bound.error().message);
   std::vector<Row> searched;
   nlohmann::json exact_json;
   if (!t.stopped) {  // a stop request skips the comparisons
@@ -373,7 +375,8 @@ void run_tune(const PipelineTuneArgs& targs) {
                           {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu},
                           {"completed", r.completed}, {"out_of_memory", r.out_of_memory},
                           {"blocking_progresses", blocking.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
-                        {"lower_bound", lower_bound}, {"reference_1f1b_uniform", reference},
+                        {"lower_bound", lower_bound}, {"layer_bound", layer_bound.value()},
+                        {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
                         {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", t.stored},
                         {"seconds", t.seconds}, {"job", t.job_id}, {"baselines", nlohmann::json::array()}};
@@ -416,6 +419,9 @@ void run_tune(const PipelineTuneArgs& targs) {
   if (fits) {
     std::cout << "  lower bound (work / devices): " << format_time(lower_bound, "s") << ", tuned is "
               << format_fixed(100 * (r.iteration_time / lower_bound - 1), 1) << "% above it\n";
+    if (layer_bound.value() > lower_bound * (1 + 1e-9))
+      std::cout << "  bound with whole layers per device: " << format_time(layer_bound.value(), "s") << ", tuned is "
+                << format_fixed(100 * (r.iteration_time / layer_bound.value() - 1), 1) << "% above it\n";
     if (best_baseline < std::numeric_limits<double>::infinity())
       std::cout << "  vs the best baseline (" << best_baseline_name << "): "
                 << format_fixed(best_baseline / r.iteration_time, 3) << "x\n";

@@ -106,16 +106,34 @@ Status PipelineScheme::check() const {
 }
 
 TaskCost task_cost(PipeOp op, int s, const StageCosts& c) {
+  const double transient = c.transient_b.empty() ? 0.0 : c.transient_b[s];
   switch (op) {
     case PipeOp::F: return {c.f[s], c.mem_f[s], 0};
-    case PipeOp::B: return c.mem_b[s] > 0 ? TaskCost{c.b[s], c.mem_b[s], 0} : TaskCost{c.b[s], 0, -c.mem_b[s]};
+    case PipeOp::B:
+      return c.mem_b[s] > 0 ? TaskCost{c.b[s], c.mem_b[s] + transient, transient}
+                            : TaskCost{c.b[s], transient, transient - c.mem_b[s]};
     case PipeOp::W: return {c.w[s], 0, -c.mem_w[s]};
     case PipeOp::BW: {
       const double held = std::max(0.0, c.mem_b[s]);
-      return {c.b[s] + c.w[s], held, held - (c.mem_b[s] + c.mem_w[s])};
+      return {c.b[s] + c.w[s], held + transient, held + transient - (c.mem_b[s] + c.mem_w[s])};
     }
   }
   return {};
+}
+
+Status recompute_stage(StageCosts& c, int s) {
+  const std::size_t n = c.f.size();
+  if (c.input_bytes.size() != n || c.w_grad_bytes.size() != n)
+    return make_error("recomputation needs each stage's input and gradient sizes, which per-stage cost files do not give");
+  if (s < 0 || static_cast<std::size_t>(s) >= n) return make_error("recompute: no stage " + std::to_string(s));
+  if (c.transient_b.size() != n) c.transient_b.assign(n, 0.0);
+  const double act = c.mem_f[s], in = std::min(c.input_bytes[s], act), wgrad = c.w_grad_bytes[s];
+  c.b[s] += c.f[s];
+  c.mem_f[s] = in;
+  c.mem_b[s] += act - in;  // B ends with what it ends with without recomputation, less the input
+  // While B runs: the input, the rebuilt activations and B's gradients (act + wgrad over F's).
+  c.transient_b[s] = act + wgrad - std::max(0.0, c.mem_b[s]);
+  return Ok{};
 }
 
 Status StageCosts::check(const std::string& source) const {
@@ -139,6 +157,14 @@ Status StageCosts::check(const std::string& source) const {
                         std::to_string(mem_w[s]) + ")");
     if (mem_f[s] + mem_b[s] + mem_w[s] < -1e-6 * std::max(1.0, mem_f[s]))
       return make_error(source + ": stage " + std::to_string(s) + ": B and W free more than F allocates");
+  }
+  for (auto [name, list] : {std::pair{"input_bytes", &input_bytes}, std::pair{"w_grad_bytes", &w_grad_bytes},
+                            std::pair{"transient_b", &transient_b}}) {
+    if (!list->empty() && list->size() != n)
+      return make_error(source + ": '" + name + "' has " + std::to_string(list->size()) + " entries, expected none or " +
+                        std::to_string(n));
+    for (std::size_t s = 0; s < list->size(); ++s)
+      if (!std::isfinite((*list)[s]) || (*list)[s] < 0) return make_error(at(name, s) + " must be a finite number >= 0");
   }
   for (std::size_t d = 0; d < max_mem.size(); ++d)
     if (!std::isfinite(max_mem[d]) || max_mem[d] < 0)

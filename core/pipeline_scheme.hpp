@@ -57,6 +57,13 @@ struct StageCosts {
   std::vector<double> static_memory;    // parameters, gradients and optimizer state of the stage
   std::vector<double> flops;            // F+B+W FLOPs of the stage (for MFU; 0 when unknown)
   std::vector<double> max_mem;          // memory limit per device (empty or 0: none)
+  // What activation recomputation needs (empty: not known, as for stage files): the activation a
+  // stage receives, which a recomputing stage keeps from F to B instead of all of its own, and
+  // the output gradients B creates for W (part of mem_b).
+  std::vector<double> input_bytes, w_grad_bytes;
+  // Memory a B (or fused BW) holds only while it runs, on top of mem_b: the activations a
+  // recomputing stage rebuilds (empty: none).
+  std::vector<double> transient_b;
   int num_stages() const { return static_cast<int>(f.size()); }
   Status check(const std::string& source) const;
 };
@@ -70,6 +77,13 @@ struct TaskCost {
   double time = 0, alloc = 0, release = 0;
 };
 TaskCost task_cost(PipeOp op, int stage, const StageCosts& costs);
+
+// Stage `stage` with activation recomputation: F keeps only the stage's input; B first runs the
+// forward again (its time grows by F's), holding the rebuilt activations and B's gradients while
+// it runs (transient_b), and ends where B without recomputation ends (held inputs of the weight
+// GEMMs and the gradients W reads), less the input. An error when the costs lack input_bytes
+// and w_grad_bytes (stage files).
+Status recompute_stage(StageCosts& costs, int stage);
 
 // The zero-bubble scheduler's GraphConfig as JSON: {"n_stages", "n_micro", "cost_f", "cost_b",
 // "cost_w" (lists, one per stage), "cost_comm" (a number, or a list of the n_stages - 1 hops between

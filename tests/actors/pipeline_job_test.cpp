@@ -19,6 +19,7 @@
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/tuner/pipeline_fixtures.hpp"
 
 using namespace gantry;
 
@@ -281,4 +282,20 @@ TEST_CASE("a coordinator refuses a job whose kind does not match its problem", "
   auto refused_too = run_embedded_job(shared, pipeline_of_graph, {});
   REQUIRE_FALSE(refused_too);
   CHECK(refused_too.error().message.find("a pipeline job needs a pipeline problem") != std::string::npos);
+}
+
+TEST_CASE("the bound with whole layers per device", "[actors][pipeline]") {
+  // Layers of F = B = W = t, so F+B+W = 3t, on 2 devices. By hand: times 15, 3, 3, 3, 3 give
+  // max(27 / 2, 15 (the longest alone), 2 x 3, 3 x 3) = 15; five layers of 6 give 18 (one device
+  // runs three of them), above work / devices = 15.
+  PipelineSource source;
+  source.has_layers = true;
+  source.layers = 5;
+  source.microbatches = 4;
+  source.stages = gantry::testing::layer_source({5, 1, 1, 1, 1}, 2);
+  CHECK(pipeline_layer_bound(source).value() == Approx(4 * 15.0));
+  source.stages = gantry::testing::layer_source({2, 2, 2, 2, 2}, 2);
+  CHECK(pipeline_layer_bound(source).value() == Approx(4 * 18.0));
+  source.has_layers = false;  // stage files: no layers to count
+  CHECK(pipeline_layer_bound(source).value() == 0);
 }

@@ -32,6 +32,7 @@ struct LayerSourceOptions {
   double held = 0;     // share of it kept from B to W
   double max_mem = 0;  // per device (0: none)
   PartitionMethod method = PartitionMethod::uniform;
+  double input = -1;   // >= 0: each stage's input (what recomputation keeps); < 0: no recomputation
 };
 
 // A model of layers with F = B = W = time[i] on identical devices; a stage sums its layers.
@@ -56,6 +57,10 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
       c.mem_w.push_back(-o.held * a);
       c.static_memory.push_back(0);
       c.flops.push_back(0);
+      if (o.input >= 0) {
+        c.input_bytes.push_back(o.input);
+        c.w_grad_bytes.push_back(0);
+      }
     }
     c.max_mem.assign(devices, o.max_mem);
     return c;

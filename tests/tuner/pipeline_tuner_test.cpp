@@ -197,3 +197,39 @@ TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a 
   CHECK(calls == 4);  // nothing more was asked after the failure
   CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
 }
+
+TEST_CASE("pipeline tuner, memory: recomputation buys warm-up depth a tight limit denies", "[tuner][pipeline]") {
+  // 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch and a limit of 1.5: a
+  // device holds one microbatch at a time, so the pipeline fills one microbatch per round trip.
+  // Recomputing keeps the input (0.1) instead: a B costs 2 but many microbatches fit in flight.
+  const int p = 4, m = 8;
+  testing::LayerSourceOptions tight;
+  tight.max_mem = 1.5;
+  auto without = testing::layer_source({1, 1, 1, 1}, p, tight);
+  tight.input = 0.1;
+  auto with = testing::layer_source({1, 1, 1, 1}, p, tight);
+  PipelineTuneOptions options;
+  options.max_chunks = 1;
+  const PipelineCandidate start = plain({{0, 1}, {1, 2}, {2, 3}, {3, 4}}, p);
+  CandidateEvaluator a(*without, m), b(*with, m);
+  auto held = tune_pipeline(a, {start}, options);
+  auto recomputed = tune_pipeline(b, {start}, options);
+  REQUIRE(held);
+  REQUIRE(recomputed);
+  REQUIRE(held.value().best_result.feasible());
+  REQUIRE(recomputed.value().best_result.feasible());
+  CHECK(held.value().best.recompute.empty());
+  CHECK_FALSE(recomputed.value().best.recompute.empty());
+  CHECK(recomputed.value().best_result.iteration_time < held.value().best_result.iteration_time);
+  // The event simulator agrees that the recomputing scheme fits and how long it takes.
+  auto built = b.build(recomputed.value().best);
+  REQUIRE(built);
+  auto sim = simulate_pipeline(built.value().first, built.value().second, {});
+  REQUIRE(sim);
+  for (double peak : sim.value().peak_memory) CHECK(peak <= 1.5 + 1e-9);
+  CHECK(sim.value().iteration_time == Approx(recomputed.value().best_result.iteration_time));
+  // A candidate with recomputing stages round-trips through the stored form.
+  auto back = candidate_from_json(candidate_to_json(recomputed.value().best), "test");
+  REQUIRE(back);
+  CHECK(back.value() == recomputed.value().best);
+}

@@ -44,7 +44,12 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
     for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
       if (costs.max_mem[d] > 0) {
         room[d] = costs.max_mem[d];
-        for (int s : stages_of[d]) room[d] -= costs.static_memory[s];
+        double transient = 0;  // a recomputing B's rebuilt activations come on top of what is held
+        for (int s : stages_of[d]) {
+          room[d] -= costs.static_memory[s];
+          if (!costs.transient_b.empty()) transient = std::max(transient, costs.transient_b[s]);
+        }
+        room[d] -= transient;
       }
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B), reserved when the entry F is admitted, so that a device's peak stays

@@ -17,7 +17,7 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
   const ListScheduleRules &a = rules, &b = o.rules;
   return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
          a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
-         a.respect_memory == b.respect_memory && order == o.order;
+         a.respect_memory == b.respect_memory && order == o.order && recompute == o.recompute;
 }
 
 std::string candidate_to_json(const PipelineCandidate& c) {
@@ -39,6 +39,7 @@ std::string candidate_to_json(const PipelineCandidate& c) {
       j["order"].push_back(std::move(list));
     }
   }
+  if (!c.recompute.empty()) j["recompute"] = c.recompute;
   return j.dump();
 }
 
@@ -57,6 +58,7 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
     if (!tasks) return tasks.error();
     c.order = std::move(tasks).value();
   }
+  if (j.contains("recompute")) c.recompute = j.at("recompute").get<std::vector<int>>();
   return c;
 } catch (const nlohmann::json::exception& e) {
   return make_error(source + ": not a pipeline candidate: " + e.what());
@@ -74,6 +76,11 @@ std::string describe_candidate(const PipelineCandidate& c, int devices) {
   text += ", in flight";
   for (int l : c.rules.in_flight_limit) text += " " + std::to_string(l);
   if (!c.order.empty()) text += ", task order edited";
+  if (!c.recompute.empty()) {
+    text += ", recompute on stage";
+    if (c.recompute.size() > 1) text += "s";
+    for (int s : c.recompute) text += " " + std::to_string(s);
+  }
   return text;
 }
 
@@ -131,7 +138,11 @@ Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate)
     if (candidate.placement[s] < 0 || candidate.placement[s] >= source_.devices())
       return make_error("pipeline candidate: stage " + std::to_string(s) + " is placed on device " +
                         std::to_string(candidate.placement[s]) + " of " + std::to_string(source_.devices()));
-  return source_.costs_of(shape(candidate), "pipeline candidate");
+  auto costs = source_.costs_of(shape(candidate), "pipeline candidate");
+  if (!costs) return costs;
+  for (int s : candidate.recompute)
+    if (Status ok = recompute_stage(costs.value(), s); !ok) return make_error("pipeline candidate: " + ok.error().message);
+  return costs;
 }
 
 Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const PipelineCandidate& candidate) const {

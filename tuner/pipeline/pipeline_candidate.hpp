@@ -24,12 +24,15 @@ struct PipelineCandidate {
   // Explicit per-device orders (the tuner's task moves start from the list scheduler's and edit
   // them); empty: the list scheduler's orders under `rules`. Valid only for this placement.
   std::vector<std::vector<PipeTask>> order;
+  // Stages that recompute their activations in B instead of holding them from F (sorted; for
+  // models, whose costs know the sizes involved: recompute_stage).
+  std::vector<int> recompute;
   bool operator==(const PipelineCandidate& o) const;
 };
 
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
 // "split_backward", "delay_w", "respect_memory"} and, when it has them, its explicit "order" as a
-// scheme's schedule is written), as the store keeps it to resume from, and back;
+// scheme's schedule is written and its "recompute" stages), as the store keeps it to resume from, and back;
 // errors name `source` and the field.
 std::string candidate_to_json(const PipelineCandidate& candidate);
 Result<PipelineCandidate> candidate_from_json(const std::string& text, const std::string& source);

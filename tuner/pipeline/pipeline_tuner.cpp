@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <limits>
 #include <numeric>
 
@@ -227,6 +228,7 @@ class Tuner {
         m.partition[k].second = middle;
         m.partition.insert(m.partition.begin() + k + 1, {middle, end});
         m.placement.insert(m.placement.begin() + k + 1, d);
+        m.recompute.clear();  // stage numbers change
         moves.push_back(std::move(m));
       }
     }
@@ -236,6 +238,7 @@ class Tuner {
         m.partition[k].second = m.partition[k + 1].second;
         m.partition.erase(m.partition.begin() + k + 1);
         m.placement.erase(m.placement.begin() + k + 1);
+        m.recompute.clear();  // stage numbers change
         moves.push_back(std::move(m));
       }
   }
@@ -297,6 +300,7 @@ class Tuner {
     // Each device's warm-up depth a step, two, four and eight away, halved and doubled: the best
     // depth of one device is seldom a single step away once the others have moved.
     const int deepest = 2 * static_cast<int>(c.placement.size());
+    append_recompute_moves(c, moves);
     for (int d = 0; d < devices; ++d) {
       const int now = c.rules.in_flight_limit[d];
       std::vector<int> depths = {now / 2, 2 * now};
@@ -308,6 +312,48 @@ class Tuner {
           add([d, limit](ListScheduleRules& r) { r.in_flight_limit[d] = limit; });
     }
     return moves;
+  }
+
+  // Memory for depth: every stage of one device recomputes its activations (F keeps only its input,
+  // B runs F again), or none does; every stage of every device; no stage at all. Only for costs that know the sizes (models).
+  void append_recompute_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
+    auto costs = evaluator_.costs(c);
+    if (!costs || costs.value().input_bytes.empty()) return;
+    const int devices = static_cast<int>(c.rules.in_flight_limit.size());
+    for (int d = 0; d < devices; ++d) {
+      std::vector<int> on_device;
+      for (int s = 0; s < static_cast<int>(c.placement.size()); ++s)
+        if (c.placement[s] == d) on_device.push_back(s);
+      if (on_device.empty()) continue;
+      std::vector<int> toggled;
+      const bool all = std::includes(c.recompute.begin(), c.recompute.end(), on_device.begin(), on_device.end());
+      if (all) std::set_difference(c.recompute.begin(), c.recompute.end(), on_device.begin(), on_device.end(),
+                                   std::back_inserter(toggled));
+      else std::set_union(c.recompute.begin(), c.recompute.end(), on_device.begin(), on_device.end(),
+                          std::back_inserter(toggled));
+      PipelineCandidate m = c;
+      m.order.clear();  // the rules' own orders, planned with the new memory
+      m.recompute = std::move(toggled);
+      // Recomputation changes the device's load and frees memory for more layers: the same with
+      // the partition rebalanced at once (one move, since either alone may not help).
+      if (!m.partition.empty()) {
+        PipelineCandidate balanced = balance_device_loads(evaluator_, m, devices * options_.max_chunks);
+        if (!(balanced == m)) moves.push_back(std::move(balanced));
+      }
+      moves.push_back(std::move(m));
+    }
+    const int stages = static_cast<int>(c.placement.size());
+    if (static_cast<int>(c.recompute.size()) < stages) {  // every stage: memory binds everywhere
+      moves.push_back(c);
+      moves.back().order.clear();
+      moves.back().recompute.resize(stages);
+      std::iota(moves.back().recompute.begin(), moves.back().recompute.end(), 0);
+    }
+    if (!c.recompute.empty()) {
+      moves.push_back(c);
+      moves.back().order.clear();
+      moves.back().recompute.clear();
+    }
   }
 
   void schedule_phase() {

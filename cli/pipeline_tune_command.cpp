@@ -349,7 +349,7 @@ void run_tune(const PipelineTuneArgs& targs) {
   auto final_run = simulate_pipeline(scheme, costs, pipeline_run_info(source, args.out.wants_timeline()));
   if (!final_run) throw CliError(final_run.error().message);
   const PipelineResult& r = final_run.value();
-  const BlockingCheck blocking = check_blocking_order(scheme);
+  const BlockingCheck blocking = check_blocking_order(scheme), batched = check_blocking_order(scheme, true);
   const bool fits = r.completed && !r.out_of_memory;
   const double lower_bound = pipeline_lower_bound(costs, source.microbatches, devices);
   auto layer_bound = pipeline_layer_bound(source);
@@ -374,7 +374,8 @@ void run_tune(const PipelineTuneArgs& targs) {
                           {"peak_memory", r.peak_memory}, {"overlap_ratio", r.overlap_ratio},
                           {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu},
                           {"completed", r.completed}, {"out_of_memory", r.out_of_memory},
-                          {"blocking_progresses", blocking.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
+                          {"blocking_progresses", blocking.progresses},
+                          {"blocking_batched_progresses", batched.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"layer_bound", layer_bound.value()},
                         {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
@@ -428,7 +429,8 @@ void run_tune(const PipelineTuneArgs& targs) {
   } else {
     std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
   }
-  std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle) << "\n";
+  std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle)
+            << "; batched per step: " << (batched.progresses ? "progresses" : "DEADLOCK, " + batched.cycle) << "\n";
   if (fits && !targs.no_store) {
     const std::string where = remote ? "the coordinator's store" : "store " + targs.data;
     std::cout << "  " << where << ": "

@@ -38,12 +38,9 @@ std::vector<std::vector<Action>> programs(const PipelineScheme& scheme) {
   return out;
 }
 
-}  // namespace
-
-BlockingCheck check_blocking_order(const PipelineScheme& scheme) {
-  const auto program = programs(scheme);
+// One rendezvous at a time: a send or receive completes when the peer stands on its match.
+void run_one_at_a_time(const std::vector<std::vector<Action>>& program, std::vector<std::size_t>& pc) {
   const int devices = static_cast<int>(program.size());
-  std::vector<std::size_t> pc(devices, 0);
   // Compute steps always complete (their inputs were received before them); a send/recv pair
   // completes when both devices stand on it. Repeat until nothing moves.
   for (bool moved = true; moved;) {
@@ -66,6 +63,65 @@ BlockingCheck check_blocking_order(const PipelineScheme& scheme) {
       }
     }
   }
+}
+
+// Batches: a device posts every transfer up to its next compute step at once and moves on when
+// each of them has been posted by its peer too (then both ends are done).
+void run_batched(const std::vector<std::vector<Action>>& program, std::vector<std::size_t>& pc) {
+  const int devices = static_cast<int>(program.size());
+  auto batch_end = [&](int d) {
+    std::size_t e = pc[d];
+    while (e < program[d].size() && program[d][e].kind != Action::compute) ++e;
+    return e;
+  };
+  // Where device `peer` has the counterpart of `a` (sent by or to device d) posted now, or -1.
+  auto posted = [&](int d, const Action& a) -> long {
+    const int peer = a.peer;
+    for (std::size_t i = pc[peer]; i < batch_end(peer); ++i) {
+      const Action& b = program[peer][i];
+      if (b.peer == d && b.key == a.key && b.kind != a.kind) return static_cast<long>(i);
+    }
+    return -1;
+  };
+  std::vector<std::vector<char>> done(devices);
+  for (int d = 0; d < devices; ++d) done[d].assign(program[d].size(), 0);
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int d = 0; d < devices; ++d) {
+      while (pc[d] < program[d].size() && program[d][pc[d]].kind == Action::compute) {
+        ++pc[d];
+        moved = true;
+      }
+      const std::size_t end = batch_end(d);
+      for (std::size_t i = pc[d]; i < end; ++i) {
+        if (done[d][i]) continue;
+        const long j = posted(d, program[d][i]);
+        if (j < 0) continue;
+        done[d][i] = 1;  // both ends are posted: the transfer happens
+        done[program[d][i].peer][j] = 1;
+        moved = true;
+      }
+      bool all = pc[d] < end;
+      for (std::size_t i = pc[d]; i < end; ++i) all = all && done[d][i];
+      if (all) {
+        pc[d] = end;
+        moved = true;
+      }
+    }
+  }
+  // A stuck device waits on the first transfer of its batch that has not happened.
+  for (int d = 0; d < devices; ++d)
+    while (pc[d] < program[d].size() && done[d][pc[d]]) ++pc[d];
+}
+
+}  // namespace
+
+BlockingCheck check_blocking_order(const PipelineScheme& scheme, bool batched) {
+  const auto program = programs(scheme);
+  const int devices = static_cast<int>(program.size());
+  std::vector<std::size_t> pc(devices, 0);
+  if (batched) run_batched(program, pc);
+  else run_one_at_a_time(program, pc);
   BlockingCheck result;
   for (int d = 0; d < devices; ++d)
     if (pc[d] < program[d].size()) result.progresses = false;

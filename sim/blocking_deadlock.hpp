@@ -15,6 +15,10 @@ struct BlockingCheck {
   std::string cycle;  // "device 0 (send ... to 1) -> device 1 (send ... to 0) -> device 0"
 };
 
-BlockingCheck check_blocking_order(const PipelineScheme& scheme);
+// `batched`: the sends that follow a task and the receives that precede the next one are posted
+// together and waited on together (torch.distributed.batch_isend_irecv; Megatron's
+// send_forward_recv_backward), as pipeline executors do; a transfer completes once both ends
+// are posted. 1F1B deadlocks with one blocking send or receive at a time and progresses batched.
+BlockingCheck check_blocking_order(const PipelineScheme& scheme, bool batched = false);
 
 }  // namespace gantry

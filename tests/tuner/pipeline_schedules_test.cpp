@@ -152,6 +152,25 @@ TEST_CASE("blocking send/recv: 1F1B's naive order deadlocks, GPipe's does not", 
   CHECK(check_blocking_order(make_gpipe(4, 8).value()).progresses);
   // With asynchronous transfers the same 1F1B order runs.
   CHECK(run(make_1f1b(2, 4).value(), uniform_stages(2, 1, 1, 1)).completed);
+  // Batched (the send after F and the receive before B posted together, as executors do), it progresses.
+  CHECK(check_blocking_order(make_1f1b(2, 4).value(), /*batched=*/true).progresses);
+  CHECK(check_blocking_order(make_1f1b(8, 32).value(), true).progresses);
+  CHECK(check_blocking_order(make_gpipe(4, 8).value(), true).progresses);
+}
+
+TEST_CASE("blocking send/recv, batched: two devices that each send first still deadlock", "[sim][pipeline]") {
+  // Stage 0 and stage 2 on device 0, stage 1 on device 1, one microbatch, orders written by hand
+  // so that each device's first transfer is a send the other has not posted a receive for: device
+  // 0 runs F0 of stage 0 and sends it, device 1 has B of stage 1 first, which waits for a gradient
+  // only device 0 can send after F of stage 2, which needs stage 1's F: a cycle in any model.
+  PipelineScheme s;
+  s.num_microbatches = 1;
+  s.placement = {0, 1, 0};
+  s.schedule = {{{PipeOp::F, 0, 0}, {PipeOp::F, 0, 2}, {PipeOp::B, 0, 2}, {PipeOp::W, 0, 2}, {PipeOp::B, 0, 0}, {PipeOp::W, 0, 0}},
+                {{PipeOp::B, 0, 1}, {PipeOp::F, 0, 1}, {PipeOp::W, 0, 1}}};
+  const BlockingCheck batched = check_blocking_order(s, true);
+  CHECK_FALSE(batched.progresses);
+  CHECK_THAT(batched.cycle, Catch::Contains("device 0 (send activation 0 to 1) -> device 1 (recv gradient 0 from 0) -> device 0"));
 }
 
 TEST_CASE("ZB-V: two chunks per device in a V, fewer bubbles than ZB-H1 and interleaved", "[sim][pipeline]") {

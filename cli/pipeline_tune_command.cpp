@@ -45,6 +45,7 @@ struct PipelineTuneArgs {
   std::string exact;  // --exact TIME_LIMIT: also search the exact optimum (small problems)
   int rollouts = 0;   // the embedded worker's slots (0: hardware threads)
   int priority = 0;   // with --coordinator
+  bool detach = false;  // with --coordinator: submit and print the job id
   RemoteArgs remote;  // run the job on a coordinator instead
 };
 
@@ -317,6 +318,12 @@ void run_tune(const PipelineTuneArgs& targs) {
   if (starts.value().empty())
     throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
   const bool text = !args.out.json();
+  const JobSpec spec = pipeline_job_spec(targs, problem, source, budget);
+  const bool remote = !targs.remote.endpoint.empty();
+  if (targs.detach) {
+    if (!remote) throw CliError("--detach needs --coordinator: a job in this process ends with it");
+    return submit_job_spec(spec, targs.remote, /*wait=*/false, !text);
+  }
   if (text) std::cout << source.description << ", " << source.microbatches << " microbatches\n\n";
 
   const std::vector<Row> rows = baselines(args, source);
@@ -336,9 +343,7 @@ void run_tune(const PipelineTuneArgs& targs) {
     }
   }
 
-  const JobSpec spec = pipeline_job_spec(targs, problem, source, budget);
   if (text) print_progress_header();
-  const bool remote = !targs.remote.endpoint.empty();
   const TunedRun t = remote ? run_remote(targs, spec, source, starts.value()) : run_embedded(targs, spec, text);
   if (text && t.resumed) std::cout << "  (resumed from the stored best: " << format_time(t.resumed_time, "s") << ")\n";
 
@@ -478,6 +483,9 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   args->remote.add_to(*cmd, "run the job on this coordinator (tcp://HOST:PORT), its moves on the cluster's workers, and "
                             "follow it; the scheme is stored there");
   cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
+  cmd->add_flag("--detach", args->detach,
+                "with --coordinator: submit the job, print its id and return (follow it with `gantry jobs`, read the "
+                "scheme with `gantry query best` and the same flags)");
   args->pipeline.out.add_to(*cmd);
   cmd->footer("The tuning runs as a pipeline job: here on an embedded cluster (a coordinator and a worker with "
               "--rollouts slots), or on a coordinator with --coordinator; each step's moves are evaluated in parallel "

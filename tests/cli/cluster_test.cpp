@@ -502,3 +502,60 @@ TEST_CASE("jobs shows a running job's live evaluations and best, which its store
   CHECK(ended.evaluations >= live["evaluations"].get<long>());
   CHECK(ended.best_makespan <= live["best_makespan"].get<double>());
 }
+
+TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker processes; the coordinator's store keeps the scheme",
+          "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1");
+  c.start_worker("w2");
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  const std::vector<std::string> problem = {"--model", "llama-3-8b", "--cluster", "8xH100-nvswitch", "--pp", "4",
+                                            "--microbatches", "16"};
+  auto tune = [&](std::vector<std::string> head) {
+    head.insert(head.end(), problem.begin(), problem.end());
+    head.insert(head.end(), {"--max-chunks", "2", "-f", "json"});
+    return run_cli(head);
+  };
+  const auto remote = tune({"pipeline", "tune", "--coordinator", c.endpoint});
+  INFO(remote.err);
+  REQUIRE(remote.code == 0);
+  const auto r = nlohmann::json::parse(remote.out);
+  CHECK(r["stored"] == true);
+  // The same tuning in one process (its own embedded worker) finds the same scheme: the choice of
+  // moves does not depend on where they were evaluated.
+  const auto local = tune({"pipeline", "tune", "--no-store", "--rollouts", "1"});
+  INFO(local.err);
+  REQUIRE(local.code == 0);
+  const auto l = nlohmann::json::parse(local.out);
+  CHECK(r["tuned"]["iteration_time"] == l["tuned"]["iteration_time"]);
+  CHECK(r["tuned"]["scheme"] == l["tuned"]["scheme"]);
+  CHECK(r["evaluations"] == l["evaluations"]);
+  // Both workers evaluated moves.
+  const auto status = c.status();
+  CHECK((*c.worker(status, "w1"))["done"].get<long>() > 0);
+  CHECK((*c.worker(status, "w2"))["done"].get<long>() > 0);
+  // The job is the coordinator's, and so is the scheme: anyone can query it with the same flags.
+  const auto jobs = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0]["state"] == "COMPLETE");
+  std::vector<std::string> query{"query", "best", "--coordinator", c.endpoint, "-f", "json"};
+  query.insert(query.end(), problem.begin(), problem.end());
+  const auto best = run_cli(query);
+  INFO(best.err);
+  REQUIRE(best.code == 0);
+  const auto b = nlohmann::json::parse(best.out);
+  CHECK(b["method"] == "pipeline-tune");
+  CHECK(b["iteration_time"] == r["tuned"]["iteration_time"]);
+  CHECK(b["job"] == jobs[0]["id"]);
+  // Detached: the job id comes back at once, the job runs on (and resumes from the stored scheme).
+  const auto detached = tune({"pipeline", "tune", "--coordinator", c.endpoint, "--detach"});
+  INFO(detached.err);
+  REQUIRE(detached.code == 0);
+  const std::string id = nlohmann::json::parse(detached.out)["job"];
+  CHECK(wait_until([&] {
+    const auto listed = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
+    for (const auto& j : listed)
+      if (j["id"] == id) return j["state"] == "COMPLETE";
+    return false;
+  }, 60));
+}

@@ -13,6 +13,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxShiftChain = 3;          // stages a partition move carries a layer across
 constexpr int kMaxOrderSteps = 50;          // task moves kept per order phase
+constexpr std::size_t kAllMovesTasks = 192;  // up to this many tasks, order steps try every reinsertion
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 
@@ -331,16 +332,9 @@ class Tuner {
                                    std::back_inserter(toggled));
       else std::set_union(c.recompute.begin(), c.recompute.end(), on_device.begin(), on_device.end(),
                           std::back_inserter(toggled));
-      PipelineCandidate m = c;
-      m.order.clear();  // the rules' own orders, planned with the new memory
-      m.recompute = std::move(toggled);
-      // Recomputation changes the device's load and frees memory for more layers: the same with
-      // the partition rebalanced at once (one move, since either alone may not help).
-      if (!m.partition.empty()) {
-        PipelineCandidate balanced = balance_device_loads(evaluator_, m, devices * options_.max_chunks);
-        if (!(balanced == m)) moves.push_back(std::move(balanced));
-      }
-      moves.push_back(std::move(m));
+      moves.push_back(c);
+      moves.back().order.clear();  // the rules' own orders, planned with the new memory
+      moves.back().recompute = std::move(toggled);
     }
     const int stages = static_cast<int>(c.placement.size());
     if (static_cast<int>(c.recompute.size()) < stages) {  // every stage: memory binds everywhere
@@ -395,18 +389,35 @@ class Tuner {
         moves.push_back(std::move(m));
       }
     }
+    // Small problems afford every reinsertion of a task earlier on its device: where bubbles are
+    // few and short, the gain is in orders no single bubble points at.
+    std::size_t tasks = 0;
+    for (const auto& list : scheme.schedule) tasks += list.size();
+    if (tasks <= kAllMovesTasks)
+      for (int d = 0; d < scheme.num_devices(); ++d)
+        for (int q = 1; q < static_cast<int>(scheme.schedule[d].size()); ++q)
+          for (int j = 0; j < q; ++j) {
+            PipelineCandidate m = c;
+            m.order = scheme.schedule;
+            auto& moved = m.order[d];
+            std::rotate(moved.begin() + j, moved.begin() + q, moved.begin() + q + 1);
+            moves.push_back(std::move(m));
+          }
     return moves;
   }
 
-  void order_phase() {
-    if (result_.best.order.empty()) {  // the list scheduler's orders, as explicit ones (same time)
-      auto built = evaluator_.build(result_.best);
+  // Task moves on `c`'s orders (the list scheduler's made explicit first: same time), `steps` at most.
+  void order_descent(PipelineCandidate& c, CandidateResult& cr, int steps) {
+    if (out_of_budget()) return;
+    if (c.order.empty()) {
+      auto built = evaluator_.build(c);
       if (!built) return;
-      result_.best.order = built.value().first.schedule;
+      c.order = built.value().first.schedule;
     }
-    descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return order_moves(c); },
-            kMaxOrderSteps);
+    descend(c, cr, [&](const PipelineCandidate& x) { return order_moves(x); }, steps);
   }
+
+  void order_phase() { order_descent(result_.best, result_.best_result, kMaxOrderSteps); }
 
   CandidateEvaluator& evaluator_;
   const PipelineTuneOptions& options_;

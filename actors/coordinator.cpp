@@ -279,6 +279,7 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable
   job.order = s.next_order++;
   JobRecord& r = job.record;
   r.id = job.id;
+  r.kind = job.spec.kind;
   r.state = JobState::queued;
   if (const PipelineSource* pipeline = job.problem->pipeline.get()) {  // where its best is stored
     r.graph = pipeline->problem;

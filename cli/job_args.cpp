@@ -196,7 +196,7 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
     if (job.state == JobState::running && job.evaluations != last_evaluations && now - last_line >= std::chrono::seconds(2)) {
       char best[48] = "";
       if (job.best_makespan > 0) std::snprintf(best, sizeof best, ", best %.6g", job.best_makespan);
-      std::cerr << "job " << id << ": " << job.evaluations << (job.message.empty() ? " evaluations" : " episodes") << best
+      std::cerr << "job " << id << ": " << job.evaluations << (job.kind == "train" ? " episodes" : " evaluations") << best
                 << (job.message.empty() ? "" : ", " + job.message) << "\n";
       last_evaluations = job.evaluations;
       last_line = now;

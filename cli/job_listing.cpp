@@ -13,7 +13,7 @@ void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const
   if (json) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : jobs)
-      j.push_back({{"id", r.id}, {"state", to_string(r.state)}, {"graph", r.graph_label}, {"cluster", r.cluster_name},
+      j.push_back({{"id", r.id}, {"kind", r.kind}, {"state", to_string(r.state)}, {"graph", r.graph_label}, {"cluster", r.cluster_name},
                    {"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()},
                    {"started", r.started}, {"finished", r.finished}, {"evaluations", r.evaluations},
                    {"best_makespan", r.best_makespan}, {"owner_pid", r.owner_pid}, {"owner_host", r.owner_host},
@@ -21,9 +21,9 @@ void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const
     out << j.dump(2) << "\n";
     return;
   }
-  TextTable t({"job", "state", "graph", "cluster", "started", "seconds", "evaluations", "best", "owner", "message"});
+  TextTable t({"job", "kind", "state", "graph", "cluster", "started", "seconds", "evaluations", "best", "owner", "message"});
   for (const auto& r : jobs)
-    t.add({r.id, to_string(r.state), r.graph_label, r.cluster_name, format_unix_time(r.started),
+    t.add({r.id, r.kind, to_string(r.state), r.graph_label, r.cluster_name, format_unix_time(r.started),
            r.finished > 0 ? format_fixed(r.finished - r.started, 1) : "-", std::to_string(r.evaluations),
            r.best_makespan > 0 ? format_fixed(r.best_makespan, 6) : "-",
            r.owner_pid > 0 ? std::to_string(r.owner_pid) + "@" + r.owner_host : "-", r.message});

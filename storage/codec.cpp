@@ -371,6 +371,7 @@ std::string encode(const JobRecord& r) {
   json j;
   j["v"] = kVersion;
   j["id"] = r.id;
+  j["kind"] = r.kind;
   j["state"] = to_string(r.state);
   j["graph"] = r.graph.hex();
   j["cluster"] = r.cluster.hex();
@@ -394,6 +395,7 @@ Result<JobRecord> decode_job(std::string_view bytes) {
   JobRecord r;
   std::string state;
   f.text("id", r.id, /*required=*/true);
+  f.text("kind", r.kind);  // absent in records written before it existed: "tune"
   f.text("state", state, /*required=*/true);
   f.fingerprint("graph", r.graph);
   f.fingerprint("cluster", r.cluster);

@@ -86,6 +86,7 @@ std::optional<JobState> parse_job_state(const std::string& text);
 
 struct JobRecord {
   std::string id;
+  std::string kind = "tune";  // the job spec's: tune, train or pipeline (records before it: tune)
   JobState state = JobState::running;
   Fingerprint graph, cluster;
   std::string graph_label, cluster_name;

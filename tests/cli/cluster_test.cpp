@@ -414,6 +414,7 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
   REQUIRE(jobs.size() == 1);
   const std::string id = jobs[0]["id"];
   CHECK(jobs[0]["state"] == "COMPLETE");
+  CHECK(jobs[0]["kind"] == "train");
   CHECK_THAT(jobs[0]["message"].get<std::string>(), Catch::Contains("policy remote:1 stored"));
   {
     auto store = Store::open_read_only(c.dir.sub("data")).value();
@@ -538,6 +539,7 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
   const auto jobs = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0]["state"] == "COMPLETE");
+  CHECK(jobs[0]["kind"] == "pipeline");
   std::vector<std::string> query{"query", "best", "--coordinator", c.endpoint, "-f", "json"};
   query.insert(query.end(), problem.begin(), problem.end());
   const auto best = run_cli(query);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -176,6 +177,23 @@ TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
   auto err = codec::decode_history(newer);
   REQUIRE_FALSE(err);
   CHECK_THAT(err.error().message, Catch::Contains("schema version 2, this gantry reads up to 1"));
+
+  // A job's kind round-trips; a record written before kinds existed is a tuning job.
+  JobRecord job;
+  job.id = "job-1";
+  job.kind = "pipeline";
+  job.state = JobState::complete;
+  CHECK(codec::decode_job(codec::encode(job)).value().kind == "pipeline");
+  JobRecord old = job;
+  old.kind = "ignored";
+  nlohmann::json written = nlohmann::json::from_msgpack(codec::encode(old));
+  written.erase("kind");
+  const std::string old_record = written.dump();
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(nlohmann::json::parse(old_record));
+  auto legacy = codec::decode_job(std::string(bytes.begin(), bytes.end()));
+  INFO((legacy ? std::string() : legacy.error().message));
+  REQUIRE(legacy);
+  CHECK(legacy.value().kind == "tune");
 }
 
 TEST_CASE("a reopened store keeps all its data", "[storage]") {

@@ -48,6 +48,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   t.sim = args.sim;
   t.budget = args.budget;
   t.priority = args.priority;
+  if (args.rollouts > 0) t.threads = args.rollouts;  // the embedded worker's slots, as for search
   t.stage = "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;
@@ -173,8 +174,15 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--parallelism", args->parallelism, "with --coordinator: batches in flight at most (default: every slot)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
-  cmd->callback([args, budget, remote] {
+  cmd->callback([cmd, args, budget, remote] {
     args->budget_given = budget->count() > 0;
+    // A learner has no search batches or patience: a flag it would ignore is an error, not silence.
+    if (args->method == "doppler")
+      for (const char* flag : {"--patience", "--batch", "--batch-evals", "--parallelism"})
+        if (cmd->get_option(flag)->count() > 0)
+          throw CliError(std::string("tune --method doppler: ") + flag +
+                         " is a setting of --method search; a learner job takes --budget, --rollouts (its worker's "
+                         "slots) and, with gantry train, its own batch settings");
     run_tune(*args, *remote);
   });
 }

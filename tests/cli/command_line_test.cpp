@@ -127,3 +127,12 @@ TEST_CASE("placement files: overflowing numbers and malformed fingerprints are e
   CHECK(fp.code == 1);
   CHECK_THAT(fp.err, Catch::Contains("fp.json: $.graph_fingerprint: \"48c8cca2\" is not a graph fingerprint"));
 }
+
+TEST_CASE("tune --method doppler refuses the search settings it would ignore", "[cli]") {
+  for (const char* flag : {"--patience", "--batch", "--batch-evals", "--parallelism"}) {
+    Run run = run_cli({"tune", "--method", "doppler", "--workload", "chainmm", "--budget", "1s", flag, "2"});
+    INFO(flag << ": " << run.err);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::Contains(std::string("tune --method doppler: ") + flag + " is a setting of --method search"));
+  }
+}

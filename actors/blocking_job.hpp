@@ -8,9 +8,21 @@
 #include <functional>
 #include <memory>
 
+#include "actors/job_spec.hpp"
+#include "actors/messages.hpp"
 #include "actors/tune_job.hpp"
 
 namespace gantry {
+
+// What every blocking job gets from the coordinator: its spec and id, the submitter's hooks, the
+// store and pool actors, and the stop flag it polls.
+struct BlockingJobContext {
+  JobSpec spec;
+  std::string job_id;
+  JobHooks hooks;
+  caf::actor store, pool;
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+};
 
 caf::actor spawn_blocking_job(caf::actor_system& system, std::function<TuneOutcome()> run,
                               std::shared_ptr<std::atomic<bool>> stop);

@@ -152,27 +152,26 @@ JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter)
   return hooks;
 }
 
-PipelineJobConfig pipeline_config(const Job& job, const TunerConfig& tuner) {
-  PipelineJobConfig c;
+BlockingJobContext job_context(const Job& job, const TunerConfig& tuner) {
+  BlockingJobContext c;
   c.spec = job.spec;
   c.job_id = job.id;
   c.hooks = tuner.hooks;
   c.store = tuner.store;
   c.pool = tuner.pool;
-  c.problem = job.problem;
   c.stop = job.stop;
   return c;
 }
 
+PipelineJobConfig pipeline_config(const Job& job, const TunerConfig& tuner) {
+  PipelineJobConfig c{job_context(job, tuner), nullptr};
+  c.problem = job.problem;
+  return c;
+}
+
 LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner) {
-  LearnerConfig c;
-  c.spec = job.spec;
-  c.job_id = job.id;
-  c.hooks = tuner.hooks;
-  c.store = tuner.store;
-  c.pool = tuner.pool;
+  LearnerConfig c{job_context(job, tuner), nullptr, 1};
   c.cache = self->state.options.cache;
-  c.stop = job.stop;
   c.first_sequence = tuner.resume.next_sequence;  // a rerun numbers its batches after the stored ones
   return c;
 }

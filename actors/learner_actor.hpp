@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/blocking_job.hpp"
 #include "actors/job_spec.hpp"
 #include "actors/messages.hpp"
 
@@ -15,13 +16,8 @@ namespace gantry {
 
 class ProblemCache;
 
-struct LearnerConfig {
-  JobSpec spec;
-  std::string job_id;
-  JobHooks hooks;
-  caf::actor store, pool;
+struct LearnerConfig : BlockingJobContext {
   ProblemCache* cache = nullptr;
-  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   long first_sequence = 1;  // of its batch summaries (a rerun after a restart goes on numbering)
 };
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/blocking_job.hpp"
 #include "actors/job_spec.hpp"
 #include "actors/messages.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
@@ -30,13 +31,8 @@ struct PipelineJobReport {
   Fingerprint problem, runtime;
 };
 
-struct PipelineJobConfig {
-  JobSpec spec;
-  std::string job_id;
-  JobHooks hooks;
-  caf::actor store, pool;
+struct PipelineJobConfig : BlockingJobContext {
   std::shared_ptr<const BuiltProblem> problem;
-  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Blocks its thread for the whole run (call it from a blocking job's thread or a command's main

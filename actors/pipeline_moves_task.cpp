@@ -165,42 +165,42 @@ struct MovesScratch : SlotScratch {
 
 }  // namespace
 
-std::string encode_body(const std::vector<PipelineCandidate>& candidates) {
+namespace {
+
+// A list of values as a MessagePack array, each written by `put`.
+template <class T, class Put>
+std::string encode_list(const std::vector<T>& items, Put put) {
   Writer w;
-  w.array(static_cast<std::uint32_t>(candidates.size()));
-  for (const PipelineCandidate& c : candidates) put_candidate(w, c);
+  w.array(static_cast<std::uint32_t>(items.size()));
+  for (const T& item : items) put(w, item);
   return w.take();
 }
+
+// An array of values, each read by `read(decoder, path, value)`; errors name `what[index]`.
+template <class T, class Read>
+Result<std::vector<T>> decode_list(std::string_view body, const std::string& what, Read read) {
+  return wire::read_value<std::vector<T>>(body, what, [&](Decoder& d, const std::string& path, std::vector<T>& out) {
+    long index = 0;
+    const char* problem = wire::get_list(d, out, [&](T& item) -> const char* {
+      return wire::nested(d, [&] { return read(d, path + "[" + std::to_string(index++) + "]", item); });
+    });
+    if (problem && problem != wire::kNested) d.error = path + ": " + problem;
+    return problem == nullptr;
+  });
+}
+
+}  // namespace
+
+std::string encode_body(const std::vector<PipelineCandidate>& candidates) { return encode_list(candidates, put_candidate); }
 
 Result<std::vector<PipelineCandidate>> decode_pipeline_moves(std::string_view body) {
-  return wire::read_value<std::vector<PipelineCandidate>>(
-      body, "pipeline moves", [](Decoder& d, const std::string& what, std::vector<PipelineCandidate>& out) {
-        long index = 0;
-        const char* problem = wire::get_list(d, out, [&](PipelineCandidate& c) -> const char* {
-          return wire::nested(d, [&] { return read_candidate(d, what + "[" + std::to_string(index++) + "]", c); });
-        });
-        if (problem && problem != wire::kNested) d.error = what + ": " + problem;
-        return problem == nullptr;
-      });
+  return decode_list<PipelineCandidate>(body, "pipeline moves", read_candidate);
 }
 
-std::string encode_body(const std::vector<MoveResult>& results) {
-  Writer w;
-  w.array(static_cast<std::uint32_t>(results.size()));
-  for (const MoveResult& m : results) put_result(w, m);
-  return w.take();
-}
+std::string encode_body(const std::vector<MoveResult>& results) { return encode_list(results, put_result); }
 
 Result<std::vector<MoveResult>> decode_move_results(std::string_view body) {
-  return wire::read_value<std::vector<MoveResult>>(
-      body, "pipeline move results", [](Decoder& d, const std::string& what, std::vector<MoveResult>& out) {
-        long index = 0;
-        const char* problem = wire::get_list(d, out, [&](MoveResult& m) -> const char* {
-          return wire::nested(d, [&] { return read_result(d, what + "[" + std::to_string(index++) + "]", m); });
-        });
-        if (problem && problem != wire::kNested) d.error = what + ": " + problem;
-        return problem == nullptr;
-      });
+  return decode_list<MoveResult>(body, "pipeline move results", read_result);
 }
 
 Result<std::string> run_pipeline_moves_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,

@@ -38,18 +38,21 @@ std::vector<std::vector<Action>> programs(const PipelineScheme& scheme) {
   return out;
 }
 
+// Compute steps always complete (their inputs were received before them): past them; whether any.
+bool skip_compute(const std::vector<Action>& program, std::size_t& pc) {
+  const std::size_t before = pc;
+  while (pc < program.size() && program[pc].kind == Action::compute) ++pc;
+  return pc != before;
+}
+
 // One rendezvous at a time: a send or receive completes when the peer stands on its match.
 void run_one_at_a_time(const std::vector<std::vector<Action>>& program, std::vector<std::size_t>& pc) {
   const int devices = static_cast<int>(program.size());
-  // Compute steps always complete (their inputs were received before them); a send/recv pair
-  // completes when both devices stand on it. Repeat until nothing moves.
+  // A send/recv pair completes when both devices stand on it. Repeat until nothing moves.
   for (bool moved = true; moved;) {
     moved = false;
     for (int d = 0; d < devices; ++d) {
-      while (pc[d] < program[d].size() && program[d][pc[d]].kind == Action::compute) {
-        ++pc[d];
-        moved = true;
-      }
+      moved = skip_compute(program[d], pc[d]) || moved;
       if (pc[d] >= program[d].size()) continue;
       const Action& a = program[d][pc[d]];
       const int peer = a.peer;
@@ -88,10 +91,7 @@ void run_batched(const std::vector<std::vector<Action>>& program, std::vector<st
   for (bool moved = true; moved;) {
     moved = false;
     for (int d = 0; d < devices; ++d) {
-      while (pc[d] < program[d].size() && program[d][pc[d]].kind == Action::compute) {
-        ++pc[d];
-        moved = true;
-      }
+      moved = skip_compute(program[d], pc[d]) || moved;
       const std::size_t end = batch_end(d);
       for (std::size_t i = pc[d]; i < end; ++i) {
         if (done[d][i]) continue;

@@ -65,7 +65,9 @@ const char* const kJobKeys[] = {"kind", "graph", "workload", "cluster", "seed", 
 
 }  // namespace
 
-void read_job_file(const std::string& path, TuneArgs& args) {
+namespace {
+
+YAML::Node load_job_file(const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -75,6 +77,26 @@ void read_job_file(const std::string& path, TuneArgs& args) {
     throw CliError(path + ":" + std::to_string(e.mark.line + 1) + ": not YAML: " + e.msg);
   }
   if (!root.IsMap()) throw CliError(path + ": a job file is a map of settings (see configs/jobs/)");
+  return root;
+}
+
+}  // namespace
+
+JobFile read_job_file_settings(const std::string& path) {
+  const YAML::Node root = load_job_file(path);
+  JobFile file;
+  file.path = path;
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    if (!item.second.IsScalar()) throw CliError(path + ": key \"" + key + "\": expected a single value");
+    file.settings.emplace_back(key, item.second.as<std::string>());
+    if (key == "kind") file.kind = file.settings.back().second;
+  }
+  return file;
+}
+
+void read_job_file(const std::string& path, TuneArgs& args) {
+  const YAML::Node root = load_job_file(path);
   for (const auto& item : root) {
     const std::string key = item.first.as<std::string>();
     bool known = false;
@@ -83,7 +105,8 @@ void read_job_file(const std::string& path, TuneArgs& args) {
   }
   std::string kind = "tune";
   read_key(root, path, "kind", kind);
-  if (kind != "tune") throw CliError(path + ": key \"kind\": \"" + kind + "\" is not a job kind this gantry runs (tune)");
+  if (kind != "tune")
+    throw CliError(path + ": key \"kind\": \"" + kind + "\" is not a job kind a job file describes (tune, pipeline)");
   read_key(root, path, "graph", args.problem.graph_file);
   read_key(root, path, "workload", args.problem.workload);
   if (!args.problem.graph_file.empty() && std::filesystem::path(args.problem.graph_file).is_relative())

@@ -3,6 +3,8 @@
 // file whose keys are the same names), so both paths build a job the same way.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "actors/net/client.hpp"
 #include "actors/tune_job.hpp"
@@ -22,6 +24,18 @@ struct TuneArgs {
 
 // Budgets, seed and the store directory; errors name the flag (or job-file key).
 TuneOptions tune_options(const TuneArgs& args);
+
+// A job file's settings as written: its kind ("tune" when it has none) and every key with its
+// value's text, for kinds whose command's flags read them (pipeline). Errors name the file.
+struct JobFile {
+  std::string path, kind = "tune";
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+JobFile read_job_file_settings(const std::string& path);
+
+// A pipeline job file (kind: pipeline; keys are `gantry pipeline tune`'s flags for the problem,
+// budget and search; file paths relative to the job file) as the job it describes.
+JobSpec pipeline_job_from_file(const JobFile& file);
 
 // Reads a job file (YAML, docs/formats.md): keys are `gantry tune`'s long flag names; a graph path
 // is relative to the file. Errors name the file and the key.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -290,15 +291,32 @@ TunedRun run_remote(const PipelineTuneArgs& targs, const JobSpec& spec, const Pi
   return run;
 }
 
-void run_tune(const PipelineTuneArgs& targs) {
-  const PipelineArgs& args = targs.pipeline;
-  check_flags(args);
+// Budget and problem: what a job of these flags is (a job file's keys are the same flags).
+struct PreparedJob {
+  PipelineProblemSpec problem;
+  PipelineSource source;
+  JobSpec spec;
+};
+
+PreparedJob prepare_job(const PipelineTuneArgs& targs) {
+  check_flags(targs.pipeline);
   double budget = 0;
   if (!targs.budget.empty()) {
     auto parsed = parse_duration(targs.budget);
     if (!parsed) throw CliError("--budget '" + targs.budget + "': " + parsed.error().message);
     budget = parsed.value();
   }
+  PipelineArgs compute = targs.pipeline;  // the tuner's own source: compute-balanced partitions
+  compute.partition = "compute";
+  PreparedJob job;
+  job.problem = pipeline_problem(compute);
+  job.source = pipeline_source(compute, nullptr);
+  job.spec = pipeline_job_spec(targs, job.problem, job.source, budget);
+  return job;
+}
+
+void run_tune(const PipelineTuneArgs& targs) {
+  const PipelineArgs& args = targs.pipeline;
   double exact_seconds = 0;
   if (!targs.exact.empty()) {
     auto limit = parse_duration(targs.exact);
@@ -308,17 +326,16 @@ void run_tune(const PipelineTuneArgs& targs) {
       throw CliError("--exact needs a model (--model or --hf-config): the per-stage costs of --stages have no layers "
                      "to partition");
   }
-  PipelineArgs compute = args;  // the tuner's own source: compute-balanced partitions
-  compute.partition = "compute";
-  const PipelineProblemSpec problem = pipeline_problem(compute);
-  const PipelineSource source = pipeline_source(compute, nullptr);
+  const PreparedJob job = prepare_job(targs);
+  const PipelineProblemSpec& problem = job.problem;
+  const PipelineSource& source = job.source;
+  const JobSpec& spec = job.spec;
   auto starts = pipeline_tuning_starts(problem);
   if (!starts) throw CliError(starts.error().message);
   const int devices = source.stages->devices();
   if (starts.value().empty())
     throw CliError("pipeline tune: no layout fits the model's layers on " + std::to_string(devices) + " devices");
   const bool text = !args.out.json();
-  const JobSpec spec = pipeline_job_spec(targs, problem, source, budget);
   const bool remote = !targs.remote.endpoint.empty();
   if (targs.detach) {
     if (!remote) throw CliError("--detach needs --coordinator: a job in this process ends with it");
@@ -449,20 +466,58 @@ void run_tune(const PipelineTuneArgs& targs) {
 
 }  // namespace
 
+namespace {
+
+// The flags a job carries (the problem, the budget, the search); the others are the command's.
+void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
+  add_pipeline_options(cmd, args.pipeline);
+  cmd.remove_option(cmd.get_option("--partition"));  // the tuner starts from every partition
+  cmd.add_option("--budget", args.budget, "time limit, e.g. 30s (default: until a pass gains under --min-gain)");
+  cmd.add_option("--max-evaluations", args.max_evaluations, "evaluation limit (0: none)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-chunks", args.max_chunks, "virtual stages per device the placement phase tries")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  cmd.add_option("--min-gain", args.min_gain, "a pass gaining less than this share ends the tuning")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--priority", args.priority, "with --coordinator: higher runs first (default 0)");
+}
+
+}  // namespace
+
+JobSpec pipeline_job_from_file(const JobFile& file) {
+  CLI::App parser("pipeline job file");
+  PipelineTuneArgs args;
+  add_job_options(parser, args);
+  std::vector<std::string> argv;  // CLI11 parses a reversed vector
+  for (const auto& [key, value] : file.settings) {
+    if (key == "kind") continue;
+    if (!parser.get_option_no_throw("--" + key))
+      throw CliError(file.path + ": unknown key \"" + key + "\" (a pipeline job's keys are `gantry pipeline tune`'s "
+                     "flag names for the problem, budget and search)");
+    std::string text = value;
+    const bool path = key == "hf-config" || key == "stages" || key == "profile" ||
+                      (key == "cluster" && text.find('/') != std::string::npos);
+    if (path && std::filesystem::path(text).is_relative())
+      text = (std::filesystem::path(file.path).parent_path() / text).string();
+    argv.push_back("--" + key);
+    argv.push_back(text);
+  }
+  std::reverse(argv.begin(), argv.end());
+  try {
+    parser.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    throw CliError(file.path + ": " + e.what());
+  }
+  note_given(parser, args.pipeline);
+  return prepare_job(args).spec;
+}
+
 void add_pipeline_tune_command(CLI::App& pipeline) {
   auto args = std::make_shared<PipelineTuneArgs>();
   CLI::App* cmd = pipeline.add_subcommand(
       "tune", "co-tune partition, placement and schedule (bubble-aware), against every baseline schedule x partition");
-  add_pipeline_options(*cmd, args->pipeline);
-  cmd->remove_option(cmd->get_option("--partition"));  // the tuner starts from every partition
-  cmd->add_option("--budget", args->budget, "time limit, e.g. 30s (default: until a pass gains under --min-gain)");
-  cmd->add_option("--max-evaluations", args->max_evaluations, "evaluation limit (0: none)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-chunks", args->max_chunks, "virtual stages per device the placement phase tries")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 16));
-  cmd->add_option("--min-gain", args->min_gain, "a pass gaining less than this share ends the tuning")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  add_job_options(*cmd, *args);
   cmd->add_flag("--search-baselines", args->search_baselines,
                "also run random search and simulated annealing with as many evaluations as the tuner took");
   cmd->add_option("--seed", args->seed, "seed of the search baselines")->capture_default_str();
@@ -482,15 +537,15 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
       ->check(CLI::Range(1, 256));
   args->remote.add_to(*cmd, "run the job on this coordinator (tcp://HOST:PORT), its moves on the cluster's workers, and "
                             "follow it; the scheme is stored there");
-  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
   cmd->add_flag("--detach", args->detach,
                 "with --coordinator: submit the job, print its id and return (follow it with `gantry jobs`, read the "
                 "scheme with `gantry query best` and the same flags)");
   args->pipeline.out.add_to(*cmd);
   cmd->footer("The tuning runs as a pipeline job: here on an embedded cluster (a coordinator and a worker with "
-              "--rollouts slots), or on a coordinator with --coordinator; each step's moves are evaluated in parallel "
-              "on the workers. Ctrl-C, SIGTERM and SIGHUP end the tuning early: its best so far is printed and stored, "
-              "and gantry exits with status 130.");
+              "--rollouts slots), or on a coordinator with --coordinator (or `gantry submit` of a job file with kind: "
+              "pipeline and these flags as keys); each step's moves are evaluated in parallel on the workers. Ctrl-C, "
+              "SIGTERM and SIGHUP end the tuning early: its best so far is printed and stored, and gantry exits with "
+              "status 130.");
   cmd->get_option("--coordinator")->excludes("--data");
   cmd->callback([cmd, args] {
     note_given(*cmd, args->pipeline);

@@ -2,6 +2,7 @@
 // processes, driven by the client verbs. What must hold: a job's committed evaluations equal what
 // it asked for, whatever happens to the workers, and its stored best is the best of its episodes.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <random>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -560,4 +561,15 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
       if (j["id"] == id) return j["state"] == "COMPLETE";
     return false;
   }, 60));
+  // A job file of kind pipeline (its keys are the same flags, paths relative to the file).
+  const std::string file = c.dir.sub("pipeline.yaml");
+  {
+    std::ofstream out(file);
+    out << "kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 4\nmicrobatches: 16\nmax-chunks: 2\n";
+  }
+  const auto submitted = run_cli({"submit", file, "--coordinator", c.endpoint, "--wait", "-f", "json"});
+  INFO(submitted.err);
+  REQUIRE(submitted.code == 0);
+  CHECK(nlohmann::json::parse(submitted.out)[0]["kind"] == "pipeline");
+  CHECK(nlohmann::json::parse(submitted.out)[0]["best_makespan"] == r["tuned"]["iteration_time"]);
 }

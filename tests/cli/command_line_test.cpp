@@ -136,3 +136,32 @@ TEST_CASE("tune --method doppler refuses the search settings it would ignore", "
     CHECK_THAT(run.err, Catch::Contains(std::string("tune --method doppler: ") + flag + " is a setting of --method search"));
   }
 }
+
+TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked before anything is sent", "[cli]") {
+  TempDir dir;
+  const std::string file = dir.sub("job.yaml");
+  // Nothing listens there: each error must come before any attempt to reach it.
+  auto submit = [&](const std::string& text) {
+    write(file, text);
+    return run_cli({"submit", file, "--coordinator", "tcp://127.0.0.1:1", "--timeout", "1"});
+  };
+  Run unknown = submit("kind: pipeline\nmodel: llama-3-8b\ndata: /tmp/x\n");
+  CHECK(unknown.code == 1);
+  CHECK_THAT(unknown.err, Catch::Contains(file + ": unknown key \"data\""));
+  Run bad = submit("kind: pipeline\nmodel: llama-3-8b\npp: 0\n");
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("--pp 0: the pipeline degree must be at least 1"));
+  Run chunks = submit("kind: pipeline\nmodel: llama-3-8b\nmax-chunks: 40\n");
+  CHECK(chunks.code == 1);
+  CHECK_THAT(chunks.err, Catch::Contains(file + ": --max-chunks"));
+  Run missing = submit("kind: pipeline\nmodel: llama-3-8b\nhf-config: nowhere.json\n");
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("give exactly one of --model"));
+  Run kind = submit("kind: train\nworkload: chainmm\n");
+  CHECK(kind.code == 1);
+  CHECK_THAT(kind.err, Catch::Contains("\"train\" is not a job kind a job file describes (tune, pipeline)"));
+  // A good file gets as far as the (absent) coordinator.
+  Run good = submit("kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 2\nmicrobatches: 4\n");
+  CHECK(good.code == 1);
+  CHECK_THAT(good.err, Catch::Contains("submitting to tcp://127.0.0.1:1"));
+}

@@ -145,7 +145,8 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   }
 
   CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
-  PoolMoveEvaluator pool_moves(system, config.pool, config.job_id, config.problem->key, spec.priority);
+  PoolMoveEvaluator pool_moves(system, config.pool, config.job_id, config.problem->key, spec.priority,
+                               [stop = config.stop] { return stop->load(); });
   PipelineTuneOptions options;
   options.budget_seconds = spec.budget_seconds;
   options.max_evaluations = spec.budget_evaluations;

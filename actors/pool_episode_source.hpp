@@ -1,13 +1,17 @@
 #pragma once
 // Episodes from the rollout pool: each request becomes an `episodes` task (actors/episode_task.hpp)
 // that the pool leases to any worker slot running that kind, in this process or on another host,
-// so a learner trains on episodes from the whole cluster. The trainer's thread blocks in next();
-// a small proxy actor asks the pool and queues the answers for it.
+// so a learner trains on episodes from the whole cluster. The trainer's thread blocks in next(),
+// on a PoolTaskQueue (actors/pool_task_queue.hpp).
 #include <caf/all.hpp>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "actors/pool_task_queue.hpp"
 #include "actors/problem_spec.hpp"
 #include "learner/episode_source.hpp"
 
@@ -28,14 +32,12 @@ class PoolEpisodeSource : public EpisodeSource {
   void submit(EpisodeRequest request) override;
   std::optional<Result<EpisodeBatch>> next(double wait_seconds) override;
 
-  struct Answers;  // what the proxy actor hands the trainer's thread
-
  private:
-  caf::actor_system& system_;
-  caf::actor pool_, proxy_;
-  std::string job_;
+  caf::actor pool_;
   std::vector<Fingerprint> problems_;
-  std::shared_ptr<Answers> answers_;
+  PoolTaskQueue tasks_;
+  // Which graph and policy version each task asked for (what its batch is), by its sequence.
+  std::map<long, std::pair<int, std::uint64_t>> asked_;
   long sequence_ = 0;
 };
 

@@ -28,7 +28,7 @@ cat >"$dir/jamba-4l.json" <<'JSON'
 JSON
 printf "%-22s %3s %3s  %12s %12s %8s  %9s %9s %9s  %s\n" model pp m tuned optimum gap "tuner s" "exact s" speedup search
 while read -r model pp m; do
-  "$gantry" pipeline tune --hf-config "$dir/$model.json" --pp "$pp" --microbatches "$m" --max-chunks 2 --exact "$limit" \
+  "$gantry" pipeline tune --hf-config "$dir/$model.json" --pp "$pp" --microbatches "$m" --max-chunks 2 --exact "$limit" --exact-cold \
     --no-store -f json | python3 -c '
 import json, sys
 model, pp, m = sys.argv[1:4]

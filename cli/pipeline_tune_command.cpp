@@ -44,6 +44,7 @@ struct PipelineTuneArgs {
   std::string data;  // the store (empty with --no-store)
   bool no_store = false;
   std::string exact;  // --exact TIME_LIMIT: also search the exact optimum (small problems)
+  bool exact_cold = false;  // the exact search without the tuner's time as its first bound
   int rollouts = 0;   // the embedded worker's slots (0: hardware threads)
   int priority = 0;   // with --coordinator
   bool detach = false;  // with --coordinator: submit and print the job id
@@ -158,7 +159,7 @@ nlohmann::json run_exact(const PipelineTuneArgs& targs, double seconds, const Pi
   options.max_chunks = targs.max_chunks;
   options.time_limit_seconds = seconds;
   const bool tuned_fits = tuned_run.completed && !tuned_run.out_of_memory;
-  if (tuned_fits) options.upper_bound = tuned_run.iteration_time;
+  if (tuned_fits && !targs.exact_cold) options.upper_bound = tuned_run.iteration_time;
   auto exact = exact_pipeline(*source.stages, source.microbatches, options, source.links);
   if (!exact) throw CliError(exact.error().message);
   const ExactPipelineResult& e = exact.value();
@@ -181,7 +182,7 @@ nlohmann::json run_exact(const PipelineTuneArgs& targs, double seconds, const Pi
   nlohmann::json partition = nlohmann::json::array();
   for (auto [first, end] : e.scheme.partition) partition.push_back({first, end});
   return {{"finished", e.finished}, {"found_faster", e.found}, {"optimum", optimum}, {"seconds", e.seconds},
-          {"placement", e.scheme.placement}, {"partition", partition},
+          {"placement", e.scheme.placement}, {"partition", partition}, {"cold", targs.exact_cold},
           {"nodes", e.nodes}, {"tuner_seconds", tuner_seconds},
           // below 1e-9: the same time (the search finds what ties the bound within its tolerance)
           {"tuner_above_optimum", optimum > 0 && tuned_fits ? std::max(0.0, tuned_run.iteration_time / optimum - 1 - 1e-9) : 0.0}};
@@ -525,6 +526,9 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   cmd->add_option("--data", args->data, "data directory: the best scheme is stored there and a second run resumes "
                                         "from it (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "neither read nor write the store");
+  cmd->add_flag("--exact-cold", args->exact_cold,
+                "with --exact: search without the tuner's time as the first bound (how long the exact search takes "
+                "alone)");
   cmd->add_option("--exact", args->exact,
                   "also find the exact optimum by branch and bound within this time, e.g. 60s (small problems: every "
                   "partition, stage-to-device map up to --max-chunks per device and per-device order)");

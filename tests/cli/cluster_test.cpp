@@ -573,3 +573,32 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
   CHECK(nlohmann::json::parse(submitted.out)[0]["kind"] == "pipeline");
   CHECK(nlohmann::json::parse(submitted.out)[0]["best_makespan"] == r["tuned"]["iteration_time"]);
 }
+
+TEST_CASE("a pipeline job with no worker to evaluate its moves can be cancelled; its start is stored", "[cluster]") {
+  LoopbackCluster c;  // no worker at all: the job's first step waits in the pool
+  const std::vector<std::string> problem = {"--model", "llama-3-8b", "--cluster", "8xH100-nvswitch", "--pp", "4",
+                                            "--microbatches", "8"};
+  std::vector<std::string> submit{"pipeline", "tune", "--coordinator", c.endpoint, "--detach", "-f", "json"};
+  submit.insert(submit.end(), problem.begin(), problem.end());
+  const auto detached = run_cli(submit);
+  INFO(detached.err);
+  REQUIRE(detached.code == 0);
+  const std::string id = nlohmann::json::parse(detached.out)["job"];
+  auto state = [&] {
+    const auto listed = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
+    for (const auto& j : listed)
+      if (j["id"] == id) return j["state"].get<std::string>();
+    return std::string();
+  };
+  REQUIRE(wait_until([&] { return state() == "RUNNING"; }, 20));
+  const auto cancelled = run_cli({"cancel", id, "--coordinator", c.endpoint});
+  INFO(cancelled.err);
+  CHECK(cancelled.code == 0);
+  CHECK(wait_until([&] { return state() == "CANCELLED"; }, 20));
+  std::vector<std::string> query{"query", "best", "--coordinator", c.endpoint, "-f", "json"};
+  query.insert(query.end(), problem.begin(), problem.end());
+  const auto best = run_cli(query);
+  INFO(best.err);
+  REQUIRE(best.code == 0);
+  CHECK(nlohmann::json::parse(best.out)["job"] == id);
+}

@@ -98,7 +98,7 @@ class Tuner {
     if (asked.empty()) return {};
     auto results = options_.evaluate_moves(asked);
     if (!results) {
-      result_.failure = results.error().message;
+      if (!stopped()) result_.failure = results.error().message;  // a stop request is not a failure
       return {};
     }
     for (const auto& r : results.value()) elsewhere_ += r ? 1 : 0;

@@ -85,7 +85,8 @@ TuneOutcome outcome_of(const PipelineJobConfig& config, const Result<PipelineJob
   }
   const PipelineJobReport& r = report.value();
   const PipelineTuneResult& t = r.tuned;
-  o.state = !t.failure.empty() ? JobState::failed : t.stopped ? JobState::cancelled : JobState::complete;
+  const bool failed = !t.failure.empty() || !r.store_error.empty();
+  o.state = failed ? JobState::failed : t.stopped ? JobState::cancelled : JobState::complete;
   const bool fits = t.best_result.feasible();
   o.best.makespan = fits ? t.best_result.iteration_time : 0;
   o.best.evaluations = t.evaluations;
@@ -105,9 +106,10 @@ TuneOutcome outcome_of(const PipelineJobConfig& config, const Result<PipelineJob
                     ", lower bound " + seconds_text(r.lower_bound) + "): " + std::to_string(t.evaluations) +
                     " evaluations, " + std::to_string(t.passes) + " passes" +
                     (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped early" : "") + "; " +
-                    (r.stored ? "stored as the best" : "the stored best is at least as fast");
+                    (r.stored ? "stored as the best" : r.store_error.empty() ? "the stored best is at least as fast" : "not stored");
   }
   if (!t.failure.empty()) o.stop_reason = t.failure + "; " + o.stop_reason;
+  if (!r.store_error.empty()) o.stop_reason = "the scheme was not stored: " + r.store_error + "; " + o.stop_reason;
   return o;
 }
 
@@ -138,13 +140,17 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   report.problem = source.problem;
   report.runtime = source.runtime;
   caf::scoped_actor self{system};
+  CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
   if (auto resume = stored_start(self, config.store, source)) {
-    report.resumed = true;
-    report.resumed_time = resume->second;
-    starts.value().push_back(std::move(resume->first));
+    if (auto checked = evaluator.evaluate(resume->first); !checked) {  // e.g. written by another gantry
+      log_line("gantry: the stored best does not fit this problem (" + checked.error().message + "); tuning afresh");
+    } else {
+      report.resumed = true;
+      report.resumed_time = resume->second;
+      starts.value().push_back(std::move(resume->first));
+    }
   }
 
-  CandidateEvaluator evaluator(*source.stages, source.microbatches, source.links);
   PoolMoveEvaluator pool_moves(system, config.pool, config.job_id, config.problem->key, spec.priority,
                                [stop = config.stop] { return stop->load(); });
   PipelineTuneOptions options;
@@ -164,11 +170,13 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   auto built = evaluator.build(report.tuned.best);
   if (!built) return built.error();
   const auto& [scheme, costs] = built.value();
-  report.lower_bound = pipeline_lower_bound(costs, source.microbatches, source.stages->devices());
+  auto bound = candidate_lower_bound(evaluator, report.tuned.best);
+  if (!bound) return bound.error();
+  report.lower_bound = bound.value();
   if (report.tuned.best_result.feasible()) {
     auto stored = store_best(self, config.store, best_record(source, report, scheme, config.job_id));
-    if (!stored) return stored.error();
-    report.stored = stored.value();
+    if (stored) report.stored = stored.value();
+    else report.store_error = stored.error().message;  // the report still carries the scheme
   }
   return report;
 }

@@ -26,6 +26,7 @@ struct PipelineJobReport {
   bool resumed = false;        // the stored best was among the starts
   double resumed_time = 0;
   bool stored = false;         // the tuned scheme became the stored best
+  std::string store_error;     // storing it failed: why (the scheme is still the report's)
   double lower_bound = 0;      // of the tuned scheme's costs: work / devices
   std::int64_t tasks = 0;      // pipeline-moves tasks sent to the pool
   Fingerprint problem, runtime;

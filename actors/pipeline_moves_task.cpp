@@ -78,7 +78,7 @@ void put_candidate(Writer& w, const PipelineCandidate& c) {
 const char* const kCandidateFields[] = {"partition", "placement", "limits", "flags", "order", "recompute"};
 
 bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
-  return wire::read_object(d, what, kCandidateFields, [&](std::string_view key) -> const char* {
+  const bool read = wire::read_object(d, what, kCandidateFields, [&](std::string_view key) -> const char* {
     if (key == "partition") {
       std::vector<int> flat;
       if (const char* problem = get_ints(d, flat)) return problem;
@@ -109,6 +109,12 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
       return nullptr;
     });
   }, std::size(kCandidateFields) - 1);
+  if (!read) return false;
+  if (Status ok = normalize_recompute(c.recompute, static_cast<int>(c.placement.size()), what + ": recompute"); !ok) {
+    d.error = ok.error().message;
+    return false;
+  }
+  return true;
 }
 
 void put_result(Writer& w, const MoveResult& m) {

@@ -217,6 +217,13 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
   return work * microbatches / devices;
 }
 
+Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, PipelineCandidate candidate) {
+  candidate.recompute.clear();
+  auto costs = evaluator.costs(candidate);
+  if (!costs) return costs.error();
+  return pipeline_lower_bound(costs.value(), evaluator.microbatches(), evaluator.source().devices());
+}
+
 Result<double> pipeline_layer_bound(const PipelineSource& source) {
   if (!source.has_layers) return 0.0;
   const int devices = source.stages->devices();

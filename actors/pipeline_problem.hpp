@@ -73,6 +73,9 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
 
 // The lower bound of an iteration: every task's work spread evenly over the devices.
 double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devices);
+// The same for `candidate`'s partition and placement without recomputation (its extra forward
+// passes are the scheme's choice, not work the model needs).
+Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, PipelineCandidate candidate);
 
 // A lower bound that knows layers are not divisible (models only; 0 for stage files): a device
 // runs whole layers, each at least as long as on the fastest device, so with p devices one of

@@ -252,7 +252,9 @@ TunedRun run_embedded(const PipelineTuneArgs& targs, const JobSpec& spec, bool t
   run.resumed_time = report->resumed_time;
   run.seconds = t.history.empty() ? 0 : t.history.back().seconds;
   run.job_id = outcome.value().job_id;
-  run.failure = t.failure;
+  run.failure = !t.failure.empty()              ? t.failure
+                : !report->store_error.empty() ? "the scheme was not stored: " + report->store_error
+                                               : "";
   return run;
 }
 
@@ -264,12 +266,13 @@ TunedRun run_remote(const PipelineTuneArgs& targs, const JobSpec& spec, const Pi
     throw CliError("--no-store and --rollouts are for a run in this process; with --coordinator the coordinator's store "
                    "keeps the scheme and its workers evaluate the moves");
   const JobRecord job = follow_remote_job(spec, targs.remote);
-  if (job.state != JobState::complete && job.state != JobState::cancelled)
-    throw CliExit{1, "job " + job.id + " " + to_string(job.state) + ": " + job.message};
-  std::cerr << "job " << job.id << ": " << job.message << "\n";
+  std::cerr << "job " << job.id << " " << to_string(job.state) << ": " << job.message << "\n";
+  // A failed job may still have stored its best so far: shown with the failure, as in the process.
   auto best = remote_schedules(targs.remote)->best(source.problem, source.runtime);
-  if (!best || !best->is_pipeline())
+  if (!best || !best->is_pipeline()) {
+    if (job.state == JobState::failed) throw CliExit{1, "job " + job.id + " FAILED: " + job.message};
     throw CliError("job " + job.id + " ended " + to_string(job.state) + " but the coordinator has no stored scheme for it");
+  }
   auto candidate = candidate_from_json(best->candidate, "the coordinator's stored best");
   if (!candidate) throw CliError(candidate.error().message);
   TunedRun run;
@@ -286,6 +289,8 @@ TunedRun run_remote(const PipelineTuneArgs& targs, const JobSpec& spec, const Pi
   }
   run.evaluations = job.evaluations;
   run.stopped = job.state == JobState::cancelled;
+  run.budget_ended = job.message.find("ended by the budget") != std::string::npos;
+  if (job.state == JobState::failed) run.failure = job.message;
   run.stored = best->job_id == job.id;
   run.seconds = job.finished > job.started ? job.finished - job.started : 0;
   run.job_id = job.id;
@@ -361,7 +366,7 @@ void run_tune(const PipelineTuneArgs& targs) {
     }
   }
 
-  if (text) print_progress_header();
+  if (text && !remote) print_progress_header();  // a coordinator's job reports on stderr
   const TunedRun t = remote ? run_remote(targs, spec, source, starts.value()) : run_embedded(targs, spec, text);
   if (text && t.resumed) std::cout << "  (resumed from the stored best: " << format_time(t.resumed_time, "s") << ")\n";
 
@@ -374,7 +379,9 @@ void run_tune(const PipelineTuneArgs& targs) {
   const PipelineResult& r = final_run.value();
   const BlockingCheck blocking = check_blocking_order(scheme), batched = check_blocking_order(scheme, true);
   const bool fits = r.completed && !r.out_of_memory;
-  const double lower_bound = pipeline_lower_bound(costs, source.microbatches, devices);
+  auto bound = candidate_lower_bound(evaluator, t.best);
+  if (!bound) throw CliError(bound.error().message);
+  const double lower_bound = bound.value();
   auto layer_bound = pipeline_layer_bound(source);
   if (!layer_bound) throw CliError(layer_bound.error().message);
   std::vector<Row> searched;
@@ -429,7 +436,7 @@ void run_tune(const PipelineTuneArgs& targs) {
   std::cout << "\ntuned: " << describe_candidate(t.best, devices) << "\n";
   std::cout << "  " << t.evaluations << " evaluations"
             << (t.passes >= 0 ? ", " + std::to_string(t.passes) + " passes" : std::string())
-            << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped by a signal" : "") << " (job "
+            << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped early" : "") << " (job "
             << t.job_id << ")\n";
   if (!exact_json.is_null())
     std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
@@ -462,7 +469,7 @@ void run_tune(const PipelineTuneArgs& targs) {
               << "\n";
   }
   if (!t.failure.empty()) throw CliExit{1, "pipeline tune: " + t.failure + "; the best before it is above"};
-  if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped by a signal; its best so far is above"};
+  if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped early; its best so far is above"};
 }
 
 }  // namespace

@@ -131,8 +131,18 @@ Status recompute_stage(StageCosts& c, int s) {
   c.b[s] += c.f[s];
   c.mem_f[s] = in;
   c.mem_b[s] += act - in;  // B ends with what it ends with without recomputation, less the input
-  // While B runs: the input, the rebuilt activations and B's gradients (act + wgrad over F's).
-  c.transient_b[s] = act + wgrad - std::max(0.0, c.mem_b[s]);
+  // While B runs: the kept input (part of the activations), the rest rebuilt, and B's gradients:
+  // act + wgrad in all, so act - in + wgrad on top of F's, of which mem_b stays after B.
+  c.transient_b[s] = act - in + wgrad - std::max(0.0, c.mem_b[s]);
+  return Ok{};
+}
+
+Status normalize_recompute(std::vector<int>& stages, int num_stages, const std::string& where) {
+  std::sort(stages.begin(), stages.end());
+  stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+  for (int s : stages)
+    if (s < 0 || s >= num_stages)
+      return make_error(where + ": stage " + std::to_string(s) + " does not exist (" + std::to_string(num_stages) + " stages)");
   return Ok{};
 }
 
@@ -248,6 +258,7 @@ std::string scheme_to_json(const PipelineScheme& scheme, int indent) {
     schedule.push_back(list);
   }
   root["schedule"] = schedule;
+  if (!scheme.recompute.empty()) root["recompute"] = scheme.recompute;
   return root.dump(indent);
 }
 
@@ -325,6 +336,15 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
   auto lists = schedule_lists(*schedule, source + ": schedule");
   if (!lists) return lists.error();
   scheme.schedule = std::move(lists).value();
+  if (root.contains("recompute")) {
+    const json& stages = root["recompute"];
+    if (!stages.is_array()) return make_error(source + ": recompute: expected a list of stage numbers");
+    for (const json& s : stages) {
+      if (!s.is_number_integer()) return make_error(source + ": recompute: expected stage numbers, got " + s.dump());
+      scheme.recompute.push_back(static_cast<int>(std::clamp<std::int64_t>(s.get<std::int64_t>(), -1, 1 << 30)));
+    }
+    if (Status ok = normalize_recompute(scheme.recompute, scheme.num_stages(), source + ": recompute"); !ok) return ok.error();
+  }
   auto ok = scheme.check();
   if (!ok) return make_error(source + ": " + ok.error().message);
   return scheme;

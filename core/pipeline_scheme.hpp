@@ -31,6 +31,7 @@ struct PipelineScheme {
   std::vector<std::pair<int, int>> partition;  // stage -> [first layer, end layer); may be empty
   std::vector<int> placement;                  // stage -> device
   std::vector<std::vector<PipeTask>> schedule; // device -> ordered tasks
+  std::vector<int> recompute;                  // stages that recompute their activations (sorted)
 
   int num_stages() const { return static_cast<int>(placement.size()); }
   int num_devices() const { return static_cast<int>(schedule.size()); }
@@ -84,6 +85,10 @@ TaskCost task_cost(PipeOp op, int stage, const StageCosts& costs);
 // GEMMs and the gradients W reads), less the input. An error when the costs lack input_bytes
 // and w_grad_bytes (stage files).
 Status recompute_stage(StageCosts& costs, int stage);
+
+// `stages` as a set of stage numbers of a scheme of `num_stages` (sorted, each once); errors name
+// `where` and the entry out of range.
+Status normalize_recompute(std::vector<int>& stages, int num_stages, const std::string& where);
 
 // The zero-bubble scheduler's GraphConfig as JSON: {"n_stages", "n_micro", "cost_f", "cost_b",
 // "cost_w" (lists, one per stage), "cost_comm" (a number, or a list of the n_stages - 1 hops between

@@ -14,6 +14,7 @@ constexpr int kModelVersion = 2;
 // The same for pipeline schemes: the stage cost model (workloads/pipeline_stages), the scheme's
 // compilation and simulation. Part of a stored pipeline best's runtime fingerprint.
 // 1: the first stored schemes (the co-tuner).
-constexpr int kPipelineModelVersion = 1;
+// 2: activation recomputation (a scheme's recomputing stages; a B's transient memory).
+constexpr int kPipelineModelVersion = 2;
 
 }  // namespace gantry

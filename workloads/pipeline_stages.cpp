@@ -65,7 +65,8 @@ StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<s
     c.mem_w.push_back(-(held + wgrad));
     c.static_memory.push_back(params * options.bytes_per_param);
     c.flops.push_back(flops);
-    // What recomputation keeps: the activation handed in by the previous stage (token ids at the first).
+    // What recomputation keeps: the activation handed in by the previous stage (none at the first,
+    // whose input, token ids, is negligible).
     c.input_bytes.push_back(partition[s].first > 0 ? layers[partition[s].first - 1].output_bytes : 0.0);
     c.w_grad_bytes.push_back(wgrad);
     // The activation handed to the next stage, over the link between the two devices.

@@ -232,4 +232,24 @@ TEST_CASE("pipeline tuner, memory: recomputation buys warm-up depth a tight limi
   auto back = candidate_from_json(candidate_to_json(recomputed.value().best), "test");
   REQUIRE(back);
   CHECK(back.value() == recomputed.value().best);
+  // And the scheme through its file (--save-scheme, then --scheme): the same time and memory.
+  auto saved = scheme_from_json(scheme_to_json(built.value().first), "saved");
+  REQUIRE(saved);
+  CHECK(saved.value().recompute == recomputed.value().best.recompute);
+  auto loaded = load_pipeline(saved.value(), *with, "saved");
+  REQUIRE(loaded);
+  auto again = simulate_pipeline(loaded.value().scheme, loaded.value().costs, {});
+  REQUIRE(again);
+  CHECK(again.value().iteration_time == sim.value().iteration_time);
+  CHECK(again.value().peak_memory == sim.value().peak_memory);
+  // Per-stage cost files cannot recompute; a stage that does not exist is named.
+  auto file = stage_file_source(testing::uniform_stages(p, 1, 1, 1));
+  PipelineScheme per_stage = saved.value();
+  per_stage.partition.clear();
+  CHECK_THAT(load_pipeline(per_stage, *file, "saved").error().message, Catch::Contains("saved: recompute: recomputation needs"));
+  std::string text = scheme_to_json(built.value().first);
+  text.replace(text.find("\"recompute\""), std::string("\"recompute\"").size(), "\"recompute\": [9], \"ignored\"");
+  auto bad = scheme_from_json(text, "bad.json");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("bad.json: recompute: stage 9 does not exist (4 stages)"));
 }

@@ -58,7 +58,11 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
     if (!tasks) return tasks.error();
     c.order = std::move(tasks).value();
   }
-  if (j.contains("recompute")) c.recompute = j.at("recompute").get<std::vector<int>>();
+  if (j.contains("recompute")) {
+    c.recompute = j.at("recompute").get<std::vector<int>>();
+    if (Status ok = normalize_recompute(c.recompute, static_cast<int>(c.placement.size()), source + ": recompute"); !ok)
+      return ok.error();
+  }
   return c;
 } catch (const nlohmann::json::exception& e) {
   return make_error(source + ": not a pipeline candidate: " + e.what());
@@ -130,6 +134,10 @@ PipelineScheme CandidateEvaluator::shape(const PipelineCandidate& candidate) con
   shape.partition = candidate.partition;
   shape.placement = candidate.placement;
   shape.schedule.resize(source_.devices());
+  shape.recompute = candidate.recompute;
+  // Each stage once (a stage out of range is the costs' error).
+  std::sort(shape.recompute.begin(), shape.recompute.end());
+  shape.recompute.erase(std::unique(shape.recompute.begin(), shape.recompute.end()), shape.recompute.end());
   return shape;
 }
 
@@ -138,11 +146,7 @@ Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate)
     if (candidate.placement[s] < 0 || candidate.placement[s] >= source_.devices())
       return make_error("pipeline candidate: stage " + std::to_string(s) + " is placed on device " +
                         std::to_string(candidate.placement[s]) + " of " + std::to_string(source_.devices()));
-  auto costs = source_.costs_of(shape(candidate), "pipeline candidate");
-  if (!costs) return costs;
-  for (int s : candidate.recompute)
-    if (Status ok = recompute_stage(costs.value(), s); !ok) return make_error("pipeline candidate: " + ok.error().message);
-  return costs;
+  return source_.costs_of(shape(candidate), "pipeline candidate");
 }
 
 Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const PipelineCandidate& candidate) const {

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <set>
 
 namespace gantry {
 
@@ -13,7 +14,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kMaxShiftChain = 3;          // stages a partition move carries a layer across
 constexpr int kMaxOrderSteps = 50;          // task moves kept per order phase
-constexpr std::size_t kAllMovesTasks = 192;  // up to this many tasks, order steps try every reinsertion
+constexpr std::size_t kAllMovesTasks = 128;  // up to this many tasks, order steps try every reinsertion (their orders travel to workers: ~4000 candidates at most)
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 
@@ -206,6 +207,19 @@ class Tuner {
     return moves;
   }
 
+  // Recomputing stages after stage k is split in two (+1: both halves recompute when it did) or
+  // merged with stage k + 1 (-1: the merged stage recomputes when either did).
+  static std::vector<int> renumber_recompute(const std::vector<int>& stages, int k, int change) {
+    std::set<int> out;
+    for (int s : stages) {
+      if (s < k) out.insert(s);
+      else if (s == k) out.insert(change > 0 ? std::initializer_list<int>{k, k + 1} : std::initializer_list<int>{k});
+      else if (change > 0) out.insert(s + 1);
+      else out.insert(s == k + 1 ? k : s - 1);
+    }
+    return {out.begin(), out.end()};
+  }
+
   // Stage counts that are not a multiple of the devices: split one of the most loaded stages in
   // two (its second half on any device with room for another stage), or merge two neighbouring
   // stages of one device.
@@ -229,7 +243,7 @@ class Tuner {
         m.partition[k].second = middle;
         m.partition.insert(m.partition.begin() + k + 1, {middle, end});
         m.placement.insert(m.placement.begin() + k + 1, d);
-        m.recompute.clear();  // stage numbers change
+        m.recompute = renumber_recompute(c.recompute, k, +1);
         moves.push_back(std::move(m));
       }
     }
@@ -239,7 +253,7 @@ class Tuner {
         m.partition[k].second = m.partition[k + 1].second;
         m.partition.erase(m.partition.begin() + k + 1);
         m.placement.erase(m.placement.begin() + k + 1);
-        m.recompute.clear();  // stage numbers change
+        m.recompute = renumber_recompute(c.recompute, k, -1);
         moves.push_back(std::move(m));
       }
   }

@@ -29,6 +29,9 @@ class FileSource final : public StageSource {
     if (scheme.num_devices() != devices())
       return make_error(source + ": schedule: the scheme runs on " + std::to_string(scheme.num_devices()) +
                         " devices but the stage costs give " + std::to_string(devices()));
+    if (!scheme.recompute.empty())
+      return make_error(source + ": recompute: recomputation needs a model's activation and input sizes, which the "
+                        "stage costs (--stages) do not give");
     return spread_over_devices(costs_, scheme.placement);
   }
 
@@ -63,6 +66,8 @@ class ModelSource final : public StageSource {
                         " devices but the pipeline degree is " + std::to_string(devices_));
     StageCosts costs = model_.stage_costs(scheme.partition, scheme.placement);
     apply_limit(costs, devices_, mem_limit_);
+    for (int s : scheme.recompute)
+      if (Status ok = recompute_stage(costs, s); !ok) return make_error(source + ": recompute: " + ok.error().message);
     return costs;
   }
 

@@ -159,6 +159,7 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   options.max_chunks = spec.pipeline.max_chunks;
   options.min_gain = spec.pipeline.min_gain;
   options.max_passes = spec.pipeline.max_passes;
+  options.seed = spec.seed;
   options.on_progress = config.hooks.on_pipeline_progress;
   options.should_stop = [stop = config.stop] { return stop->load(); };
   options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) { return pool_moves(moves); };

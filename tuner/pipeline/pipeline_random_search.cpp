@@ -112,7 +112,8 @@ Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::i
 }
 
 Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const PipelineCandidate& start,
-                                    std::int64_t evaluations, int max_chunks, std::uint64_t seed) {
+                                    std::int64_t evaluations, int max_chunks, std::uint64_t seed,
+                                    const std::function<bool()>& should_stop) {
   std::mt19937_64 rng(seed);
   auto first = evaluator.evaluate(start);
   if (!first) return first.error();
@@ -127,7 +128,7 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
   const double scale = std::isfinite(current_time) ? current_time : 1.0;
   const double t0 = 0.05 * scale, t1 = 1e-4 * scale;
   std::uniform_real_distribution<double> unit(0, 1);
-  for (std::int64_t i = 1; i < evaluations; ++i) {
+  for (std::int64_t i = 1; i < evaluations && !(should_stop && should_stop()); ++i) {
     const double temperature = t0 * std::pow(t1 / t0, static_cast<double>(i) / std::max<std::int64_t>(1, evaluations - 1));
     PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, rng);
     auto r = evaluator.evaluate(next);

@@ -5,6 +5,7 @@
 // exp(-increase / temperature), the temperature cooling geometrically). Both stop after a given
 // number of evaluations, so that each is compared with the tuner at equal evaluations.
 #include <cstdint>
+#include <functional>
 #include <random>
 
 #include "tuner/pipeline/pipeline_candidate.hpp"
@@ -26,7 +27,9 @@ Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::i
 
 // From `start`; a move shifts a stage boundary, swaps two devices, changes a rule or limit, or
 // draws a new random layout.
+// `should_stop` (polled between evaluations) ends it early with its best so far.
 Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const PipelineCandidate& start,
-                                    std::int64_t evaluations, int max_chunks, std::uint64_t seed);
+                                    std::int64_t evaluations, int max_chunks, std::uint64_t seed,
+                                    const std::function<bool()>& should_stop = {});
 
 }  // namespace gantry

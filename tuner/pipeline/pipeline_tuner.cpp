@@ -1,5 +1,7 @@
 #include "tuner/pipeline/pipeline_tuner.hpp"
 
+#include "tuner/pipeline/pipeline_random_search.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <iterator>
@@ -54,6 +56,7 @@ class Tuner {
       const double after = best_time();
       if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
     }
+    anneal_phase();
     result_.evaluations = evaluations();
     result_.stopped = stopped();
     result_.budget_ended = !result_.stopped && out_of_budget();
@@ -62,6 +65,32 @@ class Tuner {
 
  private:
   double best_time() const { return result_.best_result.iteration_time; }
+
+  // An annealing walk from the best start, then (when it found better) one more pass of the
+  // descents from there.
+  void anneal_phase() {
+    if (options_.anneal_share <= 0 || out_of_budget()) return;
+    std::int64_t n = std::max<std::int64_t>(100, static_cast<std::int64_t>(options_.anneal_share * evaluations()));
+    if (options_.max_evaluations > 0) n = std::min(n, options_.max_evaluations - evaluations());
+    if (n <= 1) return;
+    auto walked = anneal(evaluator_, result_.start, n, options_.max_chunks, options_.seed, [&] { return out_of_budget(); });
+    if (walked && walked.value().best_result.better_than(result_.best_result)) {
+      result_.best = walked.value().best;
+      result_.best_result = walked.value().best_result;
+      report("anneal", result_.passes);
+      const int pass = ++result_.passes;
+      partition_phase();
+      report("partition", pass);
+      placement_phase(/*try_layouts=*/false);
+      report("placement", pass);
+      schedule_phase();
+      report("schedule", pass);
+      order_phase();
+      report("order", pass);
+    } else {
+      report("anneal", result_.passes);
+    }
+  }
 
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();

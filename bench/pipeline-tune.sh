@@ -3,8 +3,8 @@
 # sequence 4096, the devices' memory) and on others: per case, 1F1B on a uniform partition (the
 # reference), the best baseline schedule x partition, random search and annealing with the tuner's
 # evaluations, the tuned scheme, the lower bound (work / devices), the tuner's wall time, and
-# bubble and overlap before (1F1B / uniform) and after. "lbound": the bound with whole layers per
-# device (actors/pipeline_problem.hpp, pipeline_layer_bound). Then per-stage cost files against the
+# bubble and overlap before (1F1B / uniform) and after. "lbound": the larger of that bound and
+# the one with whole layers per device (actors/pipeline_problem.hpp, pipeline_layer_bound). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
 #   usage: bench/pipeline-tune.sh [GANTRY]
 set -euo pipefail
@@ -36,7 +36,8 @@ print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %6d %6.1f  %5
     search("random"), search("annealing"), "%.3f" % T if ok else "none",
     "%.3fx" % (ref / T) if ok else "-", "%.3fx" % (best["iteration_time"] / T) if ok and best else "-",
     j["lower_bound"], "%.1f%%" % (100 * (T / j["lower_bound"] - 1)) if ok else "-",
-    j["layer_bound"], "%.1f%%" % (100 * (T / j["layer_bound"] - 1)) if ok and j["layer_bound"] > 0 else "-",
+    max(j["layer_bound"], j["lower_bound"]),
+    "%.1f%%" % (100 * (T / j["layer_bound"] - 1)) if ok and j["layer_bound"] > j["lower_bound"] else "-",
     j["evaluations"], j["seconds"],
     100 * (ref_row["bubble_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["bubble_ratio"],
     100 * (ref_row["overlap_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["overlap_ratio"]))

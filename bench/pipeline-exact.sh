@@ -3,7 +3,8 @@
 # stage-to-device map with up to 2 stages per device and per-device order) on small generated
 # models: Llama, Nemotron-H and Jamba layer mixes with the real layer sizes but few layers, 2 to 4
 # devices of 8xH100-nvswitch, 3 to 6 microbatches. Prints the tuner's gap to the optimum and both
-# times (the exact search is given the tuner's time as its first bound). One run each; python3.
+# times (the exact search starts cold, without the tuner's time as its bound: how long it takes
+# alone). The last cases take the exact search seconds to a minute. One run each; python3.
 #   usage: bench/pipeline-exact.sh [TIME_LIMIT] [GANTRY]      (TIME_LIMIT per case, default 120s)
 set -euo pipefail
 limit=${1:-120s}
@@ -46,7 +47,10 @@ nemotron-h-7l 2 6
 nemotron-h-7l 3 3
 nemotron-h-7l 3 6
 nemotron-h-7l 4 4
+nemotron-h-7l 4 5
+nemotron-h-7l 4 6
 jamba-4l 2 4
 jamba-4l 3 3
 jamba-4l 3 6
+jamba-4l 4 4
 CASES

@@ -122,6 +122,7 @@ Status check_pipeline_job_spec(const JobSpec& spec) {
     return make_error("--max-chunks " + std::to_string(p.max_chunks) + ": expected 1 to 16 virtual stages per device");
   if (!(p.min_gain >= 0 && p.min_gain <= 1)) return make_error("--min-gain must be between 0 and 1");
   if (p.max_passes < 1) return make_error("max_passes must be >= 1");
+  if (!(p.walk_share >= 0 && p.walk_share <= 10)) return make_error("--walk-share must be between 0 and 10");
   return Ok{};
 }
 
@@ -160,6 +161,7 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   options.min_gain = spec.pipeline.min_gain;
   options.max_passes = spec.pipeline.max_passes;
   options.seed = spec.seed;
+  options.anneal_share = spec.pipeline.walk_share;
   options.on_progress = config.hooks.on_pipeline_progress;
   options.should_stop = [stop = config.stop] { return stop->load(); };
   options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) { return pool_moves(moves); };

@@ -96,10 +96,11 @@ void put(Writer& w, const JobSpec& s) {
   }
   if (pipeline) {
     w.str("pipeline");
-    w.map(3);
+    w.map(4);
     entry(w, "max_chunks", s.pipeline.max_chunks);
     entry(w, "min_gain", s.pipeline.min_gain);
     entry(w, "max_passes", s.pipeline.max_passes);
+    entry(w, "walk_share", s.pipeline.walk_share);
   }
 }
 
@@ -241,13 +242,15 @@ bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
   });
 }
 
-const char* const kPipelineJobFields[] = {"max_chunks", "min_gain", "max_passes"};
+// "walk_share" is optional (specs written before it lack it).
+const char* const kPipelineJobFields[] = {"max_chunks", "min_gain", "max_passes", "walk_share"};
 bool read_pipeline_job_spec(Decoder& d, const std::string& what, PipelineJobSpec& p) {
   return read_object(d, what, kPipelineJobFields, [&](std::string_view key) -> const char* {
     if (key == "max_chunks") return get(d, p.max_chunks);
     if (key == "min_gain") return get(d, p.min_gain);
+    if (key == "walk_share") return get(d, p.walk_share);
     return get(d, p.max_passes);
-  });
+  }, std::size(kPipelineJobFields) - 1);
 }
 
 // "train" and "pipeline" are last and optional: only learner jobs carry the one, pipeline jobs

@@ -99,6 +99,7 @@ TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline
   JobSpec spec = pipeline_job(llama_problem(4, 8));
   spec.pipeline.min_gain = 0.01;
   spec.pipeline.max_passes = 3;
+  spec.pipeline.walk_share = 0.5;
   auto back = wire::parse_job_spec_text(wire::job_spec_text(spec));
   REQUIRE(back);
   CHECK(back.value().kind == "pipeline");
@@ -106,6 +107,7 @@ TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline
   CHECK(back.value().pipeline.max_chunks == 2);
   CHECK(back.value().pipeline.min_gain == 0.01);
   CHECK(back.value().pipeline.max_passes == 3);
+  CHECK(back.value().pipeline.walk_share == 0.5);
   CHECK(problem_key(back.value().problem) == problem_key(spec.problem));
   // A graph problem's key does not change with the new field.
   ProblemSpec graph;

@@ -15,13 +15,16 @@ TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>&
   o.job_id = config.job_id;
   o.best.method = "doppler";
   if (!report) {
-    // Stopped before any episode came back: a cancellation; any other error is a failure.
-    const bool nothing_yet = report.error().message.rfind(kNoEpisodesError, 0) == 0;
-    o.state = config.stop->load() && nothing_yet ? JobState::cancelled : JobState::failed;
+    o.state = JobState::failed;
     o.stop_reason = report.error().message;
     return o;
   }
   const LearnerReport& r = report.value();
+  if (!r.nothing_learned.empty()) {  // stopped before any episode came back: a cancellation, else a failure
+    o.state = r.stopped ? JobState::cancelled : JobState::failed;
+    o.stop_reason = r.nothing_learned;
+    return o;
+  }
   const LearnedGraph& first = r.graphs.front();
   o.state = r.stopped ? JobState::cancelled : JobState::complete;
   o.best.placement = first.best;
@@ -52,7 +55,7 @@ caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config) {
     hooks.should_stop = [stop = config.stop] { return stop->load(); };
     auto report = run_learner(system, config.store, config.pool, config.spec, config.job_id, config.cache, hooks,
                               config.first_sequence);
-    if (report && config.hooks.on_learned) config.hooks.on_learned(report.value());
+    if (report && report.value().nothing_learned.empty() && config.hooks.on_learned) config.hooks.on_learned(report.value());
     return outcome_of(config, report);
   }, stop);
 }

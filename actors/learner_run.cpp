@@ -306,9 +306,11 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     merge_stage(report.graphs, r);
   }
   report.stopped = stop();
-  if (report.episodes == 0)
-    return make_error(std::string(kNoEpisodesError) + (report.stopped ? "was stopped" : "ended") +
-                      " (does the cluster have a worker?); nothing was stored");
+  if (report.episodes == 0) {
+    report.nothing_learned = std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
+                             " (does the cluster have a worker?); nothing was stored";
+    return report;
+  }
   for (const LearnedGraph& g : report.graphs) {
     report.best_ratio += g.best_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());
     report.greedy_ratio += g.greedy_makespan / g.teacher_makespan / static_cast<double>(report.graphs.size());

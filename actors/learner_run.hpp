@@ -36,16 +36,15 @@ struct LearnerReport {
   std::string policy;             // "name:version" as stored
   std::string weights;            // the policy's bytes
   bool stopped = false;           // cancelled: what was learned until then is stored
+  // Non-empty: no episode came back (the job was stopped first, or no worker runs the kind), so
+  // nothing was learned or stored; why, for the job's message.
+  std::string nothing_learned;
 };
 
 struct LearnerHooks {
   std::function<void(Stage, const CurvePoint&)> on_progress;  // a progress line's worth
   std::function<bool()> should_stop;                          // polled between batches
 };
-
-// How run_learner's error begins when no episode came back (a job stopped early, or a cluster
-// without a worker): nothing was stored.
-inline constexpr const char* kNoEpisodesError = "no episodes came back before the job ";
 
 // The settings' errors name the setting (as the command line spells it).
 Status check_train_spec(const JobSpec& spec);

@@ -242,6 +242,10 @@ void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
   submit_job_spec(spec, remote, wait, args.out.json());
 }
 
+void add_priority_option(CLI::App& cmd, int& priority) {
+  cmd.add_option("--priority", priority, "with --coordinator: higher runs first (default 0)");
+}
+
 JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
   const ClientOptions client = remote.client();
   wire::Request request;

@@ -56,6 +56,9 @@ struct RemoteArgs {
 CurveSettings curve_settings(const std::string& own_key_file, const std::string& server_key_file,
                              const std::string& own_flag, const std::string& server_flag);
 
+// --priority of a job sent to a coordinator (tune, train, pipeline tune).
+void add_priority_option(CLI::App& cmd, int& priority);
+
 // Sends the job to the coordinator; with `wait`, follows it to its end and exits with its status
 // (0 COMPLETE, 130 CANCELLED, 1 FAILED). Prints the job id (or the final record).
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait);

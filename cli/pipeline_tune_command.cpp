@@ -495,7 +495,7 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
                  "(0: none; it finds other basins on memory-bound models and takes as long as the descents)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
-  cmd.add_option("--priority", args.priority, "with --coordinator: higher runs first (default 0)");
+  add_priority_option(cmd, args.priority);
 }
 
 }  // namespace

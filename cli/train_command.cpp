@@ -214,7 +214,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the learner job on this coordinator (tcp://HOST:PORT), its episodes on the cluster's workers, and follow it");
-  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
+  add_priority_option(*cmd, args->priority);
   cmd->callback([args, remote] { run_train(*args, *remote); });
 }
 

@@ -170,7 +170,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--batch-evals", args->batch_evals, "fixed evaluations per batch instead (reproducible runs)");
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the job on this coordinator's cluster (tcp://HOST:PORT) and follow it, instead of in this process");
-  cmd->add_option("--priority", args->priority, "with --coordinator: higher runs first (default 0)");
+  add_priority_option(*cmd, args->priority);
   cmd->add_option("--parallelism", args->parallelism, "with --coordinator: batches in flight at most (default: every slot)");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);

@@ -380,6 +380,16 @@ void run_tune(const PipelineTuneArgs& targs) {
   if (!final_run) throw CliError(final_run.error().message);
   const PipelineResult& r = final_run.value();
   const BlockingCheck blocking = check_blocking_order(scheme), batched = check_blocking_order(scheme, true);
+  // The program an executor runs with blocking calls: transfers in the timeline's order.
+  BlockingCheck timeline{false, "the scheme does not run"};
+  if (auto timed = evaluator.evaluate(t.best, /*with_starts=*/true); timed && timed.value().evaluation.completed) {
+    std::vector<std::vector<double>> end(scheme.num_devices());
+    for (int d = 0; d < scheme.num_devices(); ++d)
+      for (std::size_t i = 0; i < scheme.schedule[d].size(); ++i)
+        end[d].push_back(timed.value().evaluation.start[d][i] +
+                         task_cost(scheme.schedule[d][i].op, scheme.schedule[d][i].stage, costs).time);
+    timeline = check_timeline_program(scheme, end);
+  }
   const bool fits = r.completed && !r.out_of_memory;
   auto bound = candidate_lower_bound(evaluator, t.best);
   if (!bound) throw CliError(bound.error().message);
@@ -407,7 +417,8 @@ void run_tune(const PipelineTuneArgs& targs) {
                           {"tokens_per_second_per_gpu", r.tokens_per_second_per_gpu}, {"mfu", r.mfu},
                           {"completed", r.completed}, {"out_of_memory", r.out_of_memory},
                           {"blocking_progresses", blocking.progresses},
-                          {"blocking_batched_progresses", batched.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
+                          {"blocking_batched_progresses", batched.progresses},
+                          {"blocking_timeline_progresses", timeline.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"layer_bound", layer_bound.value()},
                         {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
@@ -462,7 +473,8 @@ void run_tune(const PipelineTuneArgs& targs) {
     std::cout << "  no scheme found that " << (r.completed ? "fits in memory" : "runs") << "\n";
   }
   std::cout << "  with blocking send/recv: " << (blocking.progresses ? "progresses" : "DEADLOCK, " + blocking.cycle)
-            << "; batched per step: " << (batched.progresses ? "progresses" : "DEADLOCK, " + batched.cycle) << "\n";
+            << "; batched per step: " << (batched.progresses ? "progresses" : "DEADLOCK, " + batched.cycle)
+            << "; in the timeline's order: " << (timeline.progresses ? "progresses" : "DEADLOCK, " + timeline.cycle) << "\n";
   if (fits && !targs.no_store) {
     const std::string where = remote ? "the coordinator's store" : "store " + targs.data;
     std::cout << "  " << where << ": "

@@ -21,4 +21,13 @@ struct BlockingCheck {
 // are posted. 1F1B deadlocks with one blocking send or receive at a time and progresses batched.
 BlockingCheck check_blocking_order(const PipelineScheme& scheme, bool batched = false);
 
+// The same orders run by a program that follows their asynchronous timeline, as an executor
+// would write it: every device posts its transfers in one global order, their producers' end
+// times (ties by tensor), each send after its producer and each receive before its consumer,
+// one blocking call at a time. A transfer then never waits on one later in that order, so the
+// program progresses whenever the timeline is one (an induction over the order), zero-bubble
+// orders included. `end`: device -> the end time of each of its tasks, in order. When the
+// times contradict the orders (a receive due after its consumer started), `cycle` says where.
+BlockingCheck check_timeline_program(const PipelineScheme& scheme, const std::vector<std::vector<double>>& end);
+
 }  // namespace gantry

@@ -382,14 +382,8 @@ void run_tune(const PipelineTuneArgs& targs) {
   const BlockingCheck blocking = check_blocking_order(scheme), batched = check_blocking_order(scheme, true);
   // The program an executor runs with blocking calls: transfers in the timeline's order.
   BlockingCheck timeline{false, "the scheme does not run"};
-  if (auto timed = evaluator.evaluate(t.best, /*with_starts=*/true); timed && timed.value().evaluation.completed) {
-    std::vector<std::vector<double>> end(scheme.num_devices());
-    for (int d = 0; d < scheme.num_devices(); ++d)
-      for (std::size_t i = 0; i < scheme.schedule[d].size(); ++i)
-        end[d].push_back(timed.value().evaluation.start[d][i] +
-                         task_cost(scheme.schedule[d][i].op, scheme.schedule[d][i].stage, costs).time);
-    timeline = check_timeline_program(scheme, end);
-  }
+  if (auto timed = evaluator.evaluate(t.best, /*with_starts=*/true); timed && timed.value().evaluation.completed)
+    timeline = check_timeline_program(scheme, task_end_times(scheme, costs, timed.value().evaluation.start));
   const bool fits = r.completed && !r.out_of_memory;
   auto bound = candidate_lower_bound(evaluator, t.best);
   if (!bound) throw CliError(bound.error().message);

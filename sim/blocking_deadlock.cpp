@@ -252,6 +252,15 @@ BlockingCheck check_timeline_program(const PipelineScheme& scheme, const std::ve
 
 BlockingCheck check_blocking_order(const PipelineScheme& scheme, bool batched) { return verdict(programs(scheme), batched); }
 
+std::vector<std::vector<double>> task_end_times(const PipelineScheme& scheme, const StageCosts& costs,
+                                                const std::vector<std::vector<double>>& start) {
+  std::vector<std::vector<double>> end(scheme.num_devices());
+  for (int d = 0; d < scheme.num_devices(); ++d)
+    for (std::size_t i = 0; i < scheme.schedule[d].size(); ++i)
+      end[d].push_back(start[d][i] + task_cost(scheme.schedule[d][i].op, scheme.schedule[d][i].stage, costs).time);
+  return end;
+}
+
 namespace {
 
 BlockingCheck verdict(const std::vector<std::vector<Action>>& program, bool batched) {

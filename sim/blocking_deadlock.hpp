@@ -5,6 +5,7 @@
 // order that is fine with asynchronous transfers can deadlock this way (1F1B with naive blocking
 // sends does); the report names the cycle of waiting devices.
 #include <string>
+#include <vector>
 
 #include "core/pipeline_scheme.hpp"
 
@@ -29,5 +30,9 @@ BlockingCheck check_blocking_order(const PipelineScheme& scheme, bool batched = 
 // orders included. `end`: device -> the end time of each of its tasks, in order. When the
 // times contradict the orders (a receive due after its consumer started), `cycle` says where.
 BlockingCheck check_timeline_program(const PipelineScheme& scheme, const std::vector<std::vector<double>>& end);
+
+// Device -> the end time of each of its tasks, from their start times (PipelineEvaluation::start).
+std::vector<std::vector<double>> task_end_times(const PipelineScheme& scheme, const StageCosts& costs,
+                                                const std::vector<std::vector<double>>& start);
 
 }  // namespace gantry

@@ -252,13 +252,7 @@ TEST_CASE("blocking send/recv in the timeline's order progresses on every random
       PipelineEvaluation out;
       REQUIRE(evaluator.value().evaluate(c.scheme, c.costs, links, out));
       if (!out.completed) continue;
-      std::vector<std::vector<double>> end(c.scheme.num_devices());
-      for (int d = 0; d < c.scheme.num_devices(); ++d)
-        for (std::size_t i = 0; i < c.scheme.schedule[d].size(); ++i) {
-          const PipeTask& t = c.scheme.schedule[d][i];
-          end[d].push_back(out.start[d][i] + task_cost(t.op, t.stage, c.costs).time);
-        }
-      const BlockingCheck timed = check_timeline_program(c.scheme, end);
+      const BlockingCheck timed = check_timeline_program(c.scheme, task_end_times(c.scheme, c.costs, out.start));
       INFO("trial " << trial << ": " << timed.cycle);
       CHECK(timed.progresses);
       naive_deadlocks += !check_blocking_order(c.scheme).progresses;

@@ -215,13 +215,7 @@ std::vector<std::vector<double>> task_ends(const PipelineScheme& scheme, const S
   PipelineEvaluation out;
   REQUIRE(evaluator.value().evaluate(scheme, costs, LinkModel::contention, out));
   REQUIRE(out.completed);
-  std::vector<std::vector<double>> end(scheme.num_devices());
-  for (int d = 0; d < scheme.num_devices(); ++d)
-    for (std::size_t i = 0; i < scheme.schedule[d].size(); ++i) {
-      const PipeTask& t = scheme.schedule[d][i];
-      end[d].push_back(out.start[d][i] + task_cost(t.op, t.stage, costs).time);
-    }
-  return end;
+  return task_end_times(scheme, costs, out.start);
 }
 
 }  // namespace

@@ -72,9 +72,6 @@ void check_flags(const PipelineArgs& args) {
 }
 
 
-LinkModel pipeline_links(const PipelineArgs& args) {
-  return parse_link_model(args.links).value_or(LinkModel::contention);  // the flag is checked by CLI11
-}
 
 void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result) {
   if (!out.wants_timeline() || !result.completed) return;

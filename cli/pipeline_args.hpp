@@ -29,7 +29,6 @@ struct PipelineArgs {
   std::string links = "contention";
 };
 
-LinkModel pipeline_links(const PipelineArgs& args);
 // --trace / --svg of a simulated scheme (a result simulated with its timeline), titled `title`.
 void write_pipeline_timeline(const OutputArgs& out, const std::string& title, const PipelineResult& result);
 

@@ -16,6 +16,7 @@
 #include "actors/problem_spec.hpp"
 #include "actors/task_kinds.hpp"
 #include "core/cluster.hpp"
+#include "core/fingerprint.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -109,12 +110,19 @@ TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline
   CHECK(back.value().pipeline.max_passes == 3);
   CHECK(back.value().pipeline.walk_share == 0.5);
   CHECK(problem_key(back.value().problem) == problem_key(spec.problem));
-  // A graph problem's key does not change with the new field.
+  // A graph problem's key is what it was before pipeline problems existed (graph, cluster,
+  // simulator options under the same tag), so stored jobs and caches keep finding it.
   ProblemSpec graph;
   graph.graph_json = "{}";
-  ProblemSpec with_empty = graph;
-  with_empty.pipeline_json.clear();
-  CHECK(problem_key(graph) == problem_key(with_empty));
+  graph.cluster_yaml = "name: x\n";
+  graph.sim_json = "{}";
+  Hasher before;
+  before.add_string("gantry-problem-1");
+  before.add_string(graph.graph_json);
+  before.add_string(graph.cluster_yaml);
+  before.add_string(graph.sim_json);
+  CHECK(problem_key(graph) == before.finish());
+  CHECK_FALSE(problem_key(spec.problem) == problem_key(graph));
 }
 
 TEST_CASE("pipeline moves and their results round-trip in MessagePack", "[actors][pipeline]") {

@@ -62,6 +62,42 @@ std::vector<OpId> find_cycle(int n, const std::vector<std::int32_t>& off, const 
 
 }  // namespace
 
+// Every edge into an op with an operation feeds one of its edge operands, each exactly once; edges
+// into ops without one carry no slot.
+Status GraphBuilder::check_operand_slots(const Graph& g, const std::vector<EdgeSpec>& edges) const {
+  const int n = g.size();
+  std::vector<std::int32_t> bound_count(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<char>> bound(static_cast<std::size_t>(n));
+  for (const EdgeSpec& edge : edges) {
+    const Operation* op = g.operation(edge.dst);
+    auto label = [&] {
+      return where(edge.line) + ": edge " + g.name(edge.src) + " -> " + g.name(edge.dst) + ": ";
+    };
+    if (!op) {
+      if (edge.slot >= 0) return make_error(label() + "has operand slot " + std::to_string(edge.slot) + " but " +
+                                            g.name(edge.dst) + " has no operation");
+      continue;
+    }
+    const int operands = static_cast<int>(op->operands.size());
+    if (edge.slot < 0 || edge.slot >= operands ||
+        op->operands[static_cast<std::size_t>(edge.slot)].source != Operand::Source::edge)
+      return make_error(label() + "slot " + std::to_string(edge.slot) + " is not an edge operand of " +
+                        g.name(edge.dst) + " (" + to_string(op->fn) + " with " + std::to_string(operands) + " operands)");
+    auto& seen = bound[static_cast<std::size_t>(edge.dst)];
+    seen.resize(static_cast<std::size_t>(operands), 0);
+    if (seen[static_cast<std::size_t>(edge.slot)])
+      return make_error(label() + "operand slot " + std::to_string(edge.slot) + " of " + g.name(edge.dst) +
+                        " is fed by two edges");
+    seen[static_cast<std::size_t>(edge.slot)] = 1;
+    ++bound_count[static_cast<std::size_t>(edge.dst)];
+  }
+  for (OpId op = 0; op < n; ++op)
+    if (const Operation* operation = g.operation(op); operation && bound_count[op] != operation->edge_operands())
+      return make_error(where(0) + ": op " + g.name(op) + ": " + std::to_string(operation->edge_operands()) +
+                        " edge operands but " + std::to_string(bound_count[op]) + " edges feed it");
+  return Ok{};
+}
+
 GraphBuilder::GraphBuilder(std::string source, std::string cost_unit)
     : source_(std::move(source)), cost_unit_(std::move(cost_unit)) {}
 
@@ -100,6 +136,8 @@ Result<Graph> GraphBuilder::build() const {
       if (!valid_quantity(value, false)) return make_error(label() + describe_quantity(("cost on " + kind).c_str(), value));
       kind_index.emplace(kind, static_cast<int>(kind_index.size()));
     }
+    if (op.operation)
+      if (auto checked = check_operation(*op.operation); !checked) return make_error(label() + checked.error().message);
   }
 
   g.names_.reserve(n);
@@ -116,6 +154,8 @@ Result<Graph> GraphBuilder::build() const {
     g.cost_.push_back(op.cost);
     g.transfer_cost_.push_back(op.transfer_cost);
     g.shapes_.push_back(op.shape);
+    g.operation_of_.push_back(op.operation ? static_cast<std::int32_t>(g.operations_.size()) : -1);
+    if (op.operation) g.operations_.push_back(*op.operation);
   }
   g.cost_kinds_.resize(kind_index.size());
   g.kind_costs_.assign(kind_index.size(), std::vector<double>(n, -1.0));
@@ -142,7 +182,9 @@ Result<Graph> GraphBuilder::build() const {
     g.edge_dst_.push_back(edge.dst);
     g.edge_bytes_.push_back(edge.bytes);
     g.edge_cost_.push_back(edge.cost);
+    g.edge_slot_.push_back(edge.slot);
   }
+  if (auto bound = check_operand_slots(g, edges_); !bound) return bound.error();
 
   // CSR in both directions; within an op, edges keep their insertion order.
   g.pred_off_.assign(n + 1, 0);

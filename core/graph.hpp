@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/op_kind.hpp"
+#include "core/operation.hpp"
 #include "core/result.hpp"
 #include "core/span.hpp"
 
@@ -31,6 +32,7 @@ struct OpSpec {
   std::vector<std::pair<std::string, double>> cost_by_kind;  // explicit time per device kind
   double transfer_cost = -1; // explicit time to ship the output to another device (DOPPLER comm)
   std::vector<std::int64_t> shape;  // output shape, for real execution (optional)
+  std::optional<Operation> operation;  // what it computes, for real execution (none: a proxy GEMM)
   int line = 0;              // source line, for error messages (0 = unknown)
 };
 
@@ -40,6 +42,7 @@ struct EdgeSpec {
   double bytes = 0;   // size of the tensor shipped along the edge
   double cost = -1;   // explicit transfer time when src and dst are on different devices
   int line = 0;
+  int slot = -1;      // which operand of dst's operation the edge feeds (-1: dst has no operation)
 };
 
 class Graph {
@@ -62,6 +65,11 @@ class Graph {
   double cost(OpId op) const { return cost_[op]; }
   double transfer_cost(OpId op) const { return transfer_cost_[op]; }
   const std::vector<std::int64_t>& shape(OpId op) const { return shapes_[op]; }
+  // What the op computes, or nullptr when it has no operation (executors run a proxy GEMM).
+  const Operation* operation(OpId op) const {
+    return operation_of_[op] < 0 ? nullptr : &operations_[static_cast<std::size_t>(operation_of_[op])];
+  }
+  bool has_operations() const { return !operations_.empty(); }
   // Device kinds that have explicit per-op costs, and the cost of `op` on kind `k` (< 0: none).
   const std::vector<std::string>& cost_kinds() const { return cost_kinds_; }
   double cost_for_kind(int k, OpId op) const { return kind_costs_[k][op]; }
@@ -70,6 +78,7 @@ class Graph {
   OpId edge_dst(EdgeId e) const { return edge_dst_[e]; }
   double edge_bytes(EdgeId e) const { return edge_bytes_[e]; }
   double edge_cost(EdgeId e) const { return edge_cost_[e]; }
+  int edge_slot(EdgeId e) const { return edge_slot_[e]; }
 
   Span<OpId> preds(OpId op) const { return {pred_.data() + pred_off_[op], count(pred_off_, op)}; }
   Span<OpId> succs(OpId op) const { return {succ_.data() + succ_off_[op], count(succ_off_, op)}; }
@@ -93,10 +102,13 @@ class Graph {
   std::vector<OpKind> kinds_;
   std::vector<double> flops_, bytes_, output_bytes_, memory_, mem_alloc_, mem_free_, cost_, transfer_cost_;
   std::vector<std::vector<std::int64_t>> shapes_;
+  std::vector<Operation> operations_;   // only the ops that have one (graphs reach millions of ops)
+  std::vector<std::int32_t> operation_of_;  // op -> index into operations_, -1 for none
   std::vector<std::string> cost_kinds_;
   std::vector<std::vector<double>> kind_costs_;  // [kind][op], -1 where absent
   std::vector<OpId> edge_src_, edge_dst_;
   std::vector<double> edge_bytes_, edge_cost_;
+  std::vector<std::int32_t> edge_slot_;
   std::vector<std::int32_t> pred_off_, succ_off_;
   std::vector<OpId> pred_, succ_;
   std::vector<EdgeId> pred_edge_, succ_edge_;
@@ -110,16 +122,18 @@ class GraphBuilder {
 
   OpId add_op(OpSpec spec);
   void add_edge(EdgeSpec spec);
-  void add_edge(OpId src, OpId dst, double bytes = 0) { add_edge(EdgeSpec{src, dst, bytes, -1, 0}); }
+  void add_edge(OpId src, OpId dst, double bytes = 0, int slot = -1) { add_edge(EdgeSpec{src, dst, bytes, -1, 0, slot}); }
   int size() const { return static_cast<int>(ops_.size()); }
   OpSpec& op(OpId id) { return ops_[id]; }
 
   // Validates and freezes the graph: unknown ids, self loops, cycles (one is reported with its
-  // path), negative or NaN costs and an empty graph are errors that name the source and line.
+  // path), negative or NaN costs, an empty graph, and operations whose operands and edge slots do
+  // not match one to one are errors that name the source and line.
   Result<Graph> build() const;
 
  private:
   std::string where(int line) const;
+  Status check_operand_slots(const Graph& graph, const std::vector<EdgeSpec>& edges) const;
   std::string source_, cost_unit_;
   std::vector<OpSpec> ops_;
   std::vector<EdgeSpec> edges_;

@@ -41,8 +41,125 @@ Status known_fields(const json& obj, const std::vector<const char*>& known, cons
 
 const std::vector<const char*> kRootFields = {"format", "version", "name", "cost_unit", "ops", "edges"};
 const std::vector<const char*> kOpFields = {"id", "name", "kind", "flops", "bytes", "output_bytes", "memory", "mem_alloc",
-                                            "mem_free", "cost", "transfer_cost", "cost_by_kind", "shape"};
-const std::vector<const char*> kEdgeFields = {"src", "dst", "bytes", "cost"};
+                                            "mem_free", "cost", "transfer_cost", "cost_by_kind", "shape", "operation"};
+const std::vector<const char*> kEdgeFields = {"src", "dst", "bytes", "cost", "slot"};
+const std::vector<const char*> kOperationFields = {"fn", "dtype", "operands", "attrs"};
+const std::vector<const char*> kOperandFields = {"from", "name", "shape", "scale", "integer", "slice"};
+const char* const kSources[] = {"edge", "param", "input"};
+
+Result<std::vector<std::int64_t>> int_list(const json& value, bool positive, const std::string& where) {
+  if (!value.is_array()) return make_error(where + " is not an array");
+  std::vector<std::int64_t> out;
+  for (std::size_t k = 0; k < value.size(); ++k) {
+    if (!value[k].is_number_integer() || value[k].get<long long>() < (positive ? 1 : 0))
+      return make_error(where + "[" + std::to_string(k) + "] is not a " + (positive ? "positive" : "non-negative") +
+                        " integer");
+    out.push_back(value[k].get<std::int64_t>());
+  }
+  return out;
+}
+
+Result<Operand> operand_from_json(const json& o, const std::string& where) {
+  if (!o.is_object()) return make_error(where + " is not an object");
+  if (auto known = known_fields(o, kOperandFields, where); !known) return known.error();
+  Operand operand;
+  auto from = text_field(o, "from", "edge", where);
+  if (!from) return from.error();
+  bool found = false;
+  for (int k = 0; k < 3; ++k)
+    if (from.value() == kSources[k]) {
+      operand.source = static_cast<Operand::Source>(k);
+      found = true;
+    }
+  if (!found) return make_error(where + ".from: '" + from.value() + "' is not edge, param or input");
+  auto name = text_field(o, "name", "", where);
+  if (!name) return name.error();
+  operand.name = name.value();
+  if (o.contains("shape")) {
+    auto shape = int_list(o["shape"], true, where + ".shape");
+    if (!shape) return shape.error();
+    operand.shape = shape.value();
+  }
+  auto scale = field(o, "scale", 1, where);
+  if (!scale) return scale.error();
+  operand.scale = scale.value();
+  if (o.contains("integer")) {
+    if (!o["integer"].is_boolean()) return make_error(where + ".integer is not true or false");
+    operand.integer = o["integer"].get<bool>();
+  }
+  if (o.contains("slice")) {
+    const json& slices = o["slice"];
+    if (!slices.is_array()) return make_error(where + ".slice is not an array of [dim, begin, end]");
+    for (std::size_t k = 0; k < slices.size(); ++k) {
+      auto range = int_list(slices[k], false, where + ".slice[" + std::to_string(k) + "]");
+      if (!range) return range.error();
+      if (range.value().size() != 3) return make_error(where + ".slice[" + std::to_string(k) + "] is not [dim, begin, end]");
+      operand.slices.push_back({static_cast<int>(range.value()[0]), range.value()[1], range.value()[2]});
+    }
+  }
+  return operand;
+}
+
+Result<Operation> operation_from_json(const json& o, const std::string& where) {
+  if (!o.is_object()) return make_error(where + " is not an object");
+  if (auto known = known_fields(o, kOperationFields, where); !known) return known.error();
+  Operation operation;
+  auto fn_name = text_field(o, "fn", "", where);
+  if (!fn_name) return fn_name.error();
+  auto fn = parse_tensor_fn(fn_name.value());
+  if (!fn) {
+    std::string list;
+    for (int k = 0; k < kTensorFnCount; ++k) list += std::string(k ? ", " : "") + to_string(static_cast<TensorFn>(k));
+    return make_error(where + ".fn: unknown function '" + fn_name.value() + "' (known: " + list + ")");
+  }
+  operation.fn = *fn;
+  auto dtype_name = text_field(o, "dtype", "f32", where);
+  if (!dtype_name) return dtype_name.error();
+  auto dtype = parse_dtype(dtype_name.value());
+  if (!dtype) return make_error(where + ".dtype: unknown dtype '" + dtype_name.value() + "' (known: f32, bf16, f64)");
+  operation.dtype = *dtype;
+  if (!o.contains("operands") || !o["operands"].is_array()) return make_error(where + ".operands is not an array");
+  for (std::size_t k = 0; k < o["operands"].size(); ++k) {
+    auto operand = operand_from_json(o["operands"][k], where + ".operands[" + std::to_string(k) + "]");
+    if (!operand) return operand.error();
+    operation.operands.push_back(std::move(operand.value()));
+  }
+  if (o.contains("attrs")) {
+    if (!o["attrs"].is_object()) return make_error(where + ".attrs is not an object");
+    for (auto& [key, value] : o["attrs"].items()) {
+      if (!value.is_number()) return make_error(where + ".attrs." + key + " is not a number");
+      operation.with(key, value.get<double>());
+    }
+  }
+  return operation;
+}
+
+json operation_to_json(const Operation& operation) {
+  json operands = json::array();
+  for (const Operand& operand : operation.operands) {
+    json o = json::object();
+    if (operand.source != Operand::Source::edge) {
+      o["from"] = kSources[static_cast<int>(operand.source)];
+      o["name"] = operand.name;
+      o["shape"] = operand.shape;
+      if (operand.scale != 1) o["scale"] = operand.scale;
+      if (operand.integer) o["integer"] = true;
+    }
+    if (!operand.slices.empty()) {
+      json slices = json::array();
+      for (const SliceRange& r : operand.slices) slices.push_back({r.dim, r.begin, r.end});
+      o["slice"] = std::move(slices);
+    }
+    operands.push_back(std::move(o));
+  }
+  json out = {{"fn", to_string(operation.fn)}, {"dtype", to_string(operation.dtype)}, {"operands", std::move(operands)}};
+  if (!operation.attrs.empty()) {
+    json attrs = json::object();
+    for (const auto& [key, value] : operation.attrs) attrs[key] = value;
+    out["attrs"] = std::move(attrs);
+  }
+  return out;
+}
 // Units a graph's explicit costs may be in: seconds and its fractions, or abstract units.
 const std::vector<std::string> kCostUnits = {"s", "ms", "us", "ns", "units"};
 
@@ -137,6 +254,11 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
         spec.shape.push_back(shape[k].get<std::int64_t>());
       }
     }
+    if (o.contains("operation")) {
+      auto operation = operation_from_json(o["operation"], where + ".operation");
+      if (!operation) return operation.error();
+      spec.operation = std::move(operation.value());
+    }
     builder.add_op(std::move(spec));
   }
 
@@ -166,6 +288,11 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
           return make_error(where + ".cost is negative (" + std::to_string(cost.value()) + ")");
         spec.bytes = bytes.value();
         spec.cost = cost.value();
+        if (e.contains("slot")) {
+          if (!e["slot"].is_number_integer() || e["slot"].get<long long>() < 0)
+            return make_error(where + ".slot is not a non-negative integer");
+          spec.slot = e["slot"].get<int>();
+        }
       } else {
         return make_error(where + ": expected [src, dst] or {\"src\":..., \"dst\":...}");
       }
@@ -205,6 +332,7 @@ std::string graph_to_json(const Graph& g, int indent) {
       if (g.cost_for_kind(static_cast<int>(k), op) >= 0)
         o["cost_by_kind"][g.cost_kinds()[k]] = g.cost_for_kind(static_cast<int>(k), op);
     if (!g.shape(op).empty()) o["shape"] = g.shape(op);
+    if (const Operation* operation = g.operation(op)) o["operation"] = operation_to_json(*operation);
     ops.push_back(std::move(o));
   }
   json edges = json::array();
@@ -212,6 +340,7 @@ std::string graph_to_json(const Graph& g, int indent) {
     json edge = {{"src", g.edge_src(e)}, {"dst", g.edge_dst(e)}};
     if (g.edge_bytes(e) > 0) edge["bytes"] = g.edge_bytes(e);
     if (g.edge_cost(e) >= 0) edge["cost"] = g.edge_cost(e);
+    if (g.edge_slot(e) >= 0) edge["slot"] = g.edge_slot(e);
     edges.push_back(std::move(edge));
   }
   root["ops"] = std::move(ops);

@@ -11,6 +11,8 @@
 // sums, b^2 kb into each of the A.B sums, C.(DE) products and pair sums, kb b (ceil(kb/2) + 1)
 // into Y (104 by default).
 // Total flops: 6 size^3 + (3 kb - 2) size^2.
+// Real execution (core/operation.hpp): A..E are the graph inputs "chainmm.A".."chainmm.E"; the
+// fine-row sums read their rows of a coarse partial as a slice.
 #include <algorithm>
 #include <cmath>
 
@@ -78,8 +80,8 @@ class ChainmmBuilder {
       : s_(s), t_(make_tiling(s.size, s.blocks, s.kblocks)), graph_("chainmm") {}
 
   Result<Graph> build() {
-    const auto de = partial_products("de_mm");
-    const auto ab = partial_products("ab_mm");
+    const auto de = partial_products("de_mm", "D", "E");
+    const auto ab = partial_products("ab_mm", "A", "B");
     const auto de_sum = sum_into_fine_rows(de);
     const auto ab_sum = sum_over_contraction(ab);
     const auto cde = outer_products(de_sum);
@@ -99,15 +101,36 @@ class ChainmmBuilder {
   double fine(std::int64_t k) const { return static_cast<double>(t_.fine[k]); }
 
   // Stage 1: P[i,j,k] = X[i,k] . Y[k,j] with X, Y graph inputs.
-  std::vector<OpId> partial_products(const char* tag) {
+  std::vector<OpId> partial_products(const char* tag, const char* left, const char* right) {
     std::vector<OpId> ids(static_cast<std::size_t>(b() * b() * kb()));
     for (std::int64_t i = 0; i < b(); ++i)
       for (std::int64_t j = 0; j < b(); ++j)
-        for (std::int64_t k = 0; k < kb(); ++k)
-          ids[at(i, j, k, kb())] = graph_.add_op(matmul_op(label("", tag, {i, j, k}), rows(i), fine(k),
-                                                           rows(j), s_.dtype_bytes,
-                                                           {t_.coarse[i], t_.coarse[j]}));
+        for (std::int64_t k = 0; k < kb(); ++k) {
+          OpSpec spec = matmul_op(label("", tag, {i, j, k}), rows(i), fine(k), rows(j), s_.dtype_bytes,
+                                  {t_.coarse[i], t_.coarse[j]});
+          spec.operation = operation(TensorFn::matmul, s_.dtype_bytes,
+                                     {matrix(left, {block_of(0, t_.coarse, i), block_of(1, t_.fine, k)}),
+                                      matrix(right, {block_of(0, t_.fine, k), block_of(1, t_.coarse, j)})});
+          ids[at(i, j, k, kb())] = graph_.add_op(std::move(spec));
+        }
     return ids;
+  }
+
+  // Graph input matrix "chainmm.<name>" (size x size).
+  Operand matrix(const char* name, std::vector<SliceRange> slices) const {
+    return Operand::input(std::string("chainmm.") + name, {s_.size, s_.size}, std::move(slices));
+  }
+  // The rows of fine block r within its coarse block (operands that are whole coarse blocks).
+  SliceRange fine_rows(std::int64_t r) const {
+    const SliceRange global = block_of(0, t_.fine, r);
+    const std::int64_t base = block_of(0, t_.coarse, t_.parent[r]).begin;
+    return {0, global.begin - base, global.end - base};
+  }
+  // An op summing `count` edge operands, each sliced by `slices`.
+  OpId add_sum(OpSpec spec, int count, const std::vector<SliceRange>& slices) {
+    spec.operation = operation(TensorFn::add, s_.dtype_bytes, std::vector<Operand>(static_cast<std::size_t>(count),
+                                                                                   Operand::edge(slices)));
+    return graph_.add_op(std::move(spec));
   }
 
   // Stage 2 for D.E: DE[r,j] = sum_k P[parent(r),j,k] restricted to the rows of fine block r.
@@ -115,9 +138,11 @@ class ChainmmBuilder {
     std::vector<OpId> ids(static_cast<std::size_t>(kb() * b()));
     for (std::int64_t r = 0; r < kb(); ++r)
       for (std::int64_t j = 0; j < b(); ++j) {
-        OpId id = graph_.add_op(sum_op(label("", "de_sum", {r, j}), OpKind::formation, fine(r) * rows(j),
-                                       static_cast<int>(kb()), s_.dtype_bytes, {t_.fine[r], t_.coarse[j]}));
-        for (std::int64_t k = 0; k < kb(); ++k) link(graph_, partials[at(t_.parent[r], j, k, kb())], id);
+        OpId id = add_sum(sum_op(label("", "de_sum", {r, j}), OpKind::formation, fine(r) * rows(j),
+                                 static_cast<int>(kb()), s_.dtype_bytes, {t_.fine[r], t_.coarse[j]}),
+                          static_cast<int>(kb()), {fine_rows(r)});
+        for (std::int64_t k = 0; k < kb(); ++k)
+          link(graph_, partials[at(t_.parent[r], j, k, kb())], id, static_cast<int>(k));
         ids[static_cast<std::size_t>(r * b() + j)] = id;
       }
     return ids;
@@ -128,9 +153,10 @@ class ChainmmBuilder {
     std::vector<OpId> ids(static_cast<std::size_t>(b() * b()));
     for (std::int64_t i = 0; i < b(); ++i)
       for (std::int64_t j = 0; j < b(); ++j) {
-        OpId id = graph_.add_op(sum_op(label("", "ab_sum", {i, j}), OpKind::formation, rows(i) * rows(j),
-                                       static_cast<int>(kb()), s_.dtype_bytes, {t_.coarse[i], t_.coarse[j]}));
-        for (std::int64_t k = 0; k < kb(); ++k) link(graph_, partials[at(i, j, k, kb())], id);
+        OpId id = add_sum(sum_op(label("", "ab_sum", {i, j}), OpKind::formation, rows(i) * rows(j),
+                                 static_cast<int>(kb()), s_.dtype_bytes, {t_.coarse[i], t_.coarse[j]}),
+                          static_cast<int>(kb()), {});
+        for (std::int64_t k = 0; k < kb(); ++k) link(graph_, partials[at(i, j, k, kb())], id, static_cast<int>(k));
         ids[at(i, j, 0, 1)] = id;
       }
     return ids;
@@ -142,9 +168,12 @@ class ChainmmBuilder {
     for (std::int64_t i = 0; i < b(); ++i)
       for (std::int64_t j = 0; j < b(); ++j)
         for (std::int64_t k = 0; k < kb(); ++k) {
-          OpId id = graph_.add_op(matmul_op(label("", "cde_mm", {i, j, k}), rows(i), fine(k), rows(j),
-                                            s_.dtype_bytes, {t_.coarse[i], t_.coarse[j]}));
-          link(graph_, de_sum[static_cast<std::size_t>(k * b() + j)], id);
+          OpSpec spec = matmul_op(label("", "cde_mm", {i, j, k}), rows(i), fine(k), rows(j), s_.dtype_bytes,
+                                  {t_.coarse[i], t_.coarse[j]});
+          spec.operation = operation(TensorFn::matmul, s_.dtype_bytes,
+                                     {matrix("C", {block_of(0, t_.coarse, i), block_of(1, t_.fine, k)}), Operand::edge()});
+          OpId id = graph_.add_op(std::move(spec));
+          link(graph_, de_sum[static_cast<std::size_t>(k * b() + j)], id, 1);
           ids[at(i, j, k, kb())] = id;
         }
     return ids;
@@ -157,10 +186,11 @@ class ChainmmBuilder {
       for (std::int64_t j = 0; j < b(); ++j)
         for (std::int64_t h = 0; h < halves(); ++h) {
           const std::int64_t first = 2 * h, count = std::min<std::int64_t>(2, kb() - first);
-          OpId id = graph_.add_op(sum_op(label("", "cde_sum", {i, j, h}), OpKind::formation,
-                                         rows(i) * rows(j), static_cast<int>(count), s_.dtype_bytes,
-                                         {t_.coarse[i], t_.coarse[j]}));
-          for (std::int64_t k = first; k < first + count; ++k) link(graph_, partials[at(i, j, k, kb())], id);
+          OpId id = add_sum(sum_op(label("", "cde_sum", {i, j, h}), OpKind::formation, rows(i) * rows(j),
+                                   static_cast<int>(count), s_.dtype_bytes, {t_.coarse[i], t_.coarse[j]}),
+                            static_cast<int>(count), {});
+          for (std::int64_t k = first; k < first + count; ++k)
+            link(graph_, partials[at(i, j, k, kb())], id, static_cast<int>(k - first));
           ids[at(i, j, h, halves())] = id;
         }
     return ids;
@@ -171,11 +201,12 @@ class ChainmmBuilder {
     for (std::int64_t r = 0; r < kb(); ++r)
       for (std::int64_t j = 0; j < b(); ++j) {
         const std::int64_t i = t_.parent[r];
-        OpId id = graph_.add_op(sum_op(label("", "y_add", {r, j}), OpKind::elementwise, fine(r) * rows(j),
-                                       static_cast<int>(halves() + 1), s_.dtype_bytes,
-                                       {t_.fine[r], t_.coarse[j]}));
-        for (std::int64_t h = 0; h < halves(); ++h) link(graph_, pairs[at(i, j, h, halves())], id);
-        link(graph_, ab_sum[at(i, j, 0, 1)], id);
+        OpId id = add_sum(sum_op(label("", "y_add", {r, j}), OpKind::elementwise, fine(r) * rows(j),
+                                 static_cast<int>(halves() + 1), s_.dtype_bytes, {t_.fine[r], t_.coarse[j]}),
+                          static_cast<int>(halves() + 1), {fine_rows(r)});
+        for (std::int64_t h = 0; h < halves(); ++h)
+          link(graph_, pairs[at(i, j, h, halves())], id, static_cast<int>(h));
+        link(graph_, ab_sum[at(i, j, 0, 1)], id, static_cast<int>(halves()));
       }
   }
 

@@ -23,11 +23,13 @@ Graph with_doppler_costs(const Graph& graph) {
     spec.kind = graph.kind(op);
     spec.flops = graph.flops(op);
     spec.shape = graph.shape(op);
+    if (const Operation* operation = graph.operation(op)) spec.operation = *operation;
     spec.cost = multiply_adds(graph, op);
     spec.transfer_cost = 4 * spec.cost;
     builder.add_op(std::move(spec));
   }
-  for (EdgeId e = 0; e < graph.num_edges(); ++e) builder.add_edge(graph.edge_src(e), graph.edge_dst(e));
+  for (EdgeId e = 0; e < graph.num_edges(); ++e)
+    builder.add_edge(graph.edge_src(e), graph.edge_dst(e), 0, graph.edge_slot(e));
   auto built = builder.build();
   // The input was a valid graph and costs are finite and positive: a failure here is a bug.
   if (!built) throw std::logic_error("with_doppler_costs: " + built.error().message);

@@ -7,6 +7,8 @@
 // 2048 x 4096 . 4096 x 4096 block matmuls (2^36 flops, DOPPLER's largest FFNN cost). Ops:
 // layers (b^3 + 2 b^2); edges: layers (b^3 + b^2) into the formations and relus, plus
 // (layers - 1) b^3 from each relu tile into the next layer's matmuls (225 by default).
+// Real execution (core/operation.hpp): X is the graph input "ffnn.x", layer l's weight the
+// parameter "l<l>.w" (hidden x hidden); each block op reads its tiles as slices.
 #include "workloads/generators.hpp"
 
 namespace gantry {
@@ -61,18 +63,28 @@ std::vector<OpId> add_layer(GraphBuilder& graph, const FfnnShape& s, std::int64_
       const std::vector<std::int64_t> shape = {rows[i], cols[j]};
       std::vector<OpId> partials;
       for (std::int64_t k = 0; k < b; ++k) {
-        OpId mm = graph.add_op(matmul_op(label(prefix, "mm", {i, j, k}), static_cast<double>(rows[i]),
-                                         static_cast<double>(cols[k]), static_cast<double>(cols[j]),
-                                         s.dtype_bytes, shape));
-        if (!input.empty()) link(graph, input[static_cast<std::size_t>(i * b + k)], mm);
+        OpSpec spec = matmul_op(label(prefix, "mm", {i, j, k}), static_cast<double>(rows[i]),
+                                static_cast<double>(cols[k]), static_cast<double>(cols[j]), s.dtype_bytes, shape);
+        const Operand x = input.empty() ? Operand::input("ffnn.x", {s.batch, s.hidden},
+                                                         {block_of(0, rows, i), block_of(1, cols, k)})
+                                        : Operand::edge();
+        const Operand w = Operand::parameter(prefix + "w", {s.hidden, s.hidden}, weight_scale(s.hidden),
+                                             {block_of(0, cols, k), block_of(1, cols, j)});
+        spec.operation = operation(TensorFn::matmul, s.dtype_bytes, {x, w});
+        OpId mm = graph.add_op(std::move(spec));
+        if (!input.empty()) link(graph, input[static_cast<std::size_t>(i * b + k)], mm, 0);
         partials.push_back(mm);
       }
-      OpId sum = graph.add_op(sum_op(label(prefix, "sum", {i, j}), OpKind::formation, elements,
-                                     static_cast<int>(b), s.dtype_bytes, shape));
-      for (OpId mm : partials) link(graph, mm, sum);
-      OpId relu = graph.add_op(make_op(label(prefix, "relu", {i, j}), OpKind::elementwise, elements,
-                                       2 * elements * s.dtype_bytes, elements * s.dtype_bytes, shape));
-      link(graph, sum, relu);
+      OpSpec sum_spec = sum_op(label(prefix, "sum", {i, j}), OpKind::formation, elements, static_cast<int>(b),
+                               s.dtype_bytes, shape);
+      sum_spec.operation = operation(TensorFn::add, s.dtype_bytes, edge_operands(static_cast<int>(b)));
+      OpId sum = graph.add_op(std::move(sum_spec));
+      for (std::size_t k = 0; k < partials.size(); ++k) link(graph, partials[k], sum, static_cast<int>(k));
+      OpSpec relu_spec = make_op(label(prefix, "relu", {i, j}), OpKind::elementwise, elements,
+                                 2 * elements * s.dtype_bytes, elements * s.dtype_bytes, shape);
+      relu_spec.operation = operation(TensorFn::relu, s.dtype_bytes, edge_operands(1));
+      OpId relu = graph.add_op(std::move(relu_spec));
+      link(graph, sum, relu, 0);
       out[static_cast<std::size_t>(i * b + j)] = relu;
     }
   return out;

@@ -4,6 +4,7 @@
 // input nodes: an op that reads an input counts it in its bytes but has no edge for it.
 // Edges carry the output bytes of their producer: a tensor is shipped whole even when the consumer
 // reads a slice of it, which matches the simulator's "one transfer per tensor and device" rule.
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -132,10 +133,32 @@ inline OpSpec sum_op(std::string name, OpKind kind, double elements, int inputs,
                  elements * dtype_bytes, std::move(shape));
 }
 
-// An edge shipping the producer's whole output tensor.
-inline void link(GraphBuilder& graph, OpId src, OpId dst) {
-  graph.add_edge(src, dst, graph.op(src).output_bytes);
+// An edge shipping the producer's whole output tensor; `slot` is the operand of dst's operation it
+// feeds (-1 when dst has none).
+inline void link(GraphBuilder& graph, OpId src, OpId dst, int slot = -1) {
+  graph.add_edge(src, dst, graph.op(src).output_bytes, slot);
 }
+
+// Block `index` of a dimension cut into `sizes`: the slice [start, start + sizes[index]).
+inline SliceRange block_of(int dim, const std::vector<std::int64_t>& sizes, std::int64_t index) {
+  std::int64_t start = 0;
+  for (std::int64_t i = 0; i < index; ++i) start += sizes[static_cast<std::size_t>(i)];
+  return {dim, start, start + sizes[static_cast<std::size_t>(index)]};
+}
+
+inline Operation operation(TensorFn fn, double dtype_bytes, std::vector<Operand> operands) {
+  Operation op;
+  op.fn = fn;
+  op.dtype = dtype_for_bytes(dtype_bytes);
+  op.operands = std::move(operands);
+  return op;
+}
+
+// `count` operands fed by edges, slots 0..count-1.
+inline std::vector<Operand> edge_operands(int count) { return std::vector<Operand>(static_cast<std::size_t>(count)); }
+
+// Weights are normal with standard deviation 1 / sqrt(fan_in), so activations keep their scale.
+inline double weight_scale(std::int64_t fan_in) { return 1.0 / std::sqrt(static_cast<double>(fan_in)); }
 
 }  // namespace workload_detail
 }  // namespace gantry

@@ -9,6 +9,10 @@
 // (4 b + 13 b^2). Edges, the input being a graph input: b^3 + 15 b^2 + 2 b (312 for b = 4), of
 // which the attention of row block r reads q and r + 1 key and value blocks; b^3 + 17 b^2 + 2 b
 // with split attention.
+// Real execution (core/operation.hpp): the block's input is the graph input "<prefix>x" [batch,
+// seq, hidden] unless ops produce it; weights are parameters "<prefix><what>.w" (q_proj.w is
+// hidden x hidden, read in column blocks; o_proj.w and down_proj.w in row blocks); rope and the
+// causal mask take each row block's position in the sequence.
 #include "workloads/generators.hpp"
 
 namespace gantry {
@@ -29,6 +33,14 @@ constexpr double kNormFlops = 4;  // square, sum, scale by rsqrt, multiply by th
 constexpr double kRopeFlops = 3;  // x cos + rotate(x) sin
 constexpr double kSiluMulFlops = 5;
 constexpr double kSoftmaxFlops = 5;
+constexpr double kNormEps = 1e-5;
+constexpr double kRopeTheta = 10000;
+
+std::int64_t total(const std::vector<std::int64_t>& sizes) {
+  std::int64_t sum = 0;
+  for (std::int64_t size : sizes) sum += size;
+  return sum;
+}
 
 // Builds one block; members hold the shapes every stage shares.
 class BlockBuilder {
@@ -74,8 +86,15 @@ class BlockBuilder {
   std::vector<std::int64_t> row_shape(std::int64_t r, std::int64_t width) const {
     return {d_.batch, rows_[r], width};
   }
-  void link_if(const std::vector<OpId>& producers, std::size_t index, OpId consumer) {
-    if (!producers.empty()) link(graph_, producers[index], consumer);
+  // Row block r of the block's graph input (when no op produces it).
+  Operand block_input(std::int64_t r) const {
+    return Operand::input(prefix_ + "x", {d_.batch, d_.seq, d_.hidden}, {block_of(1, rows_, r)});
+  }
+  double position(std::int64_t r) const { return static_cast<double>(block_of(1, rows_, r).begin); }
+  // An op whose operands are `count` edges, in link order.
+  OpId add_edge_op(OpSpec spec, TensorFn fn, int count) {
+    spec.operation = operation(fn, dt(), edge_operands(count));
+    return graph_.add_op(std::move(spec));
   }
 
   std::vector<OpId> rmsnorms(const char* what, const std::vector<OpId>& x) {
@@ -83,9 +102,14 @@ class BlockBuilder {
     const double width = static_cast<double>(d_.hidden);
     for (std::int64_t r = 0; r < b(); ++r) {
       const double elements = tokens(r) * width;
-      OpId id = graph_.add_op(make_op(label(prefix_, what, {r}), OpKind::norm, kNormFlops * elements,
-                                      (2 * elements + width) * dt(), elements * dt(), row_shape(r, d_.hidden)));
-      link_if(x, static_cast<std::size_t>(r), id);
+      OpSpec spec = make_op(label(prefix_, what, {r}), OpKind::norm, kNormFlops * elements,
+                            (2 * elements + width) * dt(), elements * dt(), row_shape(r, d_.hidden));
+      spec.operation = operation(TensorFn::rmsnorm, dt(),
+                                 {x.empty() ? block_input(r) : Operand::edge(),
+                                  Operand::parameter(prefix_ + what + ".w", {d_.hidden}, 1)})
+                           .with("eps", kNormEps);
+      OpId id = graph_.add_op(std::move(spec));
+      if (!x.empty()) link(graph_, x[static_cast<std::size_t>(r)], id, 0);
       ids.push_back(id);
     }
     return ids;
@@ -97,9 +121,13 @@ class BlockBuilder {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t c = 0; c < b(); ++c) {
-        OpId id = graph_.add_op(matmul_op(label(prefix_, what, {r, c}), tokens(r), static_cast<double>(d_.hidden),
-                                          static_cast<double>(widths[c]), dt(), row_shape(r, widths[c])));
-        link(graph_, x[static_cast<std::size_t>(r)], id);
+        OpSpec spec = matmul_op(label(prefix_, what, {r, c}), tokens(r), static_cast<double>(d_.hidden),
+                                static_cast<double>(widths[c]), dt(), row_shape(r, widths[c]));
+        spec.operation = operation(TensorFn::matmul, dt(),
+                                   {Operand::edge(), Operand::parameter(prefix_ + what + ".w", {d_.hidden, total(widths)},
+                                                                        weight_scale(d_.hidden), {block_of(1, widths, c)})});
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, x[static_cast<std::size_t>(r)], id, 0);
         ids.push_back(id);
       }
     return ids;
@@ -111,9 +139,13 @@ class BlockBuilder {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t c = 0; c < b(); ++c) {
-        OpId id = graph_.add_op(matmul_op(label(prefix_, what, {r, c}), tokens(r), static_cast<double>(widths[c]),
-                                          static_cast<double>(d_.hidden), dt(), row_shape(r, d_.hidden)));
-        link(graph_, x[at(r, c)], id);
+        OpSpec spec = matmul_op(label(prefix_, what, {r, c}), tokens(r), static_cast<double>(widths[c]),
+                                static_cast<double>(d_.hidden), dt(), row_shape(r, d_.hidden));
+        spec.operation = operation(TensorFn::matmul, dt(),
+                                   {Operand::edge(), Operand::parameter(prefix_ + what + ".w", {total(widths), d_.hidden},
+                                                                        weight_scale(total(widths)), {block_of(0, widths, c)})});
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, x[at(r, c)], id, 0);
         ids.push_back(id);
       }
     return ids;
@@ -125,9 +157,14 @@ class BlockBuilder {
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t c = 0; c < b(); ++c) {
         const double elements = tokens(r) * static_cast<double>(widths[c]);
-        OpId id = graph_.add_op(make_op(label(prefix_, what, {r, c}), OpKind::elementwise, kRopeFlops * elements,
-                                        2 * elements * dt(), elements * dt(), row_shape(r, widths[c])));
-        link(graph_, x[at(r, c)], id);
+        OpSpec spec = make_op(label(prefix_, what, {r, c}), OpKind::elementwise, kRopeFlops * elements,
+                              2 * elements * dt(), elements * dt(), row_shape(r, widths[c]));
+        spec.operation = operation(TensorFn::rope, dt(), edge_operands(1))
+                             .with("heads", static_cast<double>(groups_[c]))
+                             .with("position", position(r))
+                             .with("theta", kRopeTheta);
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, x[at(r, c)], id, 0);
         ids.push_back(id);
       }
     return ids;
@@ -146,12 +183,16 @@ class BlockBuilder {
         const double scores = batch * heads * sq * sk;
         const double flops = scores * (4 * hd + kSoftmaxFlops);
         const double bytes = (2 * tokens(r) * width + 2 * batch * sk * width) * dt();
-        OpId id = graph_.add_op(make_op(label(prefix_, "attention", {r, c}), OpKind::attention, flops, bytes,
-                                        tokens(r) * width * dt(), row_shape(r, widths[c])));
-        link(graph_, q[at(r, c)], id);
+        OpSpec spec = make_op(label(prefix_, "attention", {r, c}), OpKind::attention, flops, bytes,
+                              tokens(r) * width * dt(), row_shape(r, widths[c]));
+        spec.operation = operation(TensorFn::attention, dt(), edge_operands(static_cast<int>(1 + 2 * (r + 1))))
+                             .with("heads", heads)
+                             .with("position", position(r));
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, q[at(r, c)], id, 0);
         for (std::int64_t key = 0; key <= r; ++key) {
-          link(graph_, k[at(key, c)], id);
-          link(graph_, v[at(key, c)], id);
+          link(graph_, k[at(key, c)], id, static_cast<int>(1 + 2 * key));
+          link(graph_, v[at(key, c)], id, static_cast<int>(2 + 2 * key));
         }
         ids.push_back(id);
       }
@@ -171,19 +212,25 @@ class BlockBuilder {
         const double scores = batch * heads * sq * sk;
         const std::vector<std::int64_t> score_shape = {d_.batch, groups_[c], rows_[r],
                                                         static_cast<std::int64_t>(sk)};
-        OpId qk = graph_.add_op(make_op(label(prefix_, "attn_scores", {r, c}), OpKind::matmul, 2 * scores * hd,
-                                        (tokens(r) * width + batch * sk * width + scores) * dt(), scores * dt(),
-                                        score_shape));
-        link(graph_, q[at(r, c)], qk);
-        for (std::int64_t key = 0; key <= r; ++key) link(graph_, k[at(key, c)], qk);
-        OpId soft = graph_.add_op(make_op(label(prefix_, "attn_softmax", {r, c}), OpKind::softmax,
-                                          kSoftmaxFlops * scores, 2 * scores * dt(), scores * dt(), score_shape));
-        link(graph_, qk, soft);
-        OpId pv = graph_.add_op(make_op(label(prefix_, "attn_pv", {r, c}), OpKind::matmul, 2 * scores * hd,
-                                        (scores + batch * sk * width + tokens(r) * width) * dt(),
-                                        tokens(r) * width * dt(), row_shape(r, widths[c])));
-        link(graph_, soft, pv);
-        for (std::int64_t key = 0; key <= r; ++key) link(graph_, v[at(key, c)], pv);
+        OpSpec qk_spec = make_op(label(prefix_, "attn_scores", {r, c}), OpKind::matmul, 2 * scores * hd,
+                                 (tokens(r) * width + batch * sk * width + scores) * dt(), scores * dt(), score_shape);
+        qk_spec.operation = operation(TensorFn::scores, dt(), edge_operands(static_cast<int>(r + 2)))
+                                .with("heads", heads)
+                                .with("position", position(r));
+        OpId qk = graph_.add_op(std::move(qk_spec));
+        link(graph_, q[at(r, c)], qk, 0);
+        for (std::int64_t key = 0; key <= r; ++key) link(graph_, k[at(key, c)], qk, static_cast<int>(key + 1));
+        OpId soft = add_edge_op(make_op(label(prefix_, "attn_softmax", {r, c}), OpKind::softmax, kSoftmaxFlops * scores,
+                                        2 * scores * dt(), scores * dt(), score_shape),
+                                TensorFn::softmax, 1);
+        link(graph_, qk, soft, 0);
+        OpSpec pv_spec = make_op(label(prefix_, "attn_pv", {r, c}), OpKind::matmul, 2 * scores * hd,
+                                 (scores + batch * sk * width + tokens(r) * width) * dt(), tokens(r) * width * dt(),
+                                 row_shape(r, widths[c]));
+        pv_spec.operation = operation(TensorFn::pv, dt(), edge_operands(static_cast<int>(r + 2))).with("heads", heads);
+        OpId pv = graph_.add_op(std::move(pv_spec));
+        link(graph_, soft, pv, 0);
+        for (std::int64_t key = 0; key <= r; ++key) link(graph_, v[at(key, c)], pv, static_cast<int>(key + 1));
         ids.push_back(pv);
       }
     return ids;
@@ -194,10 +241,14 @@ class BlockBuilder {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r) {
       const double elements = tokens(r) * static_cast<double>(d_.hidden);
-      OpId id = graph_.add_op(sum_op(label(prefix_, what, {r}), OpKind::elementwise, elements,
-                                     static_cast<int>(b() + 1), dt(), row_shape(r, d_.hidden)));
-      link_if(base, static_cast<std::size_t>(r), id);
-      for (std::int64_t c = 0; c < b(); ++c) link(graph_, partials[at(r, c)], id);
+      OpSpec spec = sum_op(label(prefix_, what, {r}), OpKind::elementwise, elements, static_cast<int>(b() + 1), dt(),
+                           row_shape(r, d_.hidden));
+      std::vector<Operand> operands = edge_operands(static_cast<int>(b() + 1));
+      if (base.empty()) operands[0] = block_input(r);
+      spec.operation = operation(TensorFn::add, dt(), std::move(operands));
+      OpId id = graph_.add_op(std::move(spec));
+      if (!base.empty()) link(graph_, base[static_cast<std::size_t>(r)], id, 0);
+      for (std::int64_t c = 0; c < b(); ++c) link(graph_, partials[at(r, c)], id, static_cast<int>(c + 1));
       ids.push_back(id);
     }
     return ids;
@@ -208,11 +259,11 @@ class BlockBuilder {
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t c = 0; c < b(); ++c) {
         const double elements = tokens(r) * static_cast<double>(mlp_[c]);
-        OpId id = graph_.add_op(make_op(label(prefix_, "silu_mul", {r, c}), OpKind::elementwise,
-                                        kSiluMulFlops * elements, 3 * elements * dt(), elements * dt(),
-                                        row_shape(r, mlp_[c])));
-        link(graph_, gate[at(r, c)], id);
-        link(graph_, up[at(r, c)], id);
+        OpId id = add_edge_op(make_op(label(prefix_, "silu_mul", {r, c}), OpKind::elementwise, kSiluMulFlops * elements,
+                                      3 * elements * dt(), elements * dt(), row_shape(r, mlp_[c])),
+                              TensorFn::silu_mul, 2);
+        link(graph_, gate[at(r, c)], id, 0);
+        link(graph_, up[at(r, c)], id, 1);
         ids.push_back(id);
       }
     return ids;

@@ -6,6 +6,9 @@
 // norms + b^2 logits + b^2 xent parts + b xents + 1 loss = 3 b + 1 + 2 b^2 + layers x block_ops
 // (237 for b = 4 and one layer). Edges: layers x (block edges + 2 b, the block reading its input
 // rows in rmsnorm and resid1) + 3 b^2 + 2 b (376 for b = 4 and one layer).
+// Real execution (core/operation.hpp): the integer graph inputs "tokens" and "targets" [batch,
+// seq], the parameters "embed.w" [vocab, hidden], "final_norm.w" and "lm_head.w" [hidden, vocab]
+// (read in column slices), and the blocks' own (llama_block.cpp, prefixed "L<l>." with layers > 1).
 #include "workloads/generators.hpp"
 
 namespace gantry {
@@ -62,15 +65,21 @@ class LayerBuilder {
   double tokens(std::int64_t r) const { return static_cast<double>(d_.batch * rows_[r]); }
   double dt() const { return d_.dtype_bytes; }
   double hidden() const { return static_cast<double>(d_.hidden); }
+  // Row block r of an integer graph input of token ids (the inputs, or the targets of the loss).
+  Operand token_rows(const char* name, std::int64_t r) const {
+    return Operand::token_ids(name, {d_.batch, d_.seq}, s_.vocab, {block_of(1, rows_, r)});
+  }
 
   // Gathers table rows for the token ids: pure memory traffic.
   std::vector<OpId> embeddings() {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r) {
       const double elements = tokens(r) * hidden();
-      ids.push_back(graph_.add_op(make_op(label("", "embed", {r}), OpKind::embedding, 0,
-                                          2 * elements * dt() + tokens(r) * 4, elements * dt(),
-                                          {d_.batch, rows_[r], d_.hidden})));
+      OpSpec spec = make_op(label("", "embed", {r}), OpKind::embedding, 0, 2 * elements * dt() + tokens(r) * 4,
+                            elements * dt(), {d_.batch, rows_[r], d_.hidden});
+      spec.operation = operation(TensorFn::embedding, dt(),
+                                 {token_rows("tokens", r), Operand::parameter("embed.w", {s_.vocab, d_.hidden}, 1)});
+      ids.push_back(graph_.add_op(std::move(spec)));
     }
     return ids;
   }
@@ -79,10 +88,13 @@ class LayerBuilder {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r) {
       const double elements = tokens(r) * hidden();
-      OpId id = graph_.add_op(make_op(label("", "final_norm", {r}), OpKind::norm, 4 * elements,
-                                      (2 * elements + hidden()) * dt(), elements * dt(),
-                                      {d_.batch, rows_[r], d_.hidden}));
-      link(graph_, x[static_cast<std::size_t>(r)], id);
+      OpSpec spec = make_op(label("", "final_norm", {r}), OpKind::norm, 4 * elements, (2 * elements + hidden()) * dt(),
+                            elements * dt(), {d_.batch, rows_[r], d_.hidden});
+      spec.operation = operation(TensorFn::rmsnorm, dt(),
+                                 {Operand::edge(), Operand::parameter("final_norm.w", {d_.hidden}, 1)})
+                           .with("eps", 1e-5);
+      OpId id = graph_.add_op(std::move(spec));
+      link(graph_, x[static_cast<std::size_t>(r)], id, 0);
       ids.push_back(id);
     }
     return ids;
@@ -92,9 +104,13 @@ class LayerBuilder {
     std::vector<OpId> ids;
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t v = 0; v < b(); ++v) {
-        OpId id = graph_.add_op(matmul_op(label("", "logits", {r, v}), tokens(r), hidden(),
-                                          static_cast<double>(vocab_[v]), dt(), {d_.batch, rows_[r], vocab_[v]}));
-        link(graph_, norm[static_cast<std::size_t>(r)], id);
+        OpSpec spec = matmul_op(label("", "logits", {r, v}), tokens(r), hidden(), static_cast<double>(vocab_[v]), dt(),
+                                {d_.batch, rows_[r], vocab_[v]});
+        spec.operation = operation(TensorFn::matmul, dt(),
+                                   {Operand::edge(), Operand::parameter("lm_head.w", {d_.hidden, s_.vocab},
+                                                                        weight_scale(d_.hidden), {block_of(1, vocab_, v)})});
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, norm[static_cast<std::size_t>(r)], id, 0);
         ids.push_back(id);
       }
     return ids;
@@ -107,10 +123,13 @@ class LayerBuilder {
     for (std::int64_t r = 0; r < b(); ++r)
       for (std::int64_t v = 0; v < b(); ++v) {
         const double elements = tokens(r) * static_cast<double>(vocab_[v]);
-        OpId id = graph_.add_op(make_op(label("", "xent_part", {r, v}), OpKind::softmax, kSoftmaxFlops * elements,
-                                        (elements + 3 * tokens(r)) * dt() + tokens(r) * 4, 3 * tokens(r) * dt(),
-                                        {d_.batch, rows_[r], 3}));
-        link(graph_, logits[at(r, v)], id);
+        OpSpec spec = make_op(label("", "xent_part", {r, v}), OpKind::softmax, kSoftmaxFlops * elements,
+                              (elements + 3 * tokens(r)) * dt() + tokens(r) * 4, 3 * tokens(r) * dt(),
+                              {d_.batch, rows_[r], 3});
+        spec.operation = operation(TensorFn::xent_part, dt(), {Operand::edge(), token_rows("targets", r)})
+                             .with("offset", static_cast<double>(block_of(0, vocab_, v).begin));
+        OpId id = graph_.add_op(std::move(spec));
+        link(graph_, logits[at(r, v)], id, 0);
         ids.push_back(id);
       }
     return ids;
@@ -120,9 +139,11 @@ class LayerBuilder {
     std::vector<OpId> ids;
     const double slices = static_cast<double>(b());
     for (std::int64_t r = 0; r < b(); ++r) {
-      OpId id = graph_.add_op(make_op(label("", "xent", {r}), OpKind::reduce, 3 * slices * tokens(r),
-                                      (3 * slices + 1) * tokens(r) * dt(), tokens(r) * dt(), {d_.batch, rows_[r]}));
-      for (std::int64_t v = 0; v < b(); ++v) link(graph_, parts[at(r, v)], id);
+      OpSpec spec = make_op(label("", "xent", {r}), OpKind::reduce, 3 * slices * tokens(r),
+                            (3 * slices + 1) * tokens(r) * dt(), tokens(r) * dt(), {d_.batch, rows_[r]});
+      spec.operation = operation(TensorFn::xent, dt(), edge_operands(static_cast<int>(b())));
+      OpId id = graph_.add_op(std::move(spec));
+      for (std::int64_t v = 0; v < b(); ++v) link(graph_, parts[at(r, v)], id, static_cast<int>(v));
       ids.push_back(id);
     }
     return ids;
@@ -130,8 +151,10 @@ class LayerBuilder {
 
   void mean_loss(const std::vector<OpId>& losses) {
     const double all = static_cast<double>(d_.batch * d_.seq);
-    OpId id = graph_.add_op(make_op("loss", OpKind::reduce, all, (all + 1) * dt(), dt(), {1}));
-    for (OpId loss : losses) link(graph_, loss, id);
+    OpSpec spec = make_op("loss", OpKind::reduce, all, (all + 1) * dt(), dt(), {1});
+    spec.operation = operation(TensorFn::mean, dt(), edge_operands(static_cast<int>(losses.size())));
+    OpId id = graph_.add_op(std::move(spec));
+    for (std::size_t r = 0; r < losses.size(); ++r) link(graph_, losses[r], id, static_cast<int>(r));
   }
 
   LayerShape s_;

@@ -1,0 +1,34 @@
+#pragma once
+// A graph compiled for execution: every op's named operands built and sliced once, before any
+// timing, and how to run one op from the values its in-edges deliver. Ops without an operation
+// run a proxy: a square GEMM of their flops, producing a tensor of their output bytes. Internal to
+// executor/ (includes ATen); one Program serves every device thread (running an op only reads it).
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "core/graph.hpp"
+
+namespace gantry {
+
+class Program {
+ public:
+  explicit Program(const Graph& graph);
+
+  const Graph& graph() const { return graph_; }
+  // Runs `op`: `inputs[k]` is the value of the producer of in_edges(op)[k].
+  at::Tensor run(OpId op, const std::vector<at::Tensor>& inputs) const;
+
+ private:
+  struct Prepared {
+    std::vector<at::Tensor> constants;  // per operand: the sliced named tensor (undefined for edges)
+    at::Tensor proxy_a, proxy_b;        // a proxy's GEMM operands (undefined: no GEMM)
+    std::int64_t proxy_elements = 1;    // a proxy's output, in floats
+  };
+  at::Tensor run_proxy(const Prepared& prepared) const;
+
+  const Graph& graph_;
+  std::vector<Prepared> prepared_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,219 @@
+// The CPU backend's runtime: spreading a graph over devices changes nothing but the times, every
+// recorded time respects the dependencies and the simulator's rules, fixed orders are followed or
+// their deadlock reported, and bad input is refused with its reason.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/cluster.hpp"
+#include "executor/cpu/cpu_executor.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gantry;
+
+namespace {
+
+Graph workload(const std::string& spec) {
+  auto g = make_workload(spec);
+  REQUIRE(g.ok());
+  return std::move(g).value();
+}
+
+Cluster cluster(const std::string& spec) {
+  auto c = Cluster::load(spec);
+  REQUIRE(c.ok());
+  return std::move(c).value();
+}
+
+Placement random_placement(const Graph& g, int devices, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Placement p;
+  for (OpId op = 0; op < g.size(); ++op) p.device.push_back(static_cast<std::int32_t>(rng() % devices));
+  return p;
+}
+
+ExecOptions quick(bool keep = false) {
+  ExecOptions o;
+  o.repeats = 1;
+  o.warmup = 0;
+  o.keep_outputs = keep;
+  o.pin_threads = false;  // tests share the machine with other tests
+  return o;
+}
+
+// Every dependency and device rule the simulator models holds in the recorded times.
+void check_record(const Graph& g, const Placement& p, const RunRecord& run) {
+  REQUIRE(run.ops.size() == static_cast<std::size_t>(g.size()));
+  std::map<std::pair<OpId, int>, const TransferRecord*> arrival;
+  for (const TransferRecord& t : run.transfers) {
+    CHECK(arrival.emplace(std::pair{t.op, t.to}, &t).second);  // a tensor travels to a device once
+    CHECK(t.from == p.device[static_cast<std::size_t>(t.op)]);
+    CHECK(t.start >= run.ops[static_cast<std::size_t>(t.op)].end);
+    CHECK(t.end >= t.start);
+  }
+  std::set<std::pair<OpId, int>> needed;
+  double last = 0;
+  for (OpId op = 0; op < g.size(); ++op) {
+    const OpRecord& r = run.ops[static_cast<std::size_t>(op)];
+    CHECK(r.device == p.device[static_cast<std::size_t>(op)]);
+    CHECK(r.end >= r.start);
+    last = std::max(last, r.end);
+    for (OpId src : g.preds(op)) {
+      if (p.device[static_cast<std::size_t>(src)] == r.device) {
+        CHECK(r.start >= run.ops[static_cast<std::size_t>(src)].end);
+        continue;
+      }
+      needed.insert({src, r.device});
+      auto it = arrival.find({src, r.device});
+      REQUIRE(it != arrival.end());
+      CHECK(r.start >= it->second->end);
+    }
+  }
+  CHECK(needed.size() == run.transfers.size());
+  CHECK(run.makespan == last);
+  // One stream per device: a device's ops never overlap.
+  std::map<int, std::vector<std::pair<double, double>>> busy;
+  for (const OpRecord& r : run.ops) busy[r.device].push_back({r.start, r.end});
+  for (auto& [device, spans] : busy) {
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].first >= spans[i - 1].second);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a graph spread over devices computes what it computes on one", "[executor]") {
+  const Graph g = workload("llama-block:blocks=3,batch=1,seq=12,hidden=32,heads=4,ffn=24,dtype_bytes=4");
+  const Placement one = random_placement(g, 1, 1);
+  auto alone = execute_on_cpu(g, one, cluster("identical:1"), quick(true));
+  REQUIRE(alone.ok());
+  for (std::uint32_t seed : {1u, 2u, 3u}) {
+    const Placement spread = random_placement(g, 3, seed);
+    auto m = execute_on_cpu(g, spread, cluster("identical:3"), quick(true));
+    REQUIRE(m.ok());
+    check_record(g, spread, m.value().median_run);
+    REQUIRE(m.value().outputs.size() == alone.value().outputs.size());
+    for (std::size_t k = 0; k < m.value().outputs.size(); ++k) {
+      CHECK(m.value().outputs[k].op == alone.value().outputs[k].op);
+      CHECK(m.value().outputs[k].values == alone.value().outputs[k].values);  // same kernels, same bits
+    }
+  }
+}
+
+TEST_CASE("the median of the timed runs is reported with its record", "[executor]") {
+  const Graph g = workload("ffnn:layers=2,blocks=2,batch=16,hidden=16");
+  const Placement p = random_placement(g, 2, 7);
+  ExecOptions o = quick();
+  o.repeats = 5;
+  o.warmup = 2;
+  auto m = execute_on_cpu(g, p, cluster("cpu-2"), o);
+  REQUIRE(m.ok());
+  REQUIRE(m.value().makespans.size() == 5);
+  std::vector<double> sorted = m.value().makespans;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(m.value().median == sorted[2]);
+  CHECK(m.value().min == sorted.front());
+  CHECK(m.value().max == sorted.back());
+  CHECK(m.value().median_run.makespan == sorted[2]);
+  check_record(g, p, m.value().median_run);
+}
+
+TEST_CASE("ops without an operation run proxy GEMMs and keep the dependencies", "[executor]") {
+  const Graph g = workload("random:ops=200,layers=20,flops=1e6");
+  REQUIRE_FALSE(g.has_operations());
+  const Placement p = random_placement(g, 2, 3);
+  auto m = execute_on_cpu(g, p, cluster("cpu-2"), quick());
+  REQUIRE(m.ok());
+  check_record(g, p, m.value().median_run);
+}
+
+TEST_CASE("a throttled transfer lasts at least latency plus bytes over bandwidth", "[executor]") {
+  const std::string yaml =
+      "name: slow\ndevices:\n  - {count: 2, kind: CPU, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 1}\n"
+      "default_link: {bandwidth_gbs: 0.000001, latency_us: 2000}\n";  // 1000 bytes/s, 2 ms
+  auto slow = Cluster::from_yaml(yaml, "slow.yaml");
+  REQUIRE(slow.ok());
+  const Graph g = workload("ffnn:layers=1,blocks=1,batch=2,hidden=2");  // mm -> sum -> relu, 16-byte tiles
+  Placement p;
+  p.device = {0, 1, 0};
+  ExecOptions o = quick();
+  o.throttle_links = true;
+  auto m = execute_on_cpu(g, p, slow.value(), o);
+  REQUIRE(m.ok());
+  const RunRecord& run = m.value().median_run;
+  REQUIRE(run.transfers.size() == 2);
+  for (const TransferRecord& t : run.transfers) {
+    CHECK(t.bytes == 16);
+    CHECK(t.end - t.start >= 0.002 + 16 / 1000.0);
+  }
+  check_record(g, p, run);
+}
+
+TEST_CASE("a fixed order is followed, and one that deadlocks is reported", "[executor]") {
+  // x and z on device 0, y and w on device 1; x feeds w and y feeds z.
+  GraphBuilder b("cross.json");
+  for (const char* name : {"x", "y", "z", "w"}) {
+    OpSpec op;
+    op.name = name;
+    op.flops = 1e4;
+    op.output_bytes = 64;
+    b.add_op(op);
+  }
+  b.add_edge(0, 3, 64);
+  b.add_edge(1, 2, 64);
+  auto built = b.build();
+  REQUIRE(built.ok());
+  const Graph& g = built.value();
+  Placement p;
+  p.device = {0, 1, 0, 1};
+
+  ExecOptions o = quick();
+  o.fixed_order = true;
+  o.order = {{0, 2}, {1, 3}};
+  auto fine = execute_on_cpu(g, p, cluster("cpu-2"), o);
+  REQUIRE(fine.ok());
+  const RunRecord& run = fine.value().median_run;
+  CHECK(run.ops[2].start >= run.ops[0].end);
+  CHECK(run.ops[3].start >= run.ops[1].end);
+  check_record(g, p, run);
+
+  o.order = {{2, 0}, {3, 1}};  // z waits for y, behind w, which waits for x, behind z
+  auto stuck = execute_on_cpu(g, p, cluster("cpu-2"), o);
+  REQUIRE_FALSE(stuck.ok());
+  CHECK_THAT(stuck.error().message, Catch::Contains("the fixed order deadlocks: device 0 waits for z, device 1 waits for w"));
+
+  o.order = {{0, 2, 1}, {3}};
+  auto misplaced = execute_on_cpu(g, p, cluster("cpu-2"), o);
+  REQUIRE_FALSE(misplaced.ok());
+  CHECK_THAT(misplaced.error().message, Catch::Contains("lists y on device 0 but the placement puts it on device 1"));
+  o.order = {{0, 2}, {3}};
+  auto missing = execute_on_cpu(g, p, cluster("cpu-2"), o);
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Catch::Contains("the fixed order leaves out y"));
+}
+
+TEST_CASE("bad placements and failing kernels are errors that say why", "[executor]") {
+  const Graph g = workload("ffnn:layers=1,blocks=2,batch=4,hidden=4");
+  Placement p = random_placement(g, 3, 1);
+  auto wrong_devices = execute_on_cpu(g, p, cluster("cpu-2"), quick());
+  REQUIRE_FALSE(wrong_devices.ok());
+  CHECK_THAT(wrong_devices.error().message, Catch::Contains("placement"));
+
+  GraphBuilder b("bad.json");
+  OpSpec mm;
+  mm.name = "mm";
+  Operation matmul;
+  matmul.fn = TensorFn::matmul;
+  matmul.operands = {Operand::input("a", {4, 6}), Operand::parameter("b", {3, 3}, 1)};
+  mm.operation = matmul;
+  b.add_op(mm);
+  auto bad = b.build();
+  REQUIRE(bad.ok());
+  Placement single;
+  single.device = {0};
+  auto failed = execute_on_cpu(bad.value(), single, cluster("identical:1"), quick());
+  REQUIRE_FALSE(failed.ok());
+  CHECK_THAT(failed.error().message, Catch::StartsWith("op mm: "));
+}

@@ -6,6 +6,7 @@ namespace gantry::cli {
 // Each verb registers itself on the top-level app (one file per verb).
 void add_place_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_execute_command(CLI::App& app);
 void add_workloads_command(CLI::App& app);
 void add_clusters_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

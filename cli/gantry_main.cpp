@@ -19,6 +19,7 @@ namespace gantry::cli {
 void add_all_commands(CLI::App& app) {
   add_place_command(app);
   add_simulate_command(app);
+  add_execute_command(app);
   add_tune_command(app);
   add_train_command(app);
   add_query_command(app);

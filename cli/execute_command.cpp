@@ -1,0 +1,168 @@
+// gantry execute: run a placement for real on this machine's CPU cores (the executor's CPU backend,
+// one core per device of the cluster) and set the measured makespan beside the simulator's.
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/schedule_source.hpp"
+#include "cli/text_table.hpp"
+#include "core/fingerprint.hpp"
+#include "executor/cpu/cpu_executor.hpp"
+#include "executor/measured_timeline.hpp"
+#include "sim/runtime_fingerprint.hpp"
+#include "sim/simulator.hpp"
+#include "tuner/placement_method.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct ExecuteArgs {
+  ProblemArgs problem;
+  SimArgs sim;
+  OutputArgs out;
+  std::string placement_file, method, data;
+  bool best = false, throttle = false, no_pin = false;
+  int repeats = 5, warmup = 1;
+};
+
+struct ChosenPlacement {
+  Placement placement;
+  std::string source;  // for the report: the file, "stored best (method)" or the method
+};
+
+ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options) {
+  if (!args.placement_file.empty()) {
+    auto file = read_placement_file(args.placement_file);
+    if (!file) throw CliError(file.error().message);
+    const std::string graph_fp = fingerprint(problem.graph).hex();
+    if (!file.value().graph_fingerprint.empty() && file.value().graph_fingerprint != graph_fp)
+      throw CliError(args.placement_file + ": the placement was made for graph " + file.value().graph_fingerprint +
+                     ", not for " + problem.graph_label + " (" + graph_fp + ")");
+    return {file.value().placement, args.placement_file};
+  }
+  if (args.best) {
+    auto source = local_schedules(args.data);
+    auto best = source->best(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options));
+    if (!best || best->is_pipeline())
+      throw CliError("no stored best " + source->where() + " for " + problem.graph_label + " on " +
+                     problem.cluster.name() + " with these simulator options (`gantry tune` finds one)");
+    return {best->placement, "stored best (" + best->method + ", " + best->job_id + ")"};
+  }
+  const PlacementProblem placement_problem{problem.graph, problem.cluster, *problem.costs, options};
+  SearchBudget budget;
+  budget.seed = args.problem.seed;
+  auto outcome = run_placement_method(args.method, placement_problem, budget);
+  if (!outcome) throw CliError(outcome.error().message);
+  return {outcome.value().placement, args.method};
+}
+
+double relative_error(double predicted, double measured) { return measured > 0 ? predicted / measured - 1 : 0; }
+
+nlohmann::json report_json(const Problem& problem, const ChosenPlacement& chosen, const Measurement& m,
+                           const SimResult& measured, const SimResult& simulated) {
+  return {{"graph", problem.graph_label},
+          {"cluster", problem.cluster.name()},
+          {"placement", chosen.source},
+          {"backend", m.backend},
+          {"measured",
+           {{"median", m.median}, {"min", m.min}, {"max", m.max}, {"spread", m.spread()}, {"makespans", m.makespans},
+            {"busy", measured.busy}, {"transfers", measured.transfers}, {"transfer_bytes", measured.transfer_bytes},
+            {"transfer_time", measured.transfer_time}}},
+          {"simulated",
+           {{"makespan", simulated.makespan}, {"busy", simulated.busy}, {"transfers", simulated.transfers},
+            {"transfer_bytes", simulated.transfer_bytes}, {"transfer_time", simulated.transfer_time}}},
+          {"error", relative_error(simulated.makespan, m.median)}};
+}
+
+void print_report(const Problem& problem, const ChosenPlacement& chosen, const Measurement& m, const SimResult& measured,
+                  const SimResult& simulated) {
+  const std::string& unit = problem.graph.cost_unit();
+  std::cout << problem.graph_label << " on " << problem.cluster.name() << ", placement: " << chosen.source << "\n"
+            << m.makespans.size() << " timed runs on the " << m.backend << " backend: median "
+            << format_time(m.median, "s") << ", min " << format_time(m.min, "s") << ", max " << format_time(m.max, "s")
+            << " (spread " << format_fixed(100 * m.spread(), 1) << "%)\n\n";
+  TextTable t({"", "makespan", "transfers", "moved", "busy per device"});
+  auto busy = [&](const SimResult& r, const std::string& u) {
+    std::string text;
+    for (double b : r.busy) text += (text.empty() ? "" : "  ") + format_time(b, u);
+    return text;
+  };
+  t.add({"measured (median run)", format_time(m.median, "s"), std::to_string(measured.transfers),
+         format_bytes(measured.transfer_bytes), busy(measured, "s")});
+  t.add({"simulated", format_time(simulated.makespan, unit), std::to_string(simulated.transfers),
+         format_bytes(simulated.transfer_bytes), busy(simulated, unit)});
+  t.print(std::cout);
+  if (unit == "s")
+    std::cout << "\nsimulator error: " << (simulated.makespan >= m.median ? "+" : "")
+              << format_fixed(100 * relative_error(simulated.makespan, m.median), 1) << "% of the measured median\n";
+  else
+    std::cout << "\nthe graph's costs are in " << unit << ", not seconds: the simulated times do not compare\n";
+}
+
+void run_execute(const ExecuteArgs& args) {
+  const int sources = !args.placement_file.empty() + args.best + !args.method.empty();
+  if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
+  Problem problem = load_problem(args.problem);
+  const SimOptions options = args.sim.options();
+  const ChosenPlacement chosen = choose_placement(args, problem, options);
+  if (auto valid = chosen.placement.check(problem.graph, problem.cluster, chosen.source); !valid)
+    throw CliError(valid.error().message);
+
+  ExecOptions exec;
+  exec.repeats = args.repeats;
+  exec.warmup = args.warmup;
+  exec.throttle_links = args.throttle;
+  exec.pin_threads = !args.no_pin;
+  if (!args.out.json())
+    std::fprintf(stderr, "executing %d ops on %d CPU devices: %d warm-up and %d timed runs...\n", problem.graph.size(),
+                 problem.cluster.size(), args.warmup, args.repeats);
+  auto measured = execute_on_cpu(problem.graph, chosen.placement, problem.cluster, exec);
+  if (!measured) throw CliError(measured.error().message);
+  const Measurement& m = measured.value();
+  const SimResult timeline = measured_timeline(m.median_run, problem.cluster.size());
+
+  SimOptions full = options;
+  full.record = true;
+  const SimResult simulated = Simulator(problem.graph, *problem.costs, problem.cluster, full).run(chosen.placement);
+  if (args.out.wants_timeline())
+    write_timelines(args.out, problem, timeline,
+                    problem.graph_label + " on " + problem.cluster.name() + " - measured, " + chosen.source);
+  if (args.out.json())
+    std::cout << report_json(problem, chosen, m, timeline, simulated).dump(2) << "\n";
+  else
+    print_report(problem, chosen, m, timeline, simulated);
+}
+
+}  // namespace
+
+void add_execute_command(CLI::App& app) {
+  auto args = std::make_shared<ExecuteArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "execute",
+      "run a placement for real on this machine's CPU cores (one core per device of the cluster, real ATen kernels, "
+      "real copies between devices) and compare the measured makespan with the simulator's");
+  args->problem.add_to(*cmd);
+  cmd->add_option("--placement", args->placement_file, "placement JSON (from `gantry place -f json` or `query export`)");
+  cmd->add_flag("--best", args->best, "the stored best placement of this graph on this cluster (local store)");
+  cmd->add_option("-m,--method", args->method, "place with a method first: single, round-robin, random, cp, heft, search");
+  cmd->add_option("--data", args->data, "store directory for --best (default ./gantry-data)");
+  cmd->add_option("--repeats", args->repeats, "timed runs; the median is the measurement")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--warmup", args->warmup, "untimed runs before them")->capture_default_str()->check(CLI::Range(0, 1000));
+  cmd->add_flag("--throttle", args->throttle,
+                "make each transfer last at least the cluster link's latency + bytes / bandwidth");
+  cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
+  args->sim.add_to(*cmd);
+  args->out.add_to(*cmd);
+  cmd->footer(
+      "The graph's ops run their operations (core/operation.hpp; generated chainmm, ffnn and llama graphs have them) "
+      "or, without one, a GEMM of their flops. Size graphs for the CPU, e.g.\n"
+      "  gantry execute --workload ffnn:batch=512,hidden=512 --cluster cpu-2 --method heft --trace run.json");
+  cmd->callback([args] { run_execute(*args); });
+}
+
+}  // namespace gantry::cli

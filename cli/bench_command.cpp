@@ -17,6 +17,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
+#include "bench/executor_bench.hpp"
 #include "cli/text_table.hpp"
 
 namespace gantry::cli {
@@ -336,6 +337,37 @@ void add_bench_learner(CLI::App& bench) {
 
 }  // namespace
 
+void add_bench_executor(CLI::App& bench) {
+  auto options = std::make_shared<ExecutorBenchOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  auto no_pin = std::make_shared<bool>(false);
+  CLI::App* cmd = bench.add_subcommand(
+      "executor", "the CPU executor's cost per op, with empty ops: a chain and independent ops on one device, "
+                  "independent ops on two, and a chain hopping between two devices (a transfer per op)");
+  cmd->add_option("--ops", options->ops, "ops per graph")->capture_default_str()->check(CLI::Range(10, 10000000));
+  cmd->add_option("--repeats", options->repeats, "timed runs per shape")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_flag("--no-pin", *no_pin, "do not pin device threads to cores");
+  out->add_to(*cmd, false);
+  cmd->callback([options, out, no_pin] {
+    options->pin = !*no_pin;
+    const auto rows = run_executor_bench(*options);
+    if (out->json()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"shape", r.shape}, {"ops", r.ops}, {"devices", r.devices}, {"runs", r.runs},
+                     {"median_us_per_op", r.median_us_per_op}, {"min_us_per_op", r.min_us_per_op},
+                     {"max_us_per_op", r.max_us_per_op}});
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    TextTable table({"shape", "ops", "devices", "runs", "median us/op", "min us/op", "max us/op"});
+    for (const auto& r : rows)
+      table.add({r.shape, std::to_string(r.ops), std::to_string(r.devices), std::to_string(r.runs),
+                 format_fixed(r.median_us_per_op, 2), format_fixed(r.min_us_per_op, 2), format_fixed(r.max_us_per_op, 2)});
+    table.print(std::cout);
+  });
+}
+
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline, learner (DOPPLER policies)");
   bench->require_subcommand(1);
@@ -346,6 +378,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_store(*bench);
   add_bench_pipeline(*bench);
   add_bench_learner(*bench);
+  add_bench_executor(*bench);
 }
 
 }  // namespace gantry::cli

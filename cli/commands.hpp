@@ -7,6 +7,7 @@ namespace gantry::cli {
 void add_place_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_execute_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
 void add_workloads_command(CLI::App& app);
 void add_clusters_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

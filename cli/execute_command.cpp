@@ -6,11 +6,12 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
-#include "cli/schedule_source.hpp"
 #include "cli/text_table.hpp"
 #include "core/fingerprint.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/measured_timeline.hpp"
+#include "executor/profile_samples.hpp"
+#include "storage/store.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
 #include "tuner/placement_method.hpp"
@@ -24,7 +25,7 @@ struct ExecuteArgs {
   SimArgs sim;
   OutputArgs out;
   std::string placement_file, method, data;
-  bool best = false, throttle = false, no_pin = false;
+  bool best = false, throttle = false, no_pin = false, profiled = false, no_record = false;
   int repeats = 5, warmup = 1;
 };
 
@@ -33,7 +34,8 @@ struct ChosenPlacement {
   std::string source;  // for the report: the file, "stored best (method)" or the method
 };
 
-ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options) {
+ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options,
+                                 Store* store) {
   if (!args.placement_file.empty()) {
     auto file = read_placement_file(args.placement_file);
     if (!file) throw CliError(file.error().message);
@@ -44,12 +46,12 @@ ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem
     return {file.value().placement, args.placement_file};
   }
   if (args.best) {
-    auto source = local_schedules(args.data);
-    auto best = source->best(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options));
-    if (!best || best->is_pipeline())
-      throw CliError("no stored best " + source->where() + " for " + problem.graph_label + " on " +
+    auto best = store->best(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options));
+    if (!best) throw CliError(best.error().message);
+    if (!best.value() || best.value()->is_pipeline())
+      throw CliError("no stored best in " + store->path() + " for " + problem.graph_label + " on " +
                      problem.cluster.name() + " with these simulator options (`gantry tune` finds one)");
-    return {best->placement, "stored best (" + best->method + ", " + best->job_id + ")"};
+    return {best.value()->placement, "stored best (" + best.value()->method + ", " + best.value()->job_id + ")"};
   }
   const PlacementProblem placement_problem{problem.graph, problem.cluster, *problem.costs, options};
   SearchBudget budget;
@@ -57,6 +59,15 @@ ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem
   auto outcome = run_placement_method(args.method, placement_problem, budget);
   if (!outcome) throw CliError(outcome.error().message);
   return {outcome.value().placement, args.method};
+}
+
+// The store: for --best, --profiled, and to add the run's times to the profiles (unless --no-record).
+std::unique_ptr<Store> open_store(const ExecuteArgs& args) {
+  if (!args.best && !args.profiled && args.no_record) return nullptr;
+  const std::string dir = args.data.empty() ? default_data_dir() : args.data;
+  auto store = Store::open(dir);
+  if (!store) throw CliError(store.error().message);
+  return std::move(store).value();
 }
 
 double relative_error(double predicted, double measured) { return measured > 0 ? predicted / measured - 1 : 0; }
@@ -107,7 +118,16 @@ void run_execute(const ExecuteArgs& args) {
   if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
-  const ChosenPlacement chosen = choose_placement(args, problem, options);
+  std::unique_ptr<Store> store = open_store(args);
+  ProfileTable profiles;
+  if (args.profiled) {
+    auto stored = store->profiles();
+    if (!stored) throw CliError(stored.error().message);
+    profiles = std::move(stored).value();
+    if (profiles.empty()) throw CliError("--profiled: no profiles in " + store->path() + " (run `gantry profile` first)");
+    problem.costs = std::make_unique<CostTable>(problem.graph, problem.cluster, &profiles);
+  }
+  const ChosenPlacement chosen = choose_placement(args, problem, options, store.get());
   if (auto valid = chosen.placement.check(problem.graph, problem.cluster, chosen.source); !valid)
     throw CliError(valid.error().message);
 
@@ -123,6 +143,12 @@ void run_execute(const ExecuteArgs& args) {
   if (!measured) throw CliError(measured.error().message);
   const Measurement& m = measured.value();
   const SimResult timeline = measured_timeline(m.median_run, problem.cluster.size());
+  if (store && !args.no_record) {  // every run teaches the profiles
+    ProfileTable samples;
+    add_profile_samples(problem.graph, problem.cluster, m.median_run, &samples);
+    if (auto added = store->add_profiles(samples); !added)
+      std::fprintf(stderr, "gantry: the measurement was not added to the profiles: %s\n", added.error().message.c_str());
+  }
 
   SimOptions full = options;
   full.record = true;
@@ -148,7 +174,7 @@ void add_execute_command(CLI::App& app) {
   cmd->add_option("--placement", args->placement_file, "placement JSON (from `gantry place -f json` or `query export`)");
   cmd->add_flag("--best", args->best, "the stored best placement of this graph on this cluster (local store)");
   cmd->add_option("-m,--method", args->method, "place with a method first: single, round-robin, random, cp, heft, search");
-  cmd->add_option("--data", args->data, "store directory for --best (default ./gantry-data)");
+  cmd->add_option("--data", args->data, "store directory: stored bests, profiles (default ./gantry-data or $GANTRY_DATA)");
   cmd->add_option("--repeats", args->repeats, "timed runs; the median is the measurement")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
@@ -156,6 +182,9 @@ void add_execute_command(CLI::App& app) {
   cmd->add_flag("--throttle", args->throttle,
                 "make each transfer last at least the cluster link's latency + bytes / bandwidth");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
+  cmd->add_flag("--profiled", args->profiled,
+                "predict with the store's measured profiles (`gantry profile`) instead of the roofline");
+  cmd->add_flag("--no-record", args->no_record, "do not add this run's op and transfer times to the store's profiles");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->footer(

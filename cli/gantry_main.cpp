@@ -20,6 +20,7 @@ void add_all_commands(CLI::App& app) {
   add_place_command(app);
   add_simulate_command(app);
   add_execute_command(app);
+  add_profile_command(app);
   add_tune_command(app);
   add_train_command(app);
   add_query_command(app);

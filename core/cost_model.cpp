@@ -16,8 +16,10 @@ double roofline(const Graph& g, OpId op, const Device& dev, const CostModelOptio
 
 }  // namespace
 
-CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModelOptions& options)
+CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModelOptions& options,
+                     const ProfileTable* profiles)
     : n_(graph.size()), d_(cluster.size()) {
+  if (profiles && profiles->empty()) profiles = nullptr;
   // Map the cluster's device kinds onto the graph's explicit-cost kinds once.
   std::vector<int> kind_of_device(d_, -1);
   for (int d = 0; d < d_; ++d)
@@ -38,13 +40,17 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
   min_op_time_.resize(n_);
   for (OpId op = 0; op < n_; ++op) {
     double sum = 0, best = std::numeric_limits<double>::infinity();
+    const OpSignature signature = profiles ? op_signature(graph, op) : OpSignature{};
     for (int d = 0; d < columns; ++d) {
       double t;
       int k = kind_of_device[d];
+      std::optional<double> measured;
       if (k >= 0 && graph.cost_for_kind(k, op) >= 0)
         t = graph.cost_for_kind(k, op);
       else if (graph.cost(op) >= 0)
         t = graph.cost(op);
+      else if (profiles && (measured = profiles->op_time(cluster.device(d).kind, signature)))
+        t = *measured;
       else
         t = roofline(graph, op, cluster.device(d), options);
       op_time_[static_cast<std::size_t>(op) * columns + d] = t;
@@ -72,6 +78,12 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
       if (a == b) continue;
       const Link& link = cluster.link(a, b);
       std::size_t pair = static_cast<std::size_t>(a) * d_ + b;
+      if (profiles)
+        if (auto fit = profiles->link(cluster.device(a).kind, cluster.device(b).kind); fit && fit->bandwidth > 0) {
+          latency_[pair] = fit->latency;
+          inv_bandwidth_[pair] = 1.0 / fit->bandwidth;
+          continue;
+        }
       const double bandwidth = cluster.path_bandwidth(a, b);  // the link or a slower port on the way
       if (bandwidth > 0) {
         latency_[pair] = link.latency;

@@ -5,11 +5,15 @@
 // Transfers: the edge's explicit cost, else the producer's explicit transfer cost, else
 //   latency + bytes / bandwidth of the path: the link, or a slower port on the way (free when the
 //   link has no bandwidth: identical:N).
+// With measured profiles (core/profile_table.hpp), an op without an explicit cost whose family was
+// measured on the device's kind costs the profile's time instead of the roofline, and a device
+// pair whose kinds have measured transfers gets the fitted latency and bandwidth.
 #include <array>
 #include <vector>
 
 #include "core/cluster.hpp"
 #include "core/graph.hpp"
+#include "core/profile_table.hpp"
 
 namespace gantry {
 
@@ -35,7 +39,10 @@ struct CostModelOptions {
 // graph and cluster so that the simulator's inner loop only reads arrays.
 class CostTable {
  public:
-  CostTable(const Graph& graph, const Cluster& cluster, const CostModelOptions& options = {});
+  CostTable(const Graph& graph, const Cluster& cluster, const CostModelOptions& options = {},
+            const ProfileTable* profiles = nullptr);
+  CostTable(const Graph& graph, const Cluster& cluster, const ProfileTable* profiles)
+      : CostTable(graph, cluster, CostModelOptions{}, profiles) {}
 
   int num_ops() const { return n_; }
   int num_devices() const { return d_; }

@@ -9,6 +9,7 @@
 
 #include "core/fingerprint.hpp"
 #include "core/result.hpp"
+#include "core/profile_table.hpp"
 #include "storage/records.hpp"
 
 namespace gantry::codec {
@@ -57,6 +58,9 @@ std::string encode(const HistoryRecord& record);
 std::string encode(const EpisodeRecord& record);
 std::string encode(const JobRecord& record);
 std::string encode(const PolicyRecord& record);
+std::string encode(const ProfileEntry& entry);
+// profiles keys: "KIND|SIGNATURE" (kinds hold no '|').
+std::string profile_key(const ProfileEntry& entry);
 std::string encode_text(const std::string& text);  // graphs (JSON text), clusters (YAML or preset name)
 std::string encode_schema_version(int version);
 
@@ -65,11 +69,12 @@ Result<HistoryRecord> decode_history(std::string_view bytes);
 Result<EpisodeRecord> decode_episode(std::string_view bytes);
 Result<JobRecord> decode_job(std::string_view bytes);
 Result<PolicyRecord> decode_policy(std::string_view bytes);
+Result<ProfileEntry> decode_profile(std::string_view bytes);
 Result<std::string> decode_text(std::string_view bytes, const std::string& family);
 // The database schema version in meta/schema_version; a newer one is NOT an error here (the
 // caller words that message), anything unreadable is.
 Result<int> decode_schema_version(std::string_view bytes);
-// Any value of a family without a record type yet (profiles, policies): a MessagePack map whose
+// Any value of a family without a record type yet: a MessagePack map whose
 // "v" this gantry can read.
 Status check_value(std::string_view bytes, const std::string& family);
 

@@ -276,6 +276,7 @@ struct Store::Impl {
   std::array<rocksdb::ColumnFamilyHandle*, kFamilyCount> cf{};  // ours (null: absent in a secondary)
   std::mutex best_mutex;                                        // read-compare-write of put_if_better
   std::mutex policy_mutex;                                      // read-latest-then-write of put_policy
+  std::mutex profile_mutex;                                     // read-merge-write of add_profiles
   std::atomic<int> fail_sync{0}, fail_put{0};                   // injected faults (tests)
   std::atomic<std::uint64_t> syncs{0};
 
@@ -735,6 +736,44 @@ Result<std::vector<PolicyRecord>> Store::policies() const {
 
 // ---- jobs, graphs, clusters ----------------------------------------------------------------------------
 
+Status Store::add_profiles(const ProfileTable& samples) {
+  Impl& m = *impl_;
+  if (m.read_only) return read_only_error(m.path, "storing profiles");
+  std::lock_guard<std::mutex> lock(m.profile_mutex);
+  rocksdb::WriteBatch batch;
+  for (ProfileEntry entry : samples.entries()) {
+    const std::string key = codec::profile_key(entry);
+    auto stored = m.get(kProfiles, key);
+    if (!stored) return stored.error();
+    if (stored.value()) {
+      auto old = codec::decode_profile(*stored.value());
+      if (!old) return make_error("profile " + key + ": " + old.error().message + "; run verify");
+      ProfileEntry merged = old.value();
+      merged.seconds.merge(entry.seconds);
+      entry = merged;
+    }
+    rocksdb::Status s = batch.Put(m.cf[kProfiles], key, codec::encode(entry));
+    if (!s.ok()) return rocks_error("storing profiles in " + m.path, s);
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status s = m.db->Write(wo, &batch);
+  if (!s.ok()) return rocks_error("storing profiles in " + m.path, s);
+  return Ok{};
+}
+
+Result<ProfileTable> Store::profiles() const {
+  ProfileTable table;
+  Status st = impl_->scan(kProfiles, "", [&](std::string_view key, std::string_view value) -> Status {
+    auto entry = codec::decode_profile(value);
+    if (!entry) return make_error("profile " + std::string(key) + ": " + entry.error().message);
+    table.merge(entry.value());
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return table;
+}
+
 Status Store::put_job(const JobRecord& job) {
   if (job.id.empty()) return make_error("storing a job: the job id is empty");
   return impl_->put(kJobs, job.id, codec::encode(job), /*sync=*/true, "storing a job");
@@ -923,6 +962,14 @@ Result<VerifyReport> Store::verify() const {
             fail(r.error().message);
           else if (k && (r.value().job_id != k.value().first || r.value().sequence != k.value().second))
             fail("the record's job id/sequence do not match its key");
+          break;
+        }
+        case kProfiles: {
+          auto r = codec::decode_profile(value);
+          if (!r)
+            fail(r.error().message);
+          else if (codec::profile_key(r.value()) != key)
+            fail("the key does not match the profile's kind and signature");
           break;
         }
         case kPolicies: {

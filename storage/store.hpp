@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/profile_table.hpp"
 #include "core/result.hpp"
 #include "storage/records.hpp"
 
@@ -69,6 +70,11 @@ class Store {
   Result<std::optional<PolicyRecord>> policy(const std::string& name, std::uint64_t version = 0) const;
   // Every version of every policy, without their weights (listings).
   Result<std::vector<PolicyRecord>> policies() const;
+
+  // Measured op and transfer times: `samples` merged into the stored running statistics of each
+  // (device kind, signature) in one synced write; profiles() reads them all.
+  Status add_profiles(const ProfileTable& samples);
+  Result<ProfileTable> profiles() const;
 
   Status put_job(const JobRecord& job);  // synced
   Result<std::optional<JobRecord>> job(const std::string& id) const;

@@ -583,3 +583,33 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
   REQUIRE(report.ok());
   CHECK(report.value().problems.empty());
 }
+
+TEST_CASE("profiles merge their running statistics across writes and survive a reopen", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  const OpSignature mm{"matmul/f32", "matmul/f32/out=[8,8]", 1024};
+  {
+    auto opened = Store::open(db);
+    REQUIRE(opened.ok());
+    ProfileTable first, second;
+    first.add("CPU", mm, 1.0);
+    first.add("CPU", mm, 3.0);
+    second.add("CPU", mm, 5.0);
+    second.add("CPU->CPU", transfer_signature(64), 0.5);
+    REQUIRE(opened.value()->add_profiles(first).ok());
+    REQUIRE(opened.value()->add_profiles(second).ok());
+  }
+  auto reopened = Store::open(db);
+  REQUIRE(reopened.ok());
+  auto table = reopened.value()->profiles();
+  REQUIRE(table.ok());
+  REQUIRE(table.value().size() == 2);
+  CHECK(*table.value().op_time("CPU", mm) == Approx(3.0));  // (1 + 3 + 5) / 3
+  for (const ProfileEntry& e : table.value().entries())
+    if (e.device_kind == "CPU") {
+      CHECK(e.seconds.count == 3);
+      CHECK(e.seconds.variance() == Approx(4.0));  // samples 1, 3, 5
+      CHECK(e.op.work == 1024);
+    }
+  CHECK(reopened.value()->verify().value().problems.empty());
+}

@@ -1,0 +1,143 @@
+// gantry profile: measure op and transfer times on this machine's CPU devices and store them in the
+// store's profiles, which `--profiled` simulations use instead of the roofline.
+#include <iostream>
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_table.hpp"
+#include "executor/profiler.hpp"
+#include "storage/store.hpp"
+#include "workloads/workload.hpp"
+
+namespace gantry::cli {
+
+namespace {
+
+struct ProfileArgs {
+  std::string cluster = "cpu-2", data;
+  std::vector<std::string> workloads;
+  int random_placements = 3, repeats = 3;
+  bool no_store = false, no_pin = false;
+  std::uint64_t seed = 1;
+  OutputArgs out;
+};
+
+struct FamilySummary {
+  int signatures = 0;
+  double samples = 0, fastest = 1e300, slowest = 0;
+};
+
+void print_summary(const ProfileTable& table) {
+  std::map<std::pair<std::string, std::string>, FamilySummary> families;
+  for (const ProfileEntry& e : table.entries()) {
+    FamilySummary& f = families[{e.device_kind, e.op.family}];
+    ++f.signatures;
+    f.samples += e.seconds.count;
+    f.fastest = std::min(f.fastest, e.seconds.mean);
+    f.slowest = std::max(f.slowest, e.seconds.mean);
+  }
+  TextTable t({"device kind", "family", "signatures", "samples", "fastest mean", "slowest mean"});
+  for (const auto& [key, f] : families)
+    t.add({key.first, key.second, std::to_string(f.signatures), format_fixed(f.samples, 0), format_time(f.fastest, "s"),
+           format_time(f.slowest, "s")});
+  t.print(std::cout);
+}
+
+void print_links(const ProfileTable& table, const Cluster& cluster) {
+  std::map<std::pair<std::string, std::string>, bool> pairs;
+  for (int a = 0; a < cluster.size(); ++a)
+    for (int b = 0; b < cluster.size(); ++b)
+      if (a != b) pairs[{cluster.device(a).kind, cluster.device(b).kind}] = true;
+  for (const auto& [pair, unused] : pairs) {
+    auto fit = table.link(pair.first, pair.second);
+    std::cout << "transfers " << pair.first << " -> " << pair.second << ": ";
+    if (fit && fit->bandwidth > 0)
+      std::cout << "latency " << format_time(fit->latency, "s") << ", bandwidth " << format_bytes(fit->bandwidth)
+                << "/s (least squares over the measured sizes)\n";
+    else
+      std::cout << "not enough distinct sizes measured for a fit\n";
+  }
+}
+
+void run_profile(const ProfileArgs& args) {
+  auto cluster = Cluster::load(args.cluster);
+  if (!cluster) throw CliError(cluster.error().message);
+  const std::vector<std::string> specs = args.workloads.empty() ? default_profile_workloads() : args.workloads;
+  std::vector<std::pair<std::string, Graph>> graphs;
+  for (const std::string& spec : specs) {
+    auto g = make_workload(spec, args.seed);
+    if (!g) throw CliError("--workload " + spec + ": " + g.error().message);
+    graphs.emplace_back(spec, std::move(g).value());
+  }
+  ProfilerOptions options;
+  options.random_placements = args.random_placements;
+  options.exec.repeats = args.repeats;
+  options.exec.pin_threads = !args.no_pin;
+  options.seed = args.seed;
+  const bool interactive = isatty(STDERR_FILENO) && !args.out.json();
+  options.progress = [&](const std::string& graph, int done, int total) {
+    if (interactive) std::fprintf(stderr, "\r  %3d/%d runs  %-70.70s", done, total, graph.c_str());
+  };
+  if (!args.out.json())
+    std::fprintf(stderr, "profiling %zu graphs on %s (%d devices)...\n", graphs.size(), cluster.value().name().c_str(),
+                 cluster.value().size());
+  auto table = profile_cluster(cluster.value(), graphs, options);
+  if (interactive) std::fprintf(stderr, "\n");
+  if (!table) throw CliError(table.error().message);
+  std::string stored = "not stored (--no-store)";
+  if (!args.no_store) {
+    const std::string dir = args.data.empty() ? default_data_dir() : args.data;
+    auto store = Store::open(dir);
+    if (!store) throw CliError(store.error().message);
+    if (auto added = store.value()->add_profiles(table.value()); !added) throw CliError(added.error().message);
+    stored = "added to the profiles in " + dir;
+  }
+  if (args.out.json()) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const ProfileEntry& e : table.value().entries())
+      entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
+                         {"work", e.op.work}, {"count", e.seconds.count}, {"mean", e.seconds.mean},
+                         {"stddev", std::sqrt(e.seconds.variance())}});
+    std::cout << nlohmann::json{{"cluster", cluster.value().name()}, {"entries", entries}, {"stored", !args.no_store}}.dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "profiled " << graphs.size() << " graphs on " << cluster.value().name() << ": "
+            << table.value().size() << " signatures, " << stored << "\n\n";
+  print_summary(table.value());
+  std::cout << "\n";
+  print_links(table.value(), cluster.value());
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile", "measure op and transfer times on this machine's CPU devices (the executor) and add them to the "
+                 "store's profiles, which --profiled simulations prefer over the roofline");
+  cmd->add_option("--cluster", args->cluster, "cluster whose devices run on this machine's cores")->capture_default_str();
+  cmd->add_option("--workload", args->workloads,
+                  "workloads whose ops to measure (repeatable; default: a grid of chainmm, ffnn, llama-block, "
+                  "llama-layer and proxy-GEMM sizes)");
+  cmd->add_option("--random-placements", args->random_placements, "random placements per workload, besides "
+                                                                  "one device at a time and round-robin")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd->add_option("--repeats", args->repeats, "timed runs per placement (the median run's times are kept)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--seed", args->seed, "seed of the random placements")->capture_default_str();
+  cmd->add_option("--data", args->data, "store directory (default ./gantry-data or $GANTRY_DATA)");
+  cmd->add_flag("--no-store", args->no_store, "measure and print only");
+  cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
+  args->out.add_to(*cmd, false);
+  cmd->callback([args] { run_profile(*args); });
+}
+
+}  // namespace gantry::cli

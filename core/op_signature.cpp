@@ -1,0 +1,64 @@
+#include "core/op_signature.hpp"
+
+#include <cmath>
+
+namespace gantry {
+
+namespace {
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// A named operand's shape after its slices.
+std::vector<std::int64_t> sliced_shape(const Operand& operand) {
+  std::vector<std::int64_t> shape = operand.shape;
+  for (const SliceRange& s : operand.slices)
+    if (s.dim < static_cast<int>(shape.size())) shape[static_cast<std::size_t>(s.dim)] = s.end - s.begin;
+  return shape;
+}
+
+bool gemm_like(TensorFn fn) {
+  return fn == TensorFn::matmul || fn == TensorFn::attention || fn == TensorFn::scores || fn == TensorFn::pv;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+}  // namespace
+
+OpSignature op_signature(const Graph& g, OpId op) {
+  const Operation* operation = g.operation(op);
+  if (!operation)
+    return {"proxy", "proxy/flops=" + number(g.flops(op)) + "/out=" + number(g.output_bytes(op)), g.flops(op)};
+  OpSignature s;
+  s.family = std::string(to_string(operation->fn)) + "/" + to_string(operation->dtype);
+  s.work = gemm_like(operation->fn) ? g.flops(op) : g.bytes(op);
+  // Edge operands in slot order: the producer's output shape (as declared), then its slices.
+  std::vector<std::string> operands(operation->operands.size());
+  const auto edges = g.in_edges(op);
+  for (EdgeId e : edges) {
+    const auto slot = static_cast<std::size_t>(g.edge_slot(e));
+    operands[slot] = shape_text(g.shape(g.edge_src(e)));
+  }
+  s.signature = s.family + "/out=" + shape_text(g.shape(op));
+  for (std::size_t k = 0; k < operands.size(); ++k) {
+    const Operand& operand = operation->operands[k];
+    s.signature += "/" + (operand.source == Operand::Source::edge ? operands[k] : shape_text(sliced_shape(operand)));
+    for (const SliceRange& r : operand.slices)
+      if (operand.source == Operand::Source::edge) s.signature += "{" + std::to_string(r.dim) + ":" + std::to_string(r.end - r.begin) + "}";
+  }
+  // Attributes that change the work done (positions only shift values; eps and theta change none).
+  for (const char* key : {"heads"})
+    if (const double v = operation->attr(key, -1); v >= 0) s.signature += std::string("/") + key + "=" + number(v);
+  return s;
+}
+
+OpSignature transfer_signature(double bytes) { return {"transfer", "transfer/bytes=" + number(bytes), bytes}; }
+
+}  // namespace gantry

@@ -1,0 +1,59 @@
+#pragma once
+// Measured op and transfer times per device kind (the store's `profiles` family): running
+// statistics per (device kind, op signature), and the cost model's lookup. An op whose exact
+// signature was measured costs its mean; another op of a measured family costs what the family's
+// measurements give at its work, interpolated in log-log between the two nearest measured works
+// (outside them: proportional to work above, the smallest measurement's time below, where fixed
+// overheads dominate). Transfers are filed under the kind pair "A->B" and fitted with a line,
+// latency + bytes / bandwidth, by least squares over the measured sizes.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fingerprint.hpp"
+#include "core/op_signature.hpp"
+
+namespace gantry {
+
+// Welford's running mean and variance.
+struct RunningStats {
+  double count = 0, mean = 0, m2 = 0;
+  void add(double sample);
+  void merge(const RunningStats& other);  // Chan et al.'s parallel combination
+  double variance() const { return count > 1 ? m2 / (count - 1) : 0; }
+};
+
+struct ProfileEntry {
+  std::string device_kind;  // a device kind, or "A->B" for transfers
+  OpSignature op;
+  RunningStats seconds;
+};
+
+struct LinkFit {
+  double latency = 0;    // seconds
+  double bandwidth = 0;  // bytes/s (0: no fit)
+};
+
+class ProfileTable {
+ public:
+  void add(const std::string& device_kind, const OpSignature& op, double seconds);
+  void merge(const ProfileEntry& entry);
+  bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return entries_.size(); }
+  std::vector<ProfileEntry> entries() const;
+
+  // The time of `op` on a device of `kind`, or nullopt when its family was never measured there.
+  std::optional<double> op_time(const std::string& kind, const OpSignature& op) const;
+  // latency + bytes / bandwidth between kinds, fitted over the measured transfers (nullopt: fewer
+  // than two distinct sizes measured).
+  std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind) const;
+  // The content, each mean to 3 significant digits: more samples that do not move a mean do not
+  // change it, so stored bests keyed by it stay current (sim/runtime_fingerprint.hpp).
+  Fingerprint fingerprint() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, signature)
+};
+
+}  // namespace gantry

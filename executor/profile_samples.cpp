@@ -1,0 +1,67 @@
+#include "executor/profile_samples.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace gantry {
+
+namespace {
+
+// How long an idle device takes to start an op once its last input arrived from another device:
+// the median over ops whose start waited on such an arrival while their device had nothing to run.
+double median_wake_gap(const Graph& graph, const RunRecord& run) {
+  std::map<std::pair<OpId, int>, double> arrival;
+  for (const TransferRecord& t : run.transfers) arrival[{t.op, t.to}] = t.end;
+  std::vector<std::vector<const OpRecord*>> by_device;
+  for (const OpRecord& r : run.ops) {
+    if (static_cast<std::size_t>(r.device) >= by_device.size()) by_device.resize(static_cast<std::size_t>(r.device) + 1);
+    by_device[static_cast<std::size_t>(r.device)].push_back(&r);
+  }
+  std::vector<double> device_free(run.ops.size(), 0);  // per op: when its device's previous op ended
+  for (auto& ops : by_device) {
+    std::sort(ops.begin(), ops.end(), [](auto* a, auto* b) { return a->start < b->start; });
+    for (std::size_t i = 1; i < ops.size(); ++i) device_free[static_cast<std::size_t>(ops[i]->op)] = ops[i - 1]->end;
+  }
+  std::vector<double> gaps;
+  for (const OpRecord& r : run.ops) {
+    double ready = 0;
+    bool remote_last = false;
+    for (OpId src : graph.preds(r.op)) {
+      const OpRecord& p = run.ops[static_cast<std::size_t>(src)];
+      const bool remote = p.device != r.device;
+      const double at = remote ? arrival[{src, r.device}] : p.end;
+      if (at >= ready) {
+        remote_last = remote;
+        ready = at;
+      }
+    }
+    if (remote_last && ready >= device_free[static_cast<std::size_t>(r.op)]) gaps.push_back(r.start - ready);
+  }
+  if (gaps.empty()) return 0;
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  return std::max(0.0, gaps[gaps.size() / 2]);
+}
+
+}  // namespace
+
+void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples) {
+  for (const OpRecord& r : run.ops)
+    samples->add(cluster.device(r.device).kind, op_signature(graph, r.op), r.end - r.start);
+  // A transfer as the simulator times it: from when both the tensor and the link were ready (the
+  // producer's end, the link's previous transfer) to when the consumer could start, so the link
+  // thread's wake-up and the median wake-up of an idle consumer device count as the transfer's.
+  const double wake = median_wake_gap(graph, run);
+  std::map<std::pair<int, int>, double> link_free;
+  std::vector<const TransferRecord*> by_start;
+  for (const TransferRecord& t : run.transfers) by_start.push_back(&t);
+  std::sort(by_start.begin(), by_start.end(), [](auto* a, auto* b) { return a->start < b->start; });
+  for (const TransferRecord* t : by_start) {
+    double& free = link_free[{t->from, t->to}];
+    const double begin = std::max(run.ops[static_cast<std::size_t>(t->op)].end, free);
+    free = t->end;
+    samples->add(cluster.device(t->from).kind + "->" + cluster.device(t->to).kind, transfer_signature(t->bytes),
+                 t->end - begin + wake);
+  }
+}
+
+}  // namespace gantry

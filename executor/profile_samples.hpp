@@ -1,0 +1,13 @@
+#pragma once
+// A measured run as profile samples (core/profile_table.hpp): each op's duration under its device's
+// kind and its signature, each transfer's duration under "FROM_KIND->TO_KIND" and its size. Every
+// executor run can add them to the store's profiles, so the cost model keeps learning the machine.
+#include "core/cluster.hpp"
+#include "core/profile_table.hpp"
+#include "executor/measurement.hpp"
+
+namespace gantry {
+
+void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples);
+
+}  // namespace gantry

@@ -1,0 +1,35 @@
+#pragma once
+// Profiling a cluster: every graph runs under several placements that spread it over every device
+// (round-robin and random ones), so that ops are timed while the other devices work too, as in
+// real runs (cores share caches and memory bandwidth: an op timed alone on an idle machine runs
+// faster than in a run), and every op and transfer time of the median runs becomes a profile
+// sample (executor/profile_samples.hpp).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cluster.hpp"
+#include "core/profile_table.hpp"
+#include "core/result.hpp"
+#include "executor/measurement.hpp"
+
+namespace gantry {
+
+struct ProfilerOptions {
+  int random_placements = 3;
+  ExecOptions exec;  // repeats, warm-up, pinning
+  std::uint64_t seed = 1;
+  std::function<void(const std::string& graph, int done, int total)> progress;
+};
+
+// The workloads `gantry profile` measures by default on CPU devices: the generators' op families
+// over a grid of sizes (block GEMMs from 64 to 1024 on a side, transformer blocks of widths 256 to
+// 768, proxy GEMMs from 1e6 to 1e9 flops).
+std::vector<std::string> default_profile_workloads();
+
+Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<std::pair<std::string, Graph>>& graphs,
+                                     const ProfilerOptions& options);
+
+}  // namespace gantry

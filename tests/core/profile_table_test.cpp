@@ -1,0 +1,78 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/cost_model.hpp"
+#include "core/profile_table.hpp"
+
+using namespace gantry;
+
+TEST_CASE("running statistics merge to the statistics of all samples", "[core]") {
+  const std::vector<double> a = {1, 4, 2, 8}, b = {3, 3, 9};
+  RunningStats left, right;
+  for (double x : a) left.add(x);
+  for (double x : b) right.add(x);
+  left.merge(right);
+  // Two-pass mean and sample variance of all seven samples.
+  double mean = 0;
+  for (double x : a) mean += x / 7;
+  for (double x : b) mean += x / 7;
+  double ss = 0;
+  for (double x : a) ss += (x - mean) * (x - mean);
+  for (double x : b) ss += (x - mean) * (x - mean);
+  CHECK(left.count == 7);
+  CHECK(left.mean == Approx(mean));
+  CHECK(left.variance() == Approx(ss / 6));
+}
+
+TEST_CASE("profiles give exact times, interpolate a family in log-log and fit links", "[core]") {
+  ProfileTable t;
+  t.add("CPU", {"matmul/f32", "mm-small", 1e6}, 1e-3);
+  t.add("CPU", {"matmul/f32", "mm-small", 1e6}, 3e-3);  // mean 2e-3
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);
+  CHECK(*t.op_time("CPU", {"matmul/f32", "mm-small", 1e6}) == Approx(2e-3));
+  // Halfway in log(work) between (1e6, 2 ms) and (4e6, 4 ms): sqrt(2 * 4) ms.
+  CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6}) == Approx(std::sqrt(8.0) * 1e-3));
+  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6}) == Approx(8e-3));   // proportional above
+  CHECK(*t.op_time("CPU", {"matmul/f32", "tiny", 1e3}) == Approx(2e-3));   // the smallest's time below
+  CHECK_FALSE(t.op_time("GPU", {"matmul/f32", "mm-small", 1e6}).has_value());
+  CHECK_FALSE(t.op_time("CPU", {"add/f32", "a", 1e6}).has_value());
+
+  for (double bytes : {1e3, 1e5, 1e7}) t.add("CPU->CPU", transfer_signature(bytes), 2e-5 + bytes / 4e9);
+  auto fit = t.link("CPU", "CPU");
+  REQUIRE(fit.has_value());
+  CHECK(fit->latency == Approx(2e-5));
+  CHECK(fit->bandwidth == Approx(4e9));
+  CHECK_FALSE(t.link("CPU", "GPU").has_value());
+
+  const Fingerprint before = t.fingerprint();
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);  // the mean does not move
+  CHECK(t.fingerprint() == before);
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 40e-3);
+  CHECK(t.fingerprint() != before);
+}
+
+TEST_CASE("the cost table prefers profiles to the roofline, explicit costs to both", "[core]") {
+  GraphBuilder b("g");
+  OpSpec profiled;
+  profiled.name = "p";
+  profiled.flops = 1e9;
+  b.add_op(profiled);
+  OpSpec fixed = profiled;
+  fixed.name = "fixed";
+  fixed.cost = 0.5;
+  b.add_op(fixed);
+  b.add_edge(0, 1, 1e6);
+  auto g = b.build();
+  REQUIRE(g.ok());
+  auto cluster = Cluster::load("cpu-2");
+  REQUIRE(cluster.ok());
+  ProfileTable t;
+  t.add("CPU", op_signature(g.value(), 0), 0.25);
+  for (double bytes : {1e3, 1e6}) t.add("CPU->CPU", transfer_signature(bytes), 1e-5 + bytes / 1e9);
+  CostTable with(g.value(), cluster.value(), &t), without(g.value(), cluster.value());
+  CHECK(with.op_time(0, 1) == Approx(0.25));
+  CHECK(without.op_time(0, 1) != Approx(0.25));
+  CHECK(with.op_time(1, 0) == 0.5);
+  CHECK(with.transfer_time(0, 0, 1) == Approx(1e-5 + 1e6 / 1e9));
+}

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
 #include "bench/executor_bench.hpp"
+#include "bench/fidelity_bench.hpp"
 #include "cli/text_table.hpp"
 
 namespace gantry::cli {
@@ -368,6 +369,57 @@ void add_bench_executor(CLI::App& bench) {
   });
 }
 
+void add_bench_fidelity(CLI::App& bench) {
+  auto options = std::make_shared<FidelityOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "fidelity", "profile the CPU devices, then measure and simulate random, heuristic and searched placements of "
+                  "chainmm, ffnn and llama-block graphs: predicted, measured and error per placement, mean and 90th "
+                  "percentile error (-f json: mean_error, p90_error as fractions)");
+  cmd->add_option("--cluster", options->cluster, "cluster of CPU devices")->capture_default_str();
+  cmd->add_option("--graph", options->graphs, "workloads to measure (repeatable)")->capture_default_str();
+  cmd->add_option("--profile", options->profile,
+                  "what to profile first: grid (gantry profile's defaults, other sizes than the graphs), graphs "
+                  "(the measured graphs themselves) or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"grid", "graphs", "both"}));
+  cmd->add_option("--random", options->random_placements, "random placements per graph")->capture_default_str();
+  cmd->add_option("--repeats", options->repeats, "timed runs per placement")->capture_default_str();
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    if (!out->json() && isatty(STDERR_FILENO))
+      options->progress = [](const std::string& what) { std::fprintf(stderr, "\r  %-90.90s", what.c_str()); };
+    const FidelityReport r = run_fidelity_bench(*options);
+    if (options->progress) std::fprintf(stderr, "\n");
+    if (out->json()) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& row : r.rows)
+        rows.push_back({{"graph", row.graph}, {"placement", row.placement}, {"measured", row.measured},
+                        {"spread", row.spread}, {"predicted", row.predicted}, {"error", row.error()},
+                        {"roofline", row.roofline}});
+      std::cout << nlohmann::json{{"cluster", options->cluster}, {"profile", options->profile},
+                                  {"profile_signatures", r.profile_signatures}, {"profile_seconds", r.profile_seconds},
+                                  {"rows", rows}, {"mean_error", r.mean_error}, {"p90_error", r.p90_error},
+                                  {"roofline_mean_error", r.roofline_mean_error},
+                                  {"roofline_p90_error", r.roofline_p90_error}}
+                       .dump(2)
+                << "\n";
+      return;
+    }
+    TextTable table({"graph", "placement", "measured", "spread", "predicted", "error", "roofline"});
+    for (const auto& row : r.rows)
+      table.add({row.graph, row.placement, format_time(row.measured, "s"), format_fixed(100 * row.spread, 1) + "%",
+                 format_time(row.predicted, "s"), format_fixed(100 * row.error(), 1) + "%",
+                 format_time(row.roofline, "s")});
+    table.print(std::cout);
+    std::cout << "\nprofiled " << r.profile_signatures << " signatures (" << options->profile << ") in "
+              << format_fixed(r.profile_seconds, 1) << " s\n"
+              << r.rows.size() << " placements: mean |error| " << format_fixed(100 * r.mean_error, 1) << "%, 90th percentile "
+              << format_fixed(100 * r.p90_error, 1) << "% (uncalibrated roofline: " << format_fixed(100 * r.roofline_mean_error, 1)
+              << "%, " << format_fixed(100 * r.roofline_p90_error, 1) << "%)\n";
+  });
+}
+
 void add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline, learner (DOPPLER policies)");
   bench->require_subcommand(1);
@@ -379,6 +431,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_pipeline(*bench);
   add_bench_learner(*bench);
   add_bench_executor(*bench);
+  add_bench_fidelity(*bench);
 }
 
 }  // namespace gantry::cli

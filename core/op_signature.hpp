@@ -3,7 +3,7 @@
 // without an operation), its exact signature (the family with every operand's and the output's
 // shape and the attributes that change the work) and its work, the number measured times of one
 // family are interpolated over: flops for GEMM-like functions and proxies, bytes for the rest
-// (memory-bound on every device gantry models).
+// (memory-bound on every device gantry models), and features that place it among its family.
 #include <string>
 
 #include "core/graph.hpp"
@@ -14,6 +14,9 @@ struct OpSignature {
   std::string family;
   std::string signature;
   double work = 0;
+  // Where the op sits among its family, in log2 units, for interpolating between measured shapes:
+  // rows, inner and output width of a GEMM-like function; log2 of the work otherwise.
+  std::vector<double> features;
 };
 
 OpSignature op_signature(const Graph& graph, OpId op);

@@ -43,20 +43,41 @@ std::vector<ProfileEntry> ProfileTable::entries() const {
 std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSignature& op) const {
   auto exact = entries_.find({kind, op.signature});
   if (exact != entries_.end()) return exact->second.seconds.mean;
-  // (work, mean time) of the family's measurements on this kind, by work.
-  std::vector<std::pair<double, double>> points;
-  for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it)
-    if (it->second.op.family == op.family) points.push_back({it->second.op.work, it->second.seconds.mean});
-  if (points.empty()) return std::nullopt;
-  std::sort(points.begin(), points.end());
-  if (op.work <= points.front().first) return points.front().second;
-  if (op.work >= points.back().first) return points.back().second * op.work / points.back().first;
-  auto upper = std::lower_bound(points.begin(), points.end(), std::pair{op.work, 0.0});
-  const auto& [w1, t1] = *(upper - 1);
-  const auto& [w2, t2] = *upper;
-  if (w1 <= 0 || t1 <= 0 || t2 <= 0) return t1 + (t2 - t1) * (op.work - w1) / (w2 - w1);
-  const double f = std::log(op.work / w1) / std::log(w2 / w1);
-  return std::exp(std::log(t1) + f * std::log(t2 / t1));
+  struct Near {
+    double distance;
+    const ProfileEntry* entry;
+  };
+  std::vector<Near> family;
+  for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
+    const ProfileEntry& e = it->second;
+    if (e.op.family != op.family) continue;
+    double d2 = 0;
+    const std::size_t dims = std::min(e.op.features.size(), op.features.size());
+    for (std::size_t i = 0; i < dims; ++i) d2 += (e.op.features[i] - op.features[i]) * (e.op.features[i] - op.features[i]);
+    if (dims == 0) d2 = std::pow(std::log2(std::max(1.0, e.op.work)) - std::log2(std::max(1.0, op.work)), 2);
+    family.push_back({std::sqrt(d2), &e});
+  }
+  if (family.empty()) return std::nullopt;
+  // The nearest measured shapes, weighted by inverse squared distance; each contributes its time per
+  // unit of work (its efficiency), so a shape between measured ones runs at an efficiency between
+  // theirs. Without work (bookkeeping ops) the times themselves are averaged.
+  constexpr std::size_t kNeighbours = 3;
+  const std::size_t k = std::min(kNeighbours, family.size());
+  std::partial_sort(family.begin(), family.begin() + static_cast<std::ptrdiff_t>(k), family.end(),
+                    [](const Near& a, const Near& b) { return a.distance < b.distance; });
+  double weights = 0, log_rate = 0, time = 0;
+  bool by_rate = op.work > 0;
+  for (std::size_t i = 0; i < k; ++i) by_rate = by_rate && family[i].entry->op.work > 0 && family[i].entry->seconds.mean > 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const ProfileEntry& e = *family[i].entry;
+    const double w = 1 / ((family[i].distance + 0.25) * (family[i].distance + 0.25));
+    weights += w;
+    if (by_rate)
+      log_rate += w * std::log(e.seconds.mean / e.op.work);
+    else
+      time += w * e.seconds.mean;
+  }
+  return by_rate ? op.work * std::exp(log_rate / weights) : time / weights;
 }
 
 std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const std::string& to_kind) const {

@@ -1,11 +1,11 @@
 #pragma once
 // Measured op and transfer times per device kind (the store's `profiles` family): running
 // statistics per (device kind, op signature), and the cost model's lookup. An op whose exact
-// signature was measured costs its mean; another op of a measured family costs what the family's
-// measurements give at its work, interpolated in log-log between the two nearest measured works
-// (outside them: proportional to work above, the smallest measurement's time below, where fixed
-// overheads dominate). Transfers are filed under the kind pair "A->B" and fitted with a line,
-// latency + bytes / bandwidth, by least squares over the measured sizes.
+// signature was measured costs its mean; another op of a measured family costs its work times the
+// time per unit of work of the family's nearest measured shapes (by their features: a GEMM's rows,
+// inner and output widths), averaged in log space with inverse-squared-distance weights. Transfers
+// are filed under the kind pair "A->B" and fitted with a line, latency + bytes / bandwidth, by
+// least squares over the measured sizes.
 #include <map>
 #include <optional>
 #include <string>

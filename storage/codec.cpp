@@ -473,6 +473,7 @@ std::string encode(const ProfileEntry& e) {
   j["family"] = e.op.family;
   j["signature"] = e.op.signature;
   j["work"] = e.op.work;
+  j["features"] = e.op.features;
   j["count"] = e.seconds.count;
   j["mean"] = e.seconds.mean;
   j["m2"] = e.seconds.m2;
@@ -494,6 +495,13 @@ Result<ProfileEntry> decode_profile(std::string_view bytes) {
   f.number("mean", e.seconds.mean, /*required=*/true);
   f.number("m2", e.seconds.m2);
   if (!f.ok()) return f.error();
+  if (auto it = j.value().find("features"); it != j.value().end()) {
+    if (!it->is_array()) return make_error("profiles value: field 'features' is not an array");
+    for (const auto& x : *it) {
+      if (!x.is_number()) return make_error("profiles value: field 'features' holds a non-number");
+      e.op.features.push_back(x.get<double>());
+    }
+  }
   if (!(e.seconds.count >= 1) || !std::isfinite(e.seconds.mean) || e.seconds.mean < 0)
     return make_error("profiles value: count must be at least 1 and mean a non-negative number");
   return e;

@@ -31,10 +31,19 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   t.add("CPU", {"matmul/f32", "mm-small", 1e6}, 3e-3);  // mean 2e-3
   t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);
   CHECK(*t.op_time("CPU", {"matmul/f32", "mm-small", 1e6}) == Approx(2e-3));
-  // Halfway in log(work) between (1e6, 2 ms) and (4e6, 4 ms): sqrt(2 * 4) ms.
-  CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6}) == Approx(std::sqrt(8.0) * 1e-3));
-  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6}) == Approx(8e-3));   // proportional above
-  CHECK(*t.op_time("CPU", {"matmul/f32", "tiny", 1e3}) == Approx(2e-3));   // the smallest's time below
+  // Without features the distance is in log2(work). Halfway between (1e6, 2 ms) and (4e6, 4 ms)
+  // both weigh the same: the geometric mean of their 2e-9 and 1e-9 s per flop, times 2e6 flops.
+  CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6}) == Approx(2e6 * std::sqrt(2e-9 * 1e-9)));
+  // At 8e6 the distances are 3 and 1: weights 1 / 3.25^2 and 1 / 1.25^2.
+  const double w_small = 1 / (3.25 * 3.25), w_big = 1 / (1.25 * 1.25);
+  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6}) ==
+        Approx(8e6 * std::exp((w_small * std::log(2e-9) + w_big * std::log(1e-9)) / (w_small + w_big))));
+  // Features, when there are, place an op: equal features to a measured shape give its efficiency.
+  t.add("CPU", {"matmul/bf16", "matmul/bf16/a", 1e6, {8, 8, 8}}, 1e-3);
+  t.add("CPU", {"matmul/bf16", "matmul/bf16/b", 1e6, {4, 12, 8}}, 9e-3);
+  const double at_a = *t.op_time("CPU", {"matmul/bf16", "matmul/bf16/a2", 2e6, {8, 8, 8}});
+  const double d_b = std::sqrt(16.0 + 16.0), wa = 1 / (0.25 * 0.25), wb = 1 / ((d_b + 0.25) * (d_b + 0.25));
+  CHECK(at_a == Approx(2e6 * std::exp((wa * std::log(1e-9) + wb * std::log(9e-9)) / (wa + wb))));
   CHECK_FALSE(t.op_time("GPU", {"matmul/f32", "mm-small", 1e6}).has_value());
   CHECK_FALSE(t.op_time("CPU", {"add/f32", "a", 1e6}).has_value());
 

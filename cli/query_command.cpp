@@ -108,12 +108,24 @@ std::string stale_note(const ScheduleRecord& r) {
                           : " (`gantry db resimulate` recomputes it)");
 }
 
+// The latest real measurement (gantry execute --best), or null.
+nlohmann::json measured_json(const ScheduleRecord& r) {
+  if (r.measured_runs <= 0) return nullptr;
+  return {{"median", r.measured}, {"runs", r.measured_runs}, {"backend", r.measured_backend}, {"at", r.measured_at}};
+}
+
+std::string measured_text(const ScheduleRecord& r) {
+  if (r.measured_runs <= 0) return "never (`gantry execute --best` measures it)";
+  return format_time(r.measured, "s") + " (median of " + std::to_string(r.measured_runs) + " runs on the " +
+         r.measured_backend + " backend, " + format_unix_time(r.measured_at) + ")";
+}
+
 nlohmann::json record_json(const ScheduleRecord& r) {
   return {{"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()}, {"graph", r.graph_label},
           {"cluster", r.cluster_name}, {"sim", r.sim}, {"method", r.method}, {"makespan", r.makespan},
           {"lower_bound", r.lower_bound}, {"unit", r.unit}, {"job", r.job_id}, {"found_at", r.found_at},
           {"evaluations", r.evaluations}, {"model_version", r.model_version}, {"stale", is_stale(r)},
-          {"placement", r.placement.device}};
+          {"placement", r.placement.device}, {"measured", measured_json(r)}};
 }
 
 // A pipeline best: the record with its scheme and the candidate that builds it.
@@ -184,7 +196,8 @@ void run_best(const QueryArgs& args) {
   TextTable t({"field", "value"});
   for (auto [k, v] : std::vector<std::pair<std::string, std::string>>{
            {"graph", r.graph_label + " (" + r.graph.hex() + ")"}, {"cluster", r.cluster_name + ", runtime " + r.sim},
-           {"makespan", format_time(r.makespan, r.unit)}, {"lower bound", format_time(r.lower_bound, r.unit)},
+           {"makespan", format_time(r.makespan, r.unit) + " simulated"}, {"measured", measured_text(r)},
+           {"lower bound", format_time(r.lower_bound, r.unit)},
            {"method", r.method}, {"found", format_unix_time(r.found_at) + " by " + r.job_id},
            {"evaluations", std::to_string(r.evaluations)},
            {"model version", std::to_string(r.model_version) + (is_stale(r) ? " (" + stale_note(r) + ")" : "")}})

@@ -283,6 +283,12 @@ std::string encode(const ScheduleRecord& r) {
   if (!r.sim_options.empty()) j["sim_options"] = r.sim_options;
   if (!r.scheme.empty()) j["scheme"] = r.scheme;
   if (!r.candidate.empty()) j["candidate"] = r.candidate;
+  if (r.measured_runs > 0) {
+    j["measured"] = r.measured;
+    j["measured_at"] = r.measured_at;
+    j["measured_runs"] = r.measured_runs;
+    j["measured_backend"] = r.measured_backend;
+  }
   return to_bytes(j);
 }
 
@@ -308,6 +314,10 @@ Result<ScheduleRecord> decode_schedule(std::string_view bytes) {
   f.text("sim_options", r.sim_options);
   f.text("scheme", r.scheme);        // absent: a placement
   f.text("candidate", r.candidate);
+  f.number("measured", r.measured);  // absent: never measured
+  f.number("measured_at", r.measured_at);
+  f.integer("measured_runs", r.measured_runs);
+  f.text("measured_backend", r.measured_backend);
   if (!f.ok()) return f.error();
   if (r.model_version < 1) return make_error("schedules value: field 'model_version' must be >= 1");
   return r;

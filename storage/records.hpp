@@ -36,6 +36,11 @@ struct ScheduleRecord {
   // model, `makespan` is the iteration time and model_version is kPipelineModelVersion.
   std::string scheme, candidate;
   bool is_pipeline() const { return !scheme.empty(); }
+  // The latest real measurement of `placement` (`gantry execute --best`): the median makespan in
+  // seconds of `measured_runs` runs on an executor backend, at unix time measured_at; 0 runs: none.
+  double measured = 0, measured_at = 0;
+  int measured_runs = 0;
+  std::string measured_backend;
 };
 
 // One improvement of a (graph, cluster) best, in time order (column family `history`).

@@ -570,6 +570,29 @@ Result<bool> Store::put_if_better(const ScheduleRecord& record) {
   return true;
 }
 
+Result<bool> Store::record_measurement(const Fingerprint& graph, const Fingerprint& cluster, const Placement& placement,
+                                       double median_seconds, int runs, const std::string& backend) {
+  Impl& m = *impl_;
+  if (m.read_only) return read_only_error(m.path, "recording a measurement");
+  if (!(median_seconds > 0) || !std::isfinite(median_seconds) || runs < 1)
+    return make_error("recording a measurement: it needs a positive median and at least one run");
+  std::lock_guard<std::mutex> lock(m.best_mutex);  // the best must not change between read and write
+  const std::string key = codec::schedule_key(graph, cluster);
+  auto current = m.get(kSchedules, key);
+  if (!current) return current.error();
+  if (!current.value()) return false;
+  auto record = codec::decode_schedule(*current.value());
+  if (!record) return make_error("the stored best of graph " + graph.hex() + " cannot be read (" + record.error().message + ")");
+  ScheduleRecord r = std::move(record).value();
+  if (r.placement.device != placement.device || r.placement.priority != placement.priority) return false;
+  r.measured = median_seconds;
+  r.measured_runs = runs;
+  r.measured_backend = backend;
+  r.measured_at = unix_now();
+  if (auto st = m.put(kSchedules, key, codec::encode(r), /*sync=*/true, "recording a measurement"); !st) return st.error();
+  return true;
+}
+
 Result<std::optional<ScheduleRecord>> Store::best(const Fingerprint& graph, const Fingerprint& cluster) const {
   auto bytes = impl_->get(kSchedules, codec::schedule_key(graph, cluster));
   if (!bytes) return bytes.error();

@@ -54,6 +54,10 @@ class Store {
   // Thread-safe: concurrent callers in one process never let a worse result replace a better one.
   Result<bool> put_if_better(const ScheduleRecord& record);
   Result<std::optional<ScheduleRecord>> best(const Fingerprint& graph, const Fingerprint& cluster) const;
+  // Records a real measurement with the stored best (synced), only if that best still has
+  // `placement`: false when there is no best or it has changed since the placement was read.
+  Result<bool> record_measurement(const Fingerprint& graph, const Fingerprint& cluster, const Placement& placement,
+                                  double median_seconds, int runs, const std::string& backend);
   // Every stored best, or those whose graph fingerprint starts with `graph_prefix` (hex).
   Result<std::vector<ScheduleRecord>> list_best(const std::string& graph_prefix = "") const;
   Result<std::vector<HistoryRecord>> history(const Fingerprint& graph, const Fingerprint& cluster) const;

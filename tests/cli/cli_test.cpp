@@ -91,3 +91,18 @@ TEST_CASE("pipeline compare runs every baseline on a model and on stage costs", 
   CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "llama-3-8b", "--pp", "64", "--schedule", "1f1b"}),
                     Catch::Contains("has only 8 devices"));
 }
+
+TEST_CASE("execute measures a placement for real and sets the simulator's prediction beside it", "[cli]") {
+  auto out = nlohmann::json::parse(run_gantry({"execute", "--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64",
+                                               "--cluster", "cpu-2", "--method", "round-robin", "--repeats", "3",
+                                               "--no-pin", "--no-record", "-f", "json"}));
+  CHECK(out["placement"] == "round-robin");
+  CHECK(out["measured"]["makespans"].size() == 3);
+  const double median = out["measured"]["median"].get<double>();
+  CHECK(median > 0);
+  CHECK(out["measured"]["min"].get<double>() <= median);
+  // Round-robin over 2 devices ships tiles both ways, as the simulator counts them.
+  CHECK(out["measured"]["transfers"].get<int>() == out["simulated"]["transfers"].get<int>());
+  CHECK(out["measured"]["transfers"].get<int>() > 0);
+  CHECK(out["error"].get<double>() == Approx(out["simulated"]["makespan"].get<double>() / median - 1));
+}

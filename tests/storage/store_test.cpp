@@ -613,3 +613,25 @@ TEST_CASE("profiles merge their running statistics across writes and survive a r
     }
   CHECK(reopened.value()->verify().value().problems.empty());
 }
+
+TEST_CASE("a measurement is recorded with the best only while the best has its placement", "[storage]") {
+  TempDir tmp;
+  auto opened = Store::open(tmp.sub("db"));
+  REQUIRE(opened.ok());
+  Store& store = *opened.value();
+  ScheduleRecord r = make_record(kGraph, kCluster, 10);
+  Placement other = r.placement;
+  other.device[0] = 3;
+  CHECK_FALSE(store.record_measurement(kGraph, kCluster, r.placement, 0.5, 5, "cpu").value());  // no best yet
+  REQUIRE(store.put_if_better(r).value());
+  CHECK_FALSE(store.record_measurement(kGraph, kCluster, other, 0.5, 5, "cpu").value());
+  CHECK(store.best(kGraph, kCluster).value()->measured_runs == 0);
+  CHECK(store.record_measurement(kGraph, kCluster, r.placement, 0.5, 5, "cpu").value());
+  const ScheduleRecord stored = *store.best(kGraph, kCluster).value();
+  CHECK(stored.measured == 0.5);
+  CHECK(stored.measured_runs == 5);
+  CHECK(stored.measured_backend == "cpu");
+  CHECK(stored.measured_at > 0);
+  CHECK(stored.makespan == 10);  // the simulated makespan stays
+  CHECK_FALSE(store.record_measurement(kGraph, kCluster, r.placement, -1, 5, "cpu").ok());
+}

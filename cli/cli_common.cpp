@@ -1,5 +1,7 @@
 #include "cli/cli_common.hpp"
 
+#include "core/fingerprint.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -109,6 +111,16 @@ Problem load_problem(const ProblemArgs& args) {
   p.cluster = std::move(c).value();
   p.costs = std::make_unique<CostTable>(p.graph, p.cluster);
   return p;
+}
+
+Placement read_placement_for(const std::string& path, const Problem& problem) {
+  auto file = read_placement_file(path);
+  if (!file) throw CliError(file.error().message);
+  const std::string graph_fp = fingerprint(problem.graph).hex();
+  if (!file.value().graph_fingerprint.empty() && file.value().graph_fingerprint != graph_fp)
+    throw CliError(path + ": the placement was made for graph " + file.value().graph_fingerprint + ", not for " +
+                   problem.graph_label + " (" + graph_fp + ")");
+  return file.value().placement;
 }
 
 void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,

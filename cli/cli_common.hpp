@@ -66,6 +66,9 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
+// A placement file for the problem's graph: one made for another graph (its fingerprint says so)
+// is a CliError naming both.
+Placement read_placement_for(const std::string& path, const Problem& problem);
 Graph load_graph(const ProblemArgs& args);  // --graph or --workload alone (no cluster)
 // A CLI11 check for a finite number in [low, high] (CLI11's own checks let "nan" through).
 CLI::Validator finite_in(double low, double high);

@@ -36,15 +36,7 @@ struct ChosenPlacement {
 
 ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options,
                                  Store* store) {
-  if (!args.placement_file.empty()) {
-    auto file = read_placement_file(args.placement_file);
-    if (!file) throw CliError(file.error().message);
-    const std::string graph_fp = fingerprint(problem.graph).hex();
-    if (!file.value().graph_fingerprint.empty() && file.value().graph_fingerprint != graph_fp)
-      throw CliError(args.placement_file + ": the placement was made for graph " + file.value().graph_fingerprint +
-                     ", not for " + problem.graph_label + " (" + graph_fp + ")");
-    return {file.value().placement, args.placement_file};
-  }
+  if (!args.placement_file.empty()) return {read_placement_for(args.placement_file, problem), args.placement_file};
   if (args.best) {
     auto best = store->best(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options));
     if (!best) throw CliError(best.error().message);

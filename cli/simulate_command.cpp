@@ -51,13 +51,7 @@ NoiseSpread noise_spread(const Problem& problem, SimOptions options, const Place
 
 void run_simulate(const SimulateArgs& args) {
   Problem problem = load_problem(args.problem);
-  auto file = read_placement_file(args.placement_file);
-  if (!file) throw CliError(file.error().message);
-  const std::string graph_fp = fingerprint(problem.graph).hex();
-  if (!file.value().graph_fingerprint.empty() && file.value().graph_fingerprint != graph_fp)
-    throw CliError(args.placement_file + ": the placement was made for graph " + file.value().graph_fingerprint +
-                   ", not for " + problem.graph_label + " (" + graph_fp + ")");
-  const Placement& placement = file.value().placement;
+  const Placement placement = read_placement_for(args.placement_file, problem);
   auto valid = placement.check(problem.graph, problem.cluster, args.placement_file);
   if (!valid) throw CliError(valid.error().message);
   SimOptions options = args.sim.options();

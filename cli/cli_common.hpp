@@ -9,6 +9,7 @@
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
 #include "core/graph.hpp"
+#include "core/placement.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/sim_result.hpp"
 #include "sim/timeline_export.hpp"

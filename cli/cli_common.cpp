@@ -1,6 +1,7 @@
 #include "cli/cli_common.hpp"
 
 #include "core/fingerprint.hpp"
+#include "storage/store.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -111,6 +112,20 @@ Problem load_problem(const ProblemArgs& args) {
   p.cluster = std::move(c).value();
   p.costs = std::make_unique<CostTable>(p.graph, p.cluster);
   return p;
+}
+
+ProfileTable load_profiles(const std::string& data_dir) {
+  const std::string dir = data_dir.empty() ? default_data_dir() : data_dir;
+  auto store = Store::open_read_only(dir);
+  if (!store) throw CliError("--profiled: " + store.error().message);
+  auto profiles = store.value()->profiles();
+  if (!profiles) throw CliError("--profiled: " + profiles.error().message);
+  if (profiles.value().empty()) throw CliError("--profiled: no profiles in " + dir + " (run `gantry profile` first)");
+  return std::move(profiles).value();
+}
+
+void use_profiles(Problem& problem, const ProfileTable& profiles) {
+  problem.costs = std::make_unique<CostTable>(problem.graph, problem.cluster, &profiles);
 }
 
 Placement read_placement_for(const std::string& path, const Problem& problem) {

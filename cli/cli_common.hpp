@@ -67,6 +67,11 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
+// The store's measured profiles (`gantry profile`), read without taking the store from its
+// writer; none there is a CliError that says how to get them.
+ProfileTable load_profiles(const std::string& data_dir);
+// Rebuilds the problem's costs with measured profiles, which the cost model prefers to the roofline.
+void use_profiles(Problem& problem, const ProfileTable& profiles);
 // A placement file for the problem's graph: one made for another graph (its fingerprint says so)
 // is a CliError naming both.
 Placement read_placement_for(const std::string& path, const Problem& problem);

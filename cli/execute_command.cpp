@@ -111,13 +111,11 @@ void run_execute(const ExecuteArgs& args) {
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
-  ProfileTable profiles;
   if (args.profiled) {
     auto stored = store->profiles();
     if (!stored) throw CliError(stored.error().message);
-    profiles = std::move(stored).value();
-    if (profiles.empty()) throw CliError("--profiled: no profiles in " + store->path() + " (run `gantry profile` first)");
-    problem.costs = std::make_unique<CostTable>(problem.graph, problem.cluster, &profiles);
+    if (stored.value().empty()) throw CliError("--profiled: no profiles in " + store->path() + " (run `gantry profile` first)");
+    use_profiles(problem, stored.value());
   }
   const ChosenPlacement chosen = choose_placement(args, problem, options, store.get());
   if (auto valid = chosen.placement.check(problem.graph, problem.cluster, chosen.source); !valid)

@@ -27,7 +27,7 @@ struct PlaceArgs {
   std::string methods = "all", budget = "2s", policy, data;
   long evals = 0;
   int samples = 200;
-  bool budget_given = false;
+  bool budget_given = false, profiled = false;
 };
 
 std::vector<std::string> method_list(const std::string& text) {
@@ -48,6 +48,7 @@ std::vector<std::string> method_list(const std::string& text) {
 
 void run_place(const PlaceArgs& args) {
   Problem problem = load_problem(args.problem);
+  if (args.profiled) use_profiles(problem, load_profiles(args.data));
   const SimOptions options = args.sim.options();
   const PlacementProblem placement_problem{problem.graph, problem.cluster, *problem.costs, options};
   auto seconds = parse_duration(args.budget);
@@ -113,7 +114,10 @@ void add_place_command(CLI::App& app) {
   cmd->add_option("--policy", args->policy,
                   "policy for doppler: NAME[:VERSION] from the store or a .policy file (default: the built-in one)");
   args->data = default_data_dir();
-  cmd->add_option("--data", args->data, "data directory of --policy NAME (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_option("--data", args->data,
+                  "data directory of --policy NAME and --profiled (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_flag("--profiled", args->profiled,
+                "cost ops and transfers with the store's measured profiles (`gantry profile`) instead of the roofline");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

@@ -18,8 +18,9 @@ struct SimulateArgs {
   ProblemArgs problem;
   SimArgs sim;
   OutputArgs out;
-  std::string placement_file;
+  std::string placement_file, data;
   int repeats = 1;
+  bool profiled = false;
 };
 
 // Makespans of `repeats` noise draws of one placement (draw 0 is the one recorded and shown).
@@ -51,6 +52,7 @@ NoiseSpread noise_spread(const Problem& problem, SimOptions options, const Place
 
 void run_simulate(const SimulateArgs& args) {
   Problem problem = load_problem(args.problem);
+  if (args.profiled) use_profiles(problem, load_profiles(args.data));
   const Placement placement = read_placement_for(args.placement_file, problem);
   auto valid = placement.check(problem.graph, problem.cluster, args.placement_file);
   if (!valid) throw CliError(valid.error().message);
@@ -98,6 +100,9 @@ void add_simulate_command(CLI::App& app) {
   args->problem.add_to(*cmd);
   cmd->add_option("--placement", args->placement_file, "placement JSON ({\"placement\": [device per op]})")->required();
   args->sim.add_to(*cmd);
+  cmd->add_flag("--profiled", args->profiled,
+                "cost ops and transfers with the store's measured profiles (`gantry profile`) instead of the roofline");
+  cmd->add_option("--data", args->data, "store directory of --profiled (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_option("--repeats", args->repeats, "with --noise: noise draws to report the mean and spread over")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));

@@ -287,7 +287,7 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable
     r.cluster_name = pipeline->cluster_name.empty() ? "(stage costs)" : pipeline->cluster_name;
   } else {
     r.graph = fingerprint(job.problem->graph);
-    r.cluster = runtime_fingerprint(job.problem->cluster, job.problem->sim);
+    r.cluster = job.problem->runtime;
     r.graph_label = job.problem->spec.graph_label;
     r.cluster_name = job.problem->cluster.name();
   }

@@ -12,12 +12,15 @@ Fingerprint problem_key(const ProblemSpec& spec) {
   h.add_string(spec.cluster_yaml);
   h.add_string(spec.sim_json);
   if (spec.is_pipeline()) h.add_string(spec.pipeline_json);  // graph problems keep their keys
+  if (!spec.profiles_json.empty()) h.add_string("profiles:" + spec.profiles_json);
   return h.finish();
 }
 
 ProblemSpec make_problem_spec(const Graph& graph, const Cluster& cluster, const SimOptions& sim,
-                              const std::string& graph_label, const std::string& graph_json) {
+                              const std::string& graph_label, const std::string& graph_json,
+                              const ProfileTable* profiles) {
   ProblemSpec spec;
+  if (profiles && !profiles->empty()) spec.profiles_json = profiles_to_json(*profiles);
   spec.graph_json = graph_json.empty() ? graph_to_json(graph, -1) : graph_json;
   spec.cluster_yaml = cluster.to_yaml();
   spec.sim_json = sim_options_json(sim);
@@ -56,7 +59,15 @@ Result<std::shared_ptr<const BuiltProblem>> build_problem(const ProblemSpec& spe
   problem->graph = std::move(graph).value();
   problem->cluster = std::move(cluster).value();
   problem->sim = sim.value();
-  problem->costs = std::make_unique<CostTable>(problem->graph, problem->cluster);
+  problem->runtime = runtime_fingerprint(problem->cluster, problem->sim);
+  if (spec.profiles_json.empty()) {
+    problem->costs = std::make_unique<CostTable>(problem->graph, problem->cluster);
+  } else {
+    auto profiles = profiles_from_json(spec.profiles_json, "the job's profiles");
+    if (!profiles) return profiles.error();
+    problem->costs = std::make_unique<CostTable>(problem->graph, problem->cluster, &profiles.value());
+    problem->runtime = with_profiles(problem->runtime, profiles.value().fingerprint());
+  }
   return std::shared_ptr<const BuiltProblem>(std::move(problem));
 }
 

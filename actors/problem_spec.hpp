@@ -27,13 +27,16 @@ struct ProblemSpec {
   // A pipeline problem's JSON (pipeline_problem_json) instead of graph, cluster and simulator.
   std::string pipeline_json;
   bool is_pipeline() const { return !pipeline_json.empty(); }
+  // Measured profiles the problem is costed with (profiles_to_json), or empty for the roofline.
+  std::string profiles_json;
 };
 
 // The key of a problem's content (graph, cluster, simulator options; not the label).
 Fingerprint problem_key(const ProblemSpec& spec);
 
 ProblemSpec make_problem_spec(const Graph& graph, const Cluster& cluster, const SimOptions& sim,
-                              const std::string& graph_label, const std::string& graph_json = "");
+                              const std::string& graph_label, const std::string& graph_json = "",
+                              const ProfileTable* profiles = nullptr);
 
 struct BuiltProblem {
   Fingerprint key;
@@ -42,6 +45,9 @@ struct BuiltProblem {
   Cluster cluster;
   std::unique_ptr<CostTable> costs;
   SimOptions sim;
+  // The key its bests are stored under: the cluster under the runtime model, and the profiles'
+  // fingerprint when it is costed with measured profiles.
+  Fingerprint runtime;
   // A pipeline problem's stage costs (the graph is then empty and `costs` null).
   std::unique_ptr<PipelineSource> pipeline;
   PlacementProblem placement() const { return PlacementProblem{graph, cluster, *costs, sim}; }

@@ -14,7 +14,8 @@ namespace gantry {
 
 JobSpec make_job_spec(const TuneProblem& problem, const TuneOptions& options) {
   JobSpec spec;
-  spec.problem = make_problem_spec(problem.graph, problem.cluster, problem.sim, problem.graph_label, problem.graph_json);
+  spec.problem = make_problem_spec(problem.graph, problem.cluster, problem.sim, problem.graph_label, problem.graph_json,
+                                   problem.profiles);
   spec.budget_seconds = options.budget_seconds;
   spec.budget_evaluations = options.budget_evaluations;
   spec.patience_seconds = options.patience_seconds;

@@ -26,6 +26,7 @@ struct TuneProblem {
   SimOptions sim;
   std::string graph_label;  // shown in listings ("llama-layer", a file path)
   std::string graph_json;   // the graph itself, stored so a best can be re-simulated later
+  const ProfileTable* profiles = nullptr;  // measured profiles to cost it with (null: the roofline)
 };
 
 struct TuneProgress {

@@ -34,11 +34,20 @@ struct ChosenPlacement {
   std::string source;  // for the report: the file, "stored best (method)" or the method
 };
 
+// The key of the stored best this run measures: with --profiled, the best of a job tuned with them.
+Fingerprint runtime_key(const ExecuteArgs& args, const Problem& problem, const SimOptions& options, Store& store) {
+  const Fingerprint runtime = runtime_fingerprint(problem.cluster, options);
+  if (!args.profiled) return runtime;
+  auto profiles = store.profiles();
+  if (!profiles) throw CliError(profiles.error().message);
+  return with_profiles(runtime, profiles.value().fingerprint());
+}
+
 ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options,
                                  Store* store) {
   if (!args.placement_file.empty()) return {read_placement_for(args.placement_file, problem), args.placement_file};
   if (args.best) {
-    auto best = store->best(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options));
+    auto best = store->best(fingerprint(problem.graph), runtime_key(args, problem, options, *store));
     if (!best) throw CliError(best.error().message);
     if (!best.value() || best.value()->is_pipeline())
       throw CliError("no stored best in " + store->path() + " for " + problem.graph_label + " on " +
@@ -134,7 +143,7 @@ void run_execute(const ExecuteArgs& args) {
   const Measurement& m = measured.value();
   const SimResult timeline = measured_timeline(m.median_run, problem.cluster.size());
   if (args.best) {  // `query best` shows the measurement beside the simulated makespan
-    auto recorded = store->record_measurement(fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options),
+    auto recorded = store->record_measurement(fingerprint(problem.graph), runtime_key(args, problem, options, *store),
                                               chosen.placement, m.median, static_cast<int>(m.makespans.size()), m.backend);
     if (!recorded)
       std::fprintf(stderr, "gantry: the measurement was not recorded with the stored best: %s\n",

@@ -234,8 +234,13 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait) {
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
+  ProfileTable profiles;
+  if (args.profiled) {
+    profiles = load_profiles(options.data_dir);
+    use_profiles(problem, profiles);
+  }
   TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(), problem.graph_label,
-                           graph_to_json(problem.graph, -1)};
+                           graph_to_json(problem.graph, -1), args.profiled ? &profiles : nullptr};
   JobSpec spec = make_job_spec(tune_problem, options);
   spec.priority = args.priority;
   spec.parallelism = args.parallelism;

@@ -19,7 +19,7 @@ struct TuneArgs {
   std::string data, budget = "30s", patience, batch = "0.2s", method = "search";
   long evals = 0, batch_evals = 0;
   int rollouts = 0, priority = 0, parallelism = 0;
-  bool budget_given = false;
+  bool budget_given = false, profiled = false;
 };
 
 // Budgets, seed and the store directory; errors name the flag (or job-file key).

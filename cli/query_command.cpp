@@ -31,6 +31,7 @@ struct QueryArgs {
   RemoteArgs remote;  // ask a coordinator instead of the local store
   PipelineArgs pipeline;       // --model ...: a pipeline scheme's best (`gantry pipeline tune`)
   bool cluster_given = false;  // else a pipeline's cluster is pipeline tune's default
+  bool profiled = false;       // the best of a job tuned with --profiled
 };
 
 std::unique_ptr<ScheduleSource> open_source(const QueryArgs& args) {
@@ -92,6 +93,9 @@ std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryAr
   }
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
+  if (args.profiled)  // the profiles' current content: a best tuned with other profiles is another key
+    return {gantry::fingerprint(problem.graph),
+            with_profiles(runtime_fingerprint(problem.cluster, options), load_profiles(args.data).fingerprint())};
   if (older)
     for (int v = kModelVersion - 1; v >= 1; --v) older->push_back({v, runtime_fingerprint(problem.cluster, options, v)});
   return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options)};
@@ -150,13 +154,16 @@ ScheduleRecord require_best(ScheduleSource& source, const std::pair<Fingerprint,
                      stale_note(*stale));
   throw CliError("no stored placement or scheme for " + key.first.hex() + " on runtime " + key.second.hex() + " " +
                  source.where() +
-                 " (run `gantry tune` or `gantry pipeline tune` first; `gantry query list` shows what is stored)");
+                 " (run `gantry tune` or `gantry pipeline tune` first; a job tuned with --profiled is found with "
+                 "--profiled; `gantry query list` shows what is stored)");
 }
 
 void add_key_options(CLI::App& cmd, QueryArgs& args) {
   cmd.add_option("--data", args.data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd.add_option("--fingerprint", args.fingerprint,
                  "GRAPH:RUNTIME fingerprints instead of --graph/--cluster (full, or the prefixes `query list` prints)");
+  cmd.add_flag("--profiled", args.profiled,
+               "the best of a job tuned with --profiled (keyed by the local store's current profiles)");
   args.problem.add_to(cmd);
   args.sim.add_to(cmd);
   args.out.add_to(cmd, false);

@@ -40,6 +40,7 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
 // learner job, here or on --coordinator's cluster).
 void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   if (args.evals > 0) throw CliError("tune --method doppler takes a time budget (--budget), not --evals");
+  if (args.profiled) throw CliError("tune --method doppler does not take --profiled: the learner trains on the roofline");
   TrainArgs t;
   if (!args.problem.graph_file.empty()) t.graphs.push_back(args.problem.graph_file);
   if (!args.problem.workload.empty()) t.workloads.push_back(args.problem.workload);
@@ -61,6 +62,11 @@ void run_tune(TuneArgs& args, const RemoteArgs& remote) {
   Problem problem = load_problem(args.problem);
   TuneOptions options = tune_options(args);
   options.cancel = &StopSignals::requested();
+  ProfileTable profiles;
+  if (args.profiled) {  // read before the job opens the store as its writer
+    profiles = load_profiles(options.data_dir);
+    use_profiles(problem, profiles);
+  }
 
   const std::string& unit = problem.graph.cost_unit();
   const bool bar = isatty(STDERR_FILENO);
@@ -85,7 +91,7 @@ void run_tune(TuneArgs& args, const RemoteArgs& remote) {
   };
 
   TuneProblem tune_problem{problem.graph, problem.cluster, *problem.costs, args.sim.options(),
-                           problem.graph_label, graph_to_json(problem.graph, -1)};
+                           problem.graph_label, graph_to_json(problem.graph, -1), args.profiled ? &profiles : nullptr};
   std::fprintf(stderr, "tuning %s on %s: %s, store %s (Ctrl-C stops and keeps the best)\n", problem.graph_label.c_str(),
                problem.cluster.name().c_str(),
                options.budget_seconds > 0 ? ("budget " + args.budget).c_str() : ("budget " + std::to_string(args.evals) + " evals").c_str(),
@@ -158,6 +164,9 @@ void add_tune_command(CLI::App& app) {
               "A job whose rollout or store failed ends FAILED (exit status 1) and prints the best it found.");
   args->problem.add_to(*cmd);
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_flag("--profiled", args->profiled,
+                "cost with the store's measured profiles (`gantry profile`): the job carries them, and its best is "
+                "stored apart from the roofline's, under the profiles' fingerprint");
   auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
   cmd->add_option("--method", args->method,
                   "search (heuristics, then annealing on rollout actors) or doppler (learn a policy: imitation, then RL; see gantry train)")

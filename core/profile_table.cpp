@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/json_util.hpp"
 
 namespace gantry {
 
@@ -111,6 +114,46 @@ Fingerprint ProfileTable::fingerprint() const {
     h.add_string(mean);
   }
   return h.finish();
+}
+
+std::string profiles_to_json(const ProfileTable& table) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const ProfileEntry& e : table.entries())
+    entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
+                       {"work", e.op.work}, {"features", e.op.features}, {"count", e.seconds.count},
+                       {"mean", e.seconds.mean}, {"m2", e.seconds.m2}});
+  return nlohmann::json{{"format", "gantry-profiles"}, {"entries", entries}}.dump();
+}
+
+Result<ProfileTable> profiles_from_json(const std::string& text, const std::string& source) {
+  auto parsed = parse_json(text, source);
+  if (!parsed) return parsed.error();
+  const nlohmann::json& root = parsed.value();
+  if (!root.is_object() || !root.contains("entries") || !root["entries"].is_array())
+    return make_error(source + ": expected {\"format\": \"gantry-profiles\", \"entries\": [...]}");
+  ProfileTable table;
+  const nlohmann::json& entries = root["entries"];
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const nlohmann::json& e = entries[i];
+    const std::string where = source + ": $.entries[" + std::to_string(i) + "]";
+    try {
+      ProfileEntry entry;
+      entry.device_kind = e.at("kind").get<std::string>();
+      entry.op.family = e.at("family").get<std::string>();
+      entry.op.signature = e.at("signature").get<std::string>();
+      entry.op.work = e.at("work").get<double>();
+      entry.op.features = e.value("features", std::vector<double>{});
+      entry.seconds.count = e.at("count").get<double>();
+      entry.seconds.mean = e.at("mean").get<double>();
+      entry.seconds.m2 = e.value("m2", 0.0);
+      if (!(entry.seconds.count >= 1) || !std::isfinite(entry.seconds.mean) || entry.seconds.mean < 0)
+        return make_error(where + ": count must be at least 1 and mean a non-negative number");
+      table.merge(entry);
+    } catch (const nlohmann::json::exception& ex) {
+      return make_error(where + ": " + ex.what());
+    }
+  }
+  return table;
 }
 
 }  // namespace gantry

@@ -13,6 +13,7 @@
 
 #include "core/fingerprint.hpp"
 #include "core/op_signature.hpp"
+#include "core/result.hpp"
 
 namespace gantry {
 
@@ -55,5 +56,10 @@ class ProfileTable {
  private:
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, signature)
 };
+
+// The table as JSON text (a job carries the profiles it was tuned with), and back; the error names
+// `source` and the entry.
+std::string profiles_to_json(const ProfileTable& table);
+Result<ProfileTable> profiles_from_json(const std::string& text, const std::string& source);
 
 }  // namespace gantry

@@ -29,6 +29,16 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
   return h.finish();
 }
 
+Fingerprint with_profiles(const Fingerprint& runtime, const Fingerprint& profiles) {
+  Hasher h;
+  h.add_string("gantry-calibrated-runtime-1");
+  h.add_u64(runtime.hi);
+  h.add_u64(runtime.lo);
+  h.add_u64(profiles.hi);
+  h.add_u64(profiles.lo);
+  return h.finish();
+}
+
 Fingerprint pipeline_runtime_fingerprint(const Cluster* cluster, LinkModel links) {
   Hasher h;
   h.add_string("gantry-pipeline-runtime-v1");

@@ -65,12 +65,14 @@ void put(Writer& w, const RolloutTask& t) {
 }
 
 void put(Writer& w, const ProblemSpec& p) {
-  w.map(p.is_pipeline() ? 5 : 4);
+  const bool profiled = !p.profiles_json.empty();
+  w.map(4 + (p.is_pipeline() ? 1 : 0) + (profiled ? 1 : 0));
   entry(w, "graph", p.graph_json);
   entry(w, "cluster", p.cluster_yaml);
   entry(w, "sim", p.sim_json);
   entry(w, "label", p.graph_label);
   if (p.is_pipeline()) entry(w, "pipeline", p.pipeline_json);
+  if (profiled) entry(w, "profiles", p.profiles_json);
 }
 
 void put(Writer& w, const JobSpec& s) {
@@ -194,16 +196,18 @@ bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
   });
 }
 
-// "pipeline" is last and optional: only pipeline problems carry it.
-const char* const kProblemFields[] = {"graph", "cluster", "sim", "label", "pipeline"};
+// "pipeline" and "profiles" are last and optional: only pipeline problems carry the first, only
+// problems costed with measured profiles the second.
+const char* const kProblemFields[] = {"graph", "cluster", "sim", "label", "pipeline", "profiles"};
 bool read_problem(Decoder& d, const std::string& what, ProblemSpec& p) {
   return read_object(d, what, kProblemFields, [&](std::string_view key) -> const char* {
     if (key == "graph") return get(d, p.graph_json);
     if (key == "cluster") return get(d, p.cluster_yaml);
     if (key == "sim") return get(d, p.sim_json);
     if (key == "pipeline") return get(d, p.pipeline_json);
+    if (key == "profiles") return get(d, p.profiles_json);
     return get(d, p.graph_label);
-  }, std::size(kProblemFields) - 1);
+  }, std::size(kProblemFields) - 2);
 }
 
 const char* const kTrainFields[] = {"more_problems", "stage", "episodes", "il_share", "name", "init", "init_hex",

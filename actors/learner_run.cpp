@@ -1,5 +1,7 @@
 #include "actors/learner_run.hpp"
 
+#include "actors/measured_episode_source.hpp"
+
 #include <algorithm>
 #include <memory>
 
@@ -113,7 +115,10 @@ EpisodeRecord batch_record(const std::string& job_id, long sequence, const Episo
 }
 
 // The stored form of a graph's best, as a tuning job stores its own.
-ScheduleRecord schedule_record(const TrainingProblem& p, const LearnedGraph& g, long episodes, const std::string& job_id) {
+// A stage III best was measured: its record keeps the simulated makespan (the key is the simulated
+// runtime, and other records compare with it) and the measurement beside it.
+ScheduleRecord schedule_record(const TrainingProblem& p, const LearnedGraph& g, long episodes, const std::string& job_id,
+                               bool measured) {
   ScheduleRecord r;
   r.graph = g.graph;
   r.cluster = g.runtime;
@@ -130,6 +135,13 @@ ScheduleRecord schedule_record(const TrainingProblem& p, const LearnedGraph& g, 
   r.evaluations = episodes;
   r.model_version = kModelVersion;
   r.sim_options = sim_options_json(p.sim);
+  if (measured) {
+    r.measured = g.best_makespan;
+    r.measured_runs = ExecOptions{}.repeats;
+    r.measured_backend = "cpu";
+    r.measured_at = r.found_at;
+    r.makespan = Simulator(*p.graph, *p.costs, *p.cluster, p.sim).makespan(g.best);
+  }
   return r;
 }
 
@@ -197,7 +209,8 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
                                          b.spec.cluster_yaml);
     auto best = content && content.value().ok
                     ? ask_store<StoreReply>(self, store, put_best_atom::value,
-                                            schedule_record(problems.training[i], g, report.episodes, job_id))
+                                            schedule_record(problems.training[i], g, report.episodes, job_id,
+                                                            spec.train.stage == "real"))
                     : content;
     if (!best) return make_error("storing the best of " + g.label + ": " + best.error().message);
     if (!best.value().ok) return make_error("storing the best of " + g.label + ": " + best.value().error);
@@ -215,7 +228,8 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
 
 Status check_train_spec(const JobSpec& spec) {
   const TrainSpec& t = spec.train;
-  if (!one_of(t.stage, {"il", "sim", "il+sim"})) return make_error("--stage " + t.stage + ": expected il, sim or il+sim");
+  if (!one_of(t.stage, {"il", "sim", "il+sim", "real"}))
+    return make_error("--stage " + t.stage + ": expected il, sim, il+sim or real");
   if (!parse_ablation(t.ablation)) return make_error("--ablation " + t.ablation + ": expected dual, plc-only, random-sel or gdp");
   if (!one_of(t.imitate, {"ties", "pick"})) return make_error("--imitate " + t.imitate + ": expected ties or pick");
   if (!one_of(t.stale, {"drop", "weight"})) return make_error("--stale " + t.stale + ": expected drop or weight");
@@ -253,11 +267,23 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   const TrainSpec& t = spec.train;
   if (t.stage == "il") stages = {{Stage::imitation, 1.0}};
   else if (t.stage == "sim") stages = {{Stage::reinforce, 1.0}};
+  else if (t.stage == "real") stages = {{Stage::measured, 1.0}};
   else stages = {{Stage::imitation, t.il_share}, {Stage::reinforce, 1.0 - t.il_share}};
+  // Stage III: rewards are makespans measured on this machine's CPU devices, relative to the
+  // teachers' measured makespans (actors/measured_episode_source.hpp).
+  const bool measured = t.stage == "real";
+  ExecOptions measure;
+  std::vector<TrainingProblem> measured_problems;
+  if (measured) {
+    auto teachers = measured_teachers(p.training, measure);
+    if (!teachers) return teachers.error();
+    measured_problems = std::move(teachers).value();
+  }
+  const std::vector<TrainingProblem>& problems_trained = measured ? measured_problems : p.training;
 
   LearnerReport report;
-  for (std::size_t i = 0; i < p.training.size(); ++i) {
-    const TrainingProblem& tp = p.training[i];
+  for (std::size_t i = 0; i < problems_trained.size(); ++i) {
+    const TrainingProblem& tp = problems_trained[i];
     LearnedGraph g;
     g.label = tp.label;
     g.unit = tp.graph->cost_unit();
@@ -289,7 +315,17 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     };
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
-    {
+    if (measured) {
+      MeasuredEpisodeSource source(problems_trained, measure);
+      try {
+        result = train(model, problems_trained, source, o, train_hooks);
+        if (result)
+          if (auto on_clock = measure_outcomes(model.weights(), problems_trained, measure, &result.value()); !on_clock)
+            result = on_clock.error();
+      } catch (const std::exception& e) {
+        result = make_error(std::string("training failed: ") + e.what());
+      }
+    } else {
       PoolEpisodeSource source(system, pool, job_id, p.specs, spec.priority);  // its batches queue by the job's priority
       try {  // an exception must not unwind through the source's actors
         result = train(model, p.training, source, o, train_hooks);

@@ -13,7 +13,7 @@ namespace gantry {
 
 struct TrainSpec {
   std::vector<ProblemSpec> more_problems;  // graphs after the first (one policy learns on all)
-  std::string stage = "il+sim";            // il, sim or il+sim
+  std::string stage = "il+sim";            // il, sim, il+sim or real (stage III: measured makespans)
   long episodes = 0;                       // all stages (0 = the time budget only)
   double il_share = 0.2;                   // il+sim: imitation's share of the budget
   std::string name = "doppler";            // the stored policy's name

@@ -183,7 +183,12 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str();
   args->sim.add_to(*cmd);
-  cmd->add_option("--stage", args->stage, "il, sim or il+sim")->check(CLI::IsMember({"il", "sim", "il+sim"}))->capture_default_str();
+  cmd->add_option("--stage", args->stage,
+                  "il, sim, il+sim, or real (stage III: policy gradient on makespans measured on this machine's CPU "
+                  "devices, median of 3 runs, relative to the teacher's measured makespan; start it from a stage II "
+                  "policy with --init)")
+      ->check(CLI::IsMember({"il", "sim", "il+sim", "real"}))
+      ->capture_default_str();
   cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages)")->check(CLI::Range(1L, 1000000000L));
   cmd->add_option("--budget", args->budget, "training time (e.g. 60s, 5m), all stages");
   cmd->add_option("--il-share", args->il_share, "share of the budget il+sim gives imitation")->check(finite_in(0, 1))->capture_default_str();

@@ -11,7 +11,9 @@
 
 namespace gantry {
 
-const char* to_string(Stage stage) { return stage == Stage::imitation ? "il" : "sim"; }
+const char* to_string(Stage stage) {
+  return stage == Stage::imitation ? "il" : stage == Stage::reinforce ? "sim" : "real";
+}
 
 namespace {
 

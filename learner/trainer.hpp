@@ -19,8 +19,9 @@
 
 namespace gantry {
 
-enum class Stage { imitation, reinforce };
-const char* to_string(Stage stage);  // "il", "sim"
+// `measured` is reinforce on measured makespans (stage III): the episode source measures them.
+enum class Stage { imitation, reinforce, measured };
+const char* to_string(Stage stage);  // "il", "sim", "real"
 
 enum class StalePolicy { drop, weight };
 

@@ -106,3 +106,30 @@ TEST_CASE("execute measures a placement for real and sets the simulator's predic
   CHECK(out["measured"]["transfers"].get<int>() > 0);
   CHECK(out["error"].get<double>() == Approx(out["simulated"]["makespan"].get<double>() / median - 1));
 }
+
+TEST_CASE("train --stage real learns on measured makespans and stores the best with its measurement", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::string data = dir.sub("data");
+  const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";
+  run_gantry({"train", "--workload", graph, "--cluster", "cpu-2", "--stage", "real", "--episodes", "8", "--batch", "4",
+              "--data", data});
+  auto best = nlohmann::json::parse(
+      run_gantry({"query", "best", "--workload", graph, "--cluster", "cpu-2", "--data", data, "-f", "json"}));
+  CHECK(best["method"] == "doppler");
+  REQUIRE(best["measured"].is_object());
+  CHECK(best["measured"]["runs"] == 3);
+  CHECK(best["measured"]["backend"] == "cpu");
+  CHECK(best["measured"]["median"].get<double>() > 0);
+  // The stored makespan is the simulated one of the same placement, what every other record holds.
+  const std::string placement = dir.sub("p.json");
+  {
+    std::ofstream out(placement);
+    out << run_gantry({"query", "export", "--workload", graph, "--cluster", "cpu-2", "--data", data});
+  }
+  auto replay = nlohmann::json::parse(run_gantry({"simulate", "--workload", graph, "--cluster", "cpu-2", "--placement",
+                                                  placement, "-f", "json"}));
+  CHECK(replay["makespan"].get<double>() == Approx(best["makespan"].get<double>()));
+  auto policies = nlohmann::json::parse(run_gantry({"query", "policies", "--data", data, "-f", "json"}));
+  REQUIRE(policies.size() == 1);
+  CHECK(policies[0]["stage"] == "real");
+}

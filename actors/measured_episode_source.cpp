@@ -1,0 +1,67 @@
+#include "actors/measured_episode_source.hpp"
+
+#include <chrono>
+
+#include "executor/cpu/cpu_executor.hpp"
+#include "tuner/placement_method.hpp"
+
+namespace gantry {
+
+MeasuredEpisodeSource::MeasuredEpisodeSource(const std::vector<TrainingProblem>& problems, ExecOptions exec)
+    : problems_(problems), exec_(std::move(exec)) {}
+
+void MeasuredEpisodeSource::submit(EpisodeRequest request) { queue_.push_back(std::move(request)); }
+
+std::optional<Result<EpisodeBatch>> MeasuredEpisodeSource::next(double) {
+  if (queue_.empty()) return std::nullopt;
+  const EpisodeRequest request = std::move(queue_.front());
+  queue_.pop_front();
+  const TrainingProblem& problem = problems_[static_cast<std::size_t>(request.problem)];
+  const auto begin = std::chrono::steady_clock::now();
+  auto batch = run_episode_request(problem, request);
+  if (!batch) return batch;
+  for (Episode& episode : batch.value().episodes) {
+    auto m = execute_on_cpu(*problem.graph, replay_placement(problem, episode), *problem.cluster, exec_);
+    if (!m) return Result<EpisodeBatch>(make_error(problem.label + ": measuring an episode: " + m.error().message));
+    episode.makespan = m.value().median;
+    ++measured_;
+  }
+  batch.value().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return batch;
+}
+
+Result<std::vector<TrainingProblem>> measured_teachers(const std::vector<TrainingProblem>& problems,
+                                                       const ExecOptions& exec) {
+  std::vector<TrainingProblem> out = problems;
+  for (TrainingProblem& p : out) {
+    const Placement teacher = place_critical_path(PlacementProblem{*p.graph, *p.cluster, *p.costs, p.sim}).placement;
+    auto m = execute_on_cpu(*p.graph, teacher, *p.cluster, exec);
+    if (!m) return make_error(p.label + ": measuring the teacher: " + m.error().message);
+    p.teacher_makespan = m.value().median;
+  }
+  return out;
+}
+
+Status measure_outcomes(const PolicyWeights& weights, const std::vector<TrainingProblem>& problems,
+                        const ExecOptions& exec, TrainResult* result) {
+  for (std::size_t i = 0; i < problems.size() && i < result->problems.size(); ++i) {
+    const TrainingProblem& p = problems[i];
+    ProblemOutcome& outcome = result->problems[i];
+    auto greedy = greedy_episode(weights, p);
+    if (!greedy) return greedy.error();
+    const Placement greedy_placement = replay_placement(p, greedy.value());
+    auto greedy_run = execute_on_cpu(*p.graph, greedy_placement, *p.cluster, exec);
+    if (!greedy_run) return make_error(p.label + ": measuring the greedy placement: " + greedy_run.error().message);
+    auto best_run = execute_on_cpu(*p.graph, outcome.best, *p.cluster, exec);
+    if (!best_run) return make_error(p.label + ": measuring the best placement: " + best_run.error().message);
+    outcome.greedy_makespan = greedy_run.value().median;
+    outcome.best_makespan = best_run.value().median;
+    if (outcome.greedy_makespan < outcome.best_makespan) {
+      outcome.best_makespan = outcome.greedy_makespan;
+      outcome.best = greedy_placement;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace gantry

@@ -1,5 +1,7 @@
 #include "executor/profiler.hpp"
 
+#include <algorithm>
+#include <map>
 #include <random>
 
 #include "executor/cpu/cpu_executor.hpp"
@@ -44,20 +46,41 @@ std::vector<std::string> default_profile_workloads() {
 
 Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<std::pair<std::string, Graph>>& graphs,
                                      const ProfilerOptions& options) {
-  ProfileTable samples;
-  int done = 0, total = 0;
   std::vector<std::vector<Placement>> plans;
+  int total = 0;
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     plans.push_back(placements_for(graphs[i].second, cluster.size(), options.random_placements, options.seed + i));
     total += static_cast<int>(plans.back().size());
   }
-  for (std::size_t i = 0; i < graphs.size(); ++i)
-    for (const Placement& placement : plans[i]) {
-      auto m = execute_on_cpu(graphs[i].second, placement, cluster, options.exec);
-      if (!m) return make_error(graphs[i].first + ": " + m.error().message);
-      add_profile_samples(graphs[i].second, cluster, m.value().median_run, &samples);
-      if (options.progress) options.progress(graphs[i].first, ++done, total);
-    }
+  // Rounds of one run per (graph, placement), as the fidelity benchmark measures: a burst of
+  // interference then slows one run of many. Each run's per-signature means are kept apart, and a
+  // run more than 1.5 times its signature's median over the rounds (a burst) is left out.
+  const int rounds = std::max(1, options.exec.repeats);
+  total *= rounds;
+  std::map<std::pair<std::string, std::string>, std::vector<ProfileEntry>> runs;
+  int done = 0;
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t i = 0; i < graphs.size(); ++i)
+      for (const Placement& placement : plans[i]) {
+        ExecOptions exec = options.exec;
+        exec.repeats = 1;
+        exec.warmup = round == 0 ? std::max(1, options.exec.warmup) : 0;
+        auto m = execute_on_cpu(graphs[i].second, placement, cluster, exec);
+        if (!m) return make_error(graphs[i].first + ": " + m.error().message);
+        ProfileTable run;
+        add_profile_samples(graphs[i].second, cluster, m.value().median_run, &run);
+        for (ProfileEntry& e : run.entries()) runs[{e.device_kind, e.op.signature}].push_back(std::move(e));
+        if (options.progress) options.progress(graphs[i].first, ++done, total);
+      }
+  ProfileTable samples;
+  for (auto& [key, entries] : runs) {
+    std::vector<double> means;
+    for (const ProfileEntry& e : entries) means.push_back(e.seconds.mean);
+    std::nth_element(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(means.size() / 2), means.end());
+    const double median = means[means.size() / 2];
+    for (const ProfileEntry& e : entries)
+      if (e.seconds.mean <= 1.5 * median) samples.merge(e);
+  }
   return samples;
 }
 

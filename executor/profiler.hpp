@@ -2,8 +2,8 @@
 // Profiling a cluster: every graph runs under several placements that spread it over every device
 // (round-robin and random ones), so that ops are timed while the other devices work too, as in
 // real runs (cores share caches and memory bandwidth: an op timed alone on an idle machine runs
-// faster than in a run), and every op and transfer time of the median runs becomes a profile
-// sample (executor/profile_samples.hpp).
+// faster than in a run), in exec.repeats interleaved rounds; every op and transfer time becomes a
+// profile sample (executor/profile_samples.hpp) except runs that a burst of interference slowed.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -19,7 +19,7 @@ namespace gantry {
 
 struct ProfilerOptions {
   int random_placements = 3;
-  ExecOptions exec;  // repeats, warm-up, pinning
+  ExecOptions exec;  // repeats (rounds), warm-up, pinning
   std::uint64_t seed = 1;
   std::function<void(const std::string& graph, int done, int total)> progress;
 };

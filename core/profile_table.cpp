@@ -83,24 +83,28 @@ std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSig
   return by_rate ? op.work * std::exp(log_rate / weights) : time / weights;
 }
 
-std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const std::string& to_kind) const {
+std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const std::string& to_kind,
+                                          double nominal_bandwidth) const {
   const std::string kind = from_kind + "->" + to_kind;
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
   for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
     const double x = it->second.op.work, y = it->second.seconds.mean;
+    smallest = n == 0 ? x : std::min(smallest, x);
+    largest = std::max(largest, x);
     n += 1;
     sx += x;
     sy += y;
     sxx += x * x;
     sxy += x * y;
   }
+  if (n == 0) return std::nullopt;
   const double det = n * sxx - sx * sx;
-  if (n < 2 || det <= 0) return std::nullopt;
-  const double slope = (n * sxy - sx * sy) / det, intercept = (sy - slope * sx) / n;
-  LinkFit fit;
-  fit.latency = std::max(0.0, intercept);
-  fit.bandwidth = slope > 0 ? 1 / slope : 0;
-  return fit;
+  if (n >= 2 && det > 0 && largest >= 4 * std::max(smallest, 1.0)) {
+    const double slope = (n * sxy - sx * sy) / det, intercept = (sy - slope * sx) / n;
+    if (slope > 0) return LinkFit{std::max(0.0, intercept), 1 / slope};
+  }
+  if (!(nominal_bandwidth > 0)) return std::nullopt;
+  return LinkFit{std::max(0.0, (sy - sx / nominal_bandwidth) / n), nominal_bandwidth};
 }
 
 Fingerprint ProfileTable::fingerprint() const {

@@ -46,9 +46,12 @@ class ProfileTable {
 
   // The time of `op` on a device of `kind`, or nullopt when its family was never measured there.
   std::optional<double> op_time(const std::string& kind, const OpSignature& op) const;
-  // latency + bytes / bandwidth between kinds, fitted over the measured transfers (nullopt: fewer
-  // than two distinct sizes measured).
-  std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind) const;
+  // latency + bytes / bandwidth between kinds, fitted over the measured transfers. Sizes that span
+  // less than a factor of 4 cannot tell latency from bandwidth (a line through nearly one x is any
+  // slope): then the bandwidth is `nominal_bandwidth` (the link's, bytes/s) and the latency what
+  // the measurements leave over it. nullopt: nothing measured, or no fit and no nominal bandwidth.
+  std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind,
+                              double nominal_bandwidth = 0) const;
   // The content, each mean to 3 significant digits: more samples that do not move a mean do not
   // change it, so stored bests keyed by it stay current (sim/runtime_fingerprint.hpp).
   Fingerprint fingerprint() const;

@@ -53,6 +53,15 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   CHECK(fit->latency == Approx(2e-5));
   CHECK(fit->bandwidth == Approx(4e9));
   CHECK_FALSE(t.link("CPU", "GPU").has_value());
+  // Sizes within a factor of 4 of each other: the nominal bandwidth, and the mean time it leaves.
+  ProfileTable close;
+  close.add("A->B", transfer_signature(1000), 3e-6);
+  close.add("A->B", transfer_signature(1010), 2e-6);
+  CHECK_FALSE(close.link("A", "B").has_value());
+  auto nominal = close.link("A", "B", 1e9);
+  REQUIRE(nominal.has_value());
+  CHECK(nominal->bandwidth == 1e9);
+  CHECK(nominal->latency == Approx((3e-6 - 1000 / 1e9 + 2e-6 - 1010 / 1e9) / 2));
 
   const Fingerprint before = t.fingerprint();
   t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);  // the mean does not move

@@ -202,7 +202,7 @@ TEST_CASE("a problem added by two jobs stays served until both dropped it", "[ac
   const caf::actor& pool = f.pool;
   caf::scoped_actor a{f.system}, job{f.system};
   a->send(pool, net_in_atom::value, hello("a"));
-  const ProblemSpec spec{"{\"ops\":[]}", "name: x\n", "{}", "shared", ""};
+  const ProblemSpec spec{"{\"ops\":[]}", "name: x\n", "{}", "shared", "", ""};
   const Fingerprint key = problem_key(spec);
   // Whether the pool answers the worker's request for the problem's content.
   auto served = [&] {

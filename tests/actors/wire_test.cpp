@@ -122,7 +122,7 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     const Hello h = decode<Hello>(encode(Hello{"w1", "node-3", 4242, 16, {"anneal", "place"}})).value();
     CHECK((h.name == "w1" && h.host == "node-3" && h.pid == 4242 && h.slots == 16));
     CHECK(h.kinds == std::vector<std::string>{"anneal", "place"});
-    ProblemContent p{Fingerprint{1, 2}, ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn", ""}};
+    ProblemContent p{Fingerprint{1, 2}, ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn", "", ""}};
     const ProblemContent q = decode<ProblemContent>(encode(p)).value();
     CHECK(q.key == p.key);
     CHECK((q.spec.graph_json == p.spec.graph_json && q.spec.cluster_yaml == p.spec.cluster_yaml &&
@@ -181,11 +181,11 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
 TEST_CASE("a learner job's settings and policy listings cross the wire and the store's spec text", "[actors]") {
   JobSpec spec;
   spec.kind = "train";
-  spec.problem = ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn", ""};
+  spec.problem = ProblemSpec{"{\"ops\":[]}", "name: x\n", "{\"doppler\":true}", "ffnn", "", ""};
   spec.budget_seconds = 60;
   spec.seed = 3;
   TrainSpec& t = spec.train;
-  t.more_problems = {ProblemSpec{"{}", "name: y\n", "{}", "chain", ""}, ProblemSpec{"[]", "name: z\n", "{}", "llama", ""}};
+  t.more_problems = {ProblemSpec{"{}", "name: y\n", "{}", "chain", "", ""}, ProblemSpec{"[]", "name: z\n", "{}", "llama", "", ""}};
   t.stage = "sim";
   t.episodes = 500;
   t.il_share = 0.25;

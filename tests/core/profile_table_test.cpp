@@ -27,16 +27,16 @@ TEST_CASE("running statistics merge to the statistics of all samples", "[core]")
 
 TEST_CASE("profiles give exact times, interpolate a family in log-log and fit links", "[core]") {
   ProfileTable t;
-  t.add("CPU", {"matmul/f32", "mm-small", 1e6}, 1e-3);
-  t.add("CPU", {"matmul/f32", "mm-small", 1e6}, 3e-3);  // mean 2e-3
-  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);
-  CHECK(*t.op_time("CPU", {"matmul/f32", "mm-small", 1e6}) == Approx(2e-3));
+  t.add("CPU", {"matmul/f32", "mm-small", 1e6, {}}, 1e-3);
+  t.add("CPU", {"matmul/f32", "mm-small", 1e6, {}}, 3e-3);  // mean 2e-3
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6, {}}, 4e-3);
+  CHECK(*t.op_time("CPU", {"matmul/f32", "mm-small", 1e6, {}}) == Approx(2e-3));
   // Without features the distance is in log2(work). Halfway between (1e6, 2 ms) and (4e6, 4 ms)
   // both weigh the same: the geometric mean of their 2e-9 and 1e-9 s per flop, times 2e6 flops.
-  CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6}) == Approx(2e6 * std::sqrt(2e-9 * 1e-9)));
+  CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6, {}}) == Approx(2e6 * std::sqrt(2e-9 * 1e-9)));
   // At 8e6 the distances are 3 and 1: weights 1 / 3.25^2 and 1 / 1.25^2.
   const double w_small = 1 / (3.25 * 3.25), w_big = 1 / (1.25 * 1.25);
-  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6}) ==
+  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6, {}}) ==
         Approx(8e6 * std::exp((w_small * std::log(2e-9) + w_big * std::log(1e-9)) / (w_small + w_big))));
   // Features, when there are, place an op: equal features to a measured shape give its efficiency.
   t.add("CPU", {"matmul/bf16", "matmul/bf16/a", 1e6, {8, 8, 8}}, 1e-3);
@@ -44,8 +44,8 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   const double at_a = *t.op_time("CPU", {"matmul/bf16", "matmul/bf16/a2", 2e6, {8, 8, 8}});
   const double d_b = std::sqrt(16.0 + 16.0), wa = 1 / (0.25 * 0.25), wb = 1 / ((d_b + 0.25) * (d_b + 0.25));
   CHECK(at_a == Approx(2e6 * std::exp((wa * std::log(1e-9) + wb * std::log(9e-9)) / (wa + wb))));
-  CHECK_FALSE(t.op_time("GPU", {"matmul/f32", "mm-small", 1e6}).has_value());
-  CHECK_FALSE(t.op_time("CPU", {"add/f32", "a", 1e6}).has_value());
+  CHECK_FALSE(t.op_time("GPU", {"matmul/f32", "mm-small", 1e6, {}}).has_value());
+  CHECK_FALSE(t.op_time("CPU", {"add/f32", "a", 1e6, {}}).has_value());
 
   for (double bytes : {1e3, 1e5, 1e7}) t.add("CPU->CPU", transfer_signature(bytes), 2e-5 + bytes / 4e9);
   auto fit = t.link("CPU", "CPU");
@@ -64,9 +64,9 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   CHECK(nominal->latency == Approx((3e-6 - 1000 / 1e9 + 2e-6 - 1010 / 1e9) / 2));
 
   const Fingerprint before = t.fingerprint();
-  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 4e-3);  // the mean does not move
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6, {}}, 4e-3);  // the mean does not move
   CHECK(t.fingerprint() == before);
-  t.add("CPU", {"matmul/f32", "mm-big", 4e6}, 40e-3);
+  t.add("CPU", {"matmul/f32", "mm-big", 4e6, {}}, 40e-3);
   CHECK(t.fingerprint() != before);
 }
 

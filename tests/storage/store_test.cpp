@@ -587,7 +587,7 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
 TEST_CASE("profiles merge their running statistics across writes and survive a reopen", "[storage]") {
   TempDir tmp;
   const std::string db = tmp.sub("db");
-  const OpSignature mm{"matmul/f32", "matmul/f32/out=[8,8]", 1024};
+  const OpSignature mm{"matmul/f32", "matmul/f32/out=[8,8]", 1024, {}};
   {
     auto opened = Store::open(db);
     REQUIRE(opened.ok());

@@ -135,7 +135,9 @@ void put(Writer& w, const TrainSpec& t) {
 }
 
 void put(Writer& w, const ScheduleRecord& r) {
-  w.map(r.is_pipeline() ? 17 : 15);  // a pipeline best carries its scheme and candidate
+  const bool measured = r.measured_runs > 0;
+  // A pipeline best carries its scheme and candidate, a measured best its measurement.
+  w.map(15 + (r.is_pipeline() ? 2 : 0) + (measured ? 4 : 0));
   entry(w, "graph", r.graph);
   entry(w, "cluster", r.cluster);
   entry(w, "graph_label", r.graph_label);
@@ -154,6 +156,12 @@ void put(Writer& w, const ScheduleRecord& r) {
   if (r.is_pipeline()) {
     entry(w, "scheme", r.scheme);
     entry(w, "candidate", r.candidate);
+  }
+  if (measured) {
+    entry(w, "measured", r.measured);
+    entry(w, "measured_at", r.measured_at);
+    entry(w, "measured_runs", r.measured_runs);
+    entry(w, "measured_backend", r.measured_backend);
   }
 }
 
@@ -285,10 +293,16 @@ bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
 const char* const kScheduleFields[] = {"graph",  "cluster",     "graph_label", "cluster_name", "method",
                                        "sim",    "unit",        "makespan",    "lower_bound",  "placement",
                                        "job_id", "found_at",    "evaluations", "model_version", "sim_options",
-                                       "scheme", "candidate"};
+                                       "scheme", "candidate", "measured", "measured_at", "measured_runs",
+                                       "measured_backend"};
 bool read_schedule(Decoder& d, const std::string& what, ScheduleRecord& r) {
-  const std::size_t required = std::size(kScheduleFields) - 2;  // placements have no scheme
+  // Placements have no scheme, and bests never run for real no measurement.
+  const std::size_t required = std::size(kScheduleFields) - 6;
   return read_object(d, what, kScheduleFields, [&](std::string_view key) -> const char* {
+    if (key == "measured") return get(d, r.measured);
+    if (key == "measured_at") return get(d, r.measured_at);
+    if (key == "measured_runs") return get(d, r.measured_runs);
+    if (key == "measured_backend") return get(d, r.measured_backend);
     if (key == "scheme") return get(d, r.scheme);
     if (key == "candidate") return get(d, r.candidate);
     if (key == "graph") return get(d, r.graph);

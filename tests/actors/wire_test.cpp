@@ -157,6 +157,14 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
            back.makespan == 7.5e11 && back.placement.device == r.placement.device &&
            back.placement.priority == r.placement.priority && back.model_version == 2 && back.sim_options == r.sim_options));
     CHECK((back.scheme.empty() && back.candidate.empty()));
+    CHECK(back.measured_runs == 0);
+    r.measured = 0.042;  // a best run for real (`gantry execute --best`) carries its measurement
+    r.measured_at = 1.7e9;
+    r.measured_runs = 5;
+    r.measured_backend = "cpu";
+    const ScheduleRecord measured = schedule_record_from_json(schedule_record_json(r)).value();
+    CHECK((measured.measured == 0.042 && measured.measured_at == 1.7e9 && measured.measured_runs == 5 &&
+           measured.measured_backend == "cpu" && measured.makespan == 7.5e11));
     r.placement = Placement{};  // a pipeline best: its scheme and candidate travel too
     r.scheme = R"({"format":"gantry-pipeline-scheme"})";
     r.candidate = R"({"placement":[0,1]})";

@@ -38,8 +38,9 @@ double median_wake_gap(const Graph& graph, const RunRecord& run) {
     if (remote_last && ready >= device_free[static_cast<std::size_t>(r.op)]) gaps.push_back(r.start - ready);
   }
   if (gaps.empty()) return 0;
-  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
-  return std::max(0.0, gaps[gaps.size() / 2]);
+  const std::size_t middle = (gaps.size() - 1) / 2;  // the lower median
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(middle), gaps.end());
+  return std::max(0.0, gaps[middle]);
 }
 
 }  // namespace

@@ -76,8 +76,10 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
   for (auto& [key, entries] : runs) {
     std::vector<double> means;
     for (const ProfileEntry& e : entries) means.push_back(e.seconds.mean);
-    std::nth_element(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(means.size() / 2), means.end());
-    const double median = means[means.size() / 2];
+    // The lower median: of two runs, a burst's is the higher one, and it must not set the bar.
+    const std::size_t middle = (means.size() - 1) / 2;
+    std::nth_element(means.begin(), means.begin() + static_cast<std::ptrdiff_t>(middle), means.end());
+    const double median = means[middle];
     for (const ProfileEntry& e : entries)
       if (e.seconds.mean <= 1.5 * median) samples.merge(e);
   }

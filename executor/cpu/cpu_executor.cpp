@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <thread>
 
@@ -78,9 +79,15 @@ class CpuRun {
   Result<RunRecord> run(std::vector<OutputTensor>* outputs) {
     reset();
     std::vector<std::thread> threads;
-    for (int dev = 0; dev < d_; ++dev)
-      for (int s = 0; s < streams(dev); ++s) threads.emplace_back([this, dev] { device_loop(dev); });
-    for (int link : links_used_) threads.emplace_back([this, link] { link_loop(link); });
+    try {
+      for (int dev = 0; dev < d_; ++dev)
+        for (int s = 0; s < streams(dev); ++s) threads.emplace_back([this, dev] { device_loop(dev); });
+      for (int link : links_used_) threads.emplace_back([this, link] { link_loop(link); });
+    } catch (const std::exception& e) {  // out of threads: end the run, let the started ones leave
+      std::lock_guard<std::mutex> lock(mu_);
+      go_ = true;
+      fail(std::string("starting the executor's threads: ") + e.what());
+    }
     {
       std::unique_lock<std::mutex> lock(mu_);
       start_ = Clock::now();
@@ -216,17 +223,20 @@ class CpuRun {
       lock.unlock();
       const Clock::time_point begin = Clock::now();
       at::Tensor value;
-      std::string failure;
+      std::optional<std::string> failure;
       try {
         value = program_.run(op, inputs);
       } catch (const std::exception& e) {
         failure = e.what();
+      } catch (...) {
+        failure = "an exception that is not a std::exception";
       }
       const Clock::time_point end = Clock::now();
+      inputs.clear();  // its inputs may be freed as soon as their last reader released them
       lock.lock();
       --active_;
-      if (!failure.empty()) {
-        fail("op " + g_.name(op) + ": " + failure.substr(0, failure.find('\n')));
+      if (failure) {
+        fail("op " + g_.name(op) + ": " + failure->substr(0, failure->find('\n')));
         return;
       }
       complete(op, dev, std::move(value), seconds(begin), seconds(end));
@@ -277,15 +287,29 @@ class CpuRun {
       queue.pop_front();
       lock.unlock();
       const Clock::time_point begin = Clock::now();
-      at::Tensor copy = transfer.value.clone();
-      const double bytes = static_cast<double>(copy.numel()) * static_cast<double>(copy.element_size());
-      if (options_.throttle_links && path.bandwidth > 0)
-        std::this_thread::sleep_until(begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                                  path.latency + bytes / path.bandwidth)));
+      at::Tensor copy;
+      double bytes = 0;
+      std::optional<std::string> failure;
+      try {  // an exception must not leave the thread (out of memory for a large copy)
+        copy = transfer.value.clone();
+        bytes = static_cast<double>(copy.numel()) * static_cast<double>(copy.element_size());
+        if (options_.throttle_links && path.bandwidth > 0)
+          std::this_thread::sleep_until(begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                                    path.latency + bytes / path.bandwidth)));
+      } catch (const std::exception& e) {
+        failure = e.what();
+      } catch (...) {
+        failure = "an exception that is not a std::exception";
+      }
       const Clock::time_point end = Clock::now();
       transfer.value = at::Tensor();
       lock.lock();
       --active_;
+      if (failure) {
+        fail("copying " + g_.name(transfer.op) + " from device " + std::to_string(from) + " to " + std::to_string(to) +
+             ": " + failure->substr(0, failure->find('\n')));
+        return;
+      }
       record_.transfers.push_back({transfer.op, from, to, seconds(begin), seconds(end), bytes});
       release(from, transfer.op);
       deliver(transfer.op, to, std::move(copy));

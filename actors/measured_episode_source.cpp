@@ -24,7 +24,6 @@ std::optional<Result<EpisodeBatch>> MeasuredEpisodeSource::next(double) {
     auto m = execute_on_cpu(*problem.graph, replay_placement(problem, episode), *problem.cluster, exec_);
     if (!m) return Result<EpisodeBatch>(make_error(problem.label + ": measuring an episode: " + m.error().message));
     episode.makespan = m.value().median;
-    ++measured_;
   }
   batch.value().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return batch;

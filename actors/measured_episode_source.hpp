@@ -20,13 +20,11 @@ class MeasuredEpisodeSource : public EpisodeSource {
   int slots() const override { return 1; }
   void submit(EpisodeRequest request) override;
   std::optional<Result<EpisodeBatch>> next(double wait_seconds) override;
-  long measured() const { return measured_; }
 
  private:
   const std::vector<TrainingProblem>& problems_;
   ExecOptions exec_;
   std::deque<EpisodeRequest> queue_;
-  long measured_ = 0;
 };
 
 // The problems with each teacher's makespan replaced by the measured makespan of its placement.

@@ -114,14 +114,24 @@ Problem load_problem(const ProblemArgs& args) {
   return p;
 }
 
-ProfileTable load_profiles(const std::string& data_dir) {
-  const std::string dir = data_dir.empty() ? default_data_dir() : data_dir;
-  auto store = Store::open_read_only(dir);
-  if (!store) throw CliError("--profiled: " + store.error().message);
-  auto profiles = store.value()->profiles();
+ProfileTable require_profiles(const Store& store) {
+  auto profiles = store.profiles();
   if (!profiles) throw CliError("--profiled: " + profiles.error().message);
-  if (profiles.value().empty()) throw CliError("--profiled: no profiles in " + dir + " (run `gantry profile` first)");
+  if (profiles.value().empty())
+    throw CliError("--profiled: no profiles in " + store.path() + " (run `gantry profile` first)");
   return std::move(profiles).value();
+}
+
+ProfileTable load_profiles(const std::string& data_dir) {
+  auto store = Store::open_read_only(data_dir.empty() ? default_data_dir() : data_dir);
+  if (!store) throw CliError("--profiled: " + store.error().message);
+  return require_profiles(*store.value());
+}
+
+void add_profiled_flag(CLI::App& cmd, bool& profiled) {
+  cmd.add_flag("--profiled", profiled,
+               "cost ops and transfers with the store's measured profiles (`gantry profile`) instead of the roofline; "
+               "bests tuned this way are stored apart, under the profiles' fingerprint");
 }
 
 void use_profiles(Problem& problem, const ProfileTable& profiles) {

@@ -14,6 +14,10 @@
 #include "sim/sim_result.hpp"
 #include "sim/timeline_export.hpp"
 
+namespace gantry {
+class Store;
+}
+
 namespace gantry::cli {
 
 // Thrown by verbs for user-facing failures; main prints "gantry: <message>" and exits 1.
@@ -67,9 +71,12 @@ struct Problem {
 };
 
 Problem load_problem(const ProblemArgs& args);
-// The store's measured profiles (`gantry profile`), read without taking the store from its
-// writer; none there is a CliError that says how to get them.
+// The store's measured profiles (`gantry profile`); none there is a CliError that says how to get
+// them. load_profiles reads them without taking the store from its writer.
+ProfileTable require_profiles(const Store& store);
 ProfileTable load_profiles(const std::string& data_dir);
+// --profiled, one wording for every verb that costs ops.
+void add_profiled_flag(CLI::App& cmd, bool& profiled);
 // Rebuilds the problem's costs with measured profiles, which the cost model prefers to the roofline.
 void use_profiles(Problem& problem, const ProfileTable& profiles);
 // A placement file for the problem's graph: one made for another graph (its fingerprint says so)

@@ -38,9 +38,7 @@ struct ChosenPlacement {
 Fingerprint runtime_key(const ExecuteArgs& args, const Problem& problem, const SimOptions& options, Store& store) {
   const Fingerprint runtime = runtime_fingerprint(problem.cluster, options);
   if (!args.profiled) return runtime;
-  auto profiles = store.profiles();
-  if (!profiles) throw CliError(profiles.error().message);
-  return with_profiles(runtime, profiles.value().fingerprint());
+  return with_profiles(runtime, require_profiles(store).fingerprint());
 }
 
 ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options,
@@ -120,12 +118,7 @@ void run_execute(const ExecuteArgs& args) {
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
-  if (args.profiled) {
-    auto stored = store->profiles();
-    if (!stored) throw CliError(stored.error().message);
-    if (stored.value().empty()) throw CliError("--profiled: no profiles in " + store->path() + " (run `gantry profile` first)");
-    use_profiles(problem, stored.value());
-  }
+  if (args.profiled) use_profiles(problem, require_profiles(*store));
   const ChosenPlacement chosen = choose_placement(args, problem, options, store.get());
   if (auto valid = chosen.placement.check(problem.graph, problem.cluster, chosen.source); !valid)
     throw CliError(valid.error().message);
@@ -192,8 +185,7 @@ void add_execute_command(CLI::App& app) {
   cmd->add_flag("--throttle", args->throttle,
                 "make each transfer last at least the cluster link's latency + bytes / bandwidth");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
-  cmd->add_flag("--profiled", args->profiled,
-                "predict with the store's measured profiles (`gantry profile`) instead of the roofline");
+  add_profiled_flag(*cmd, args->profiled);
   cmd->add_flag("--no-record", args->no_record, "do not add this run's op and transfer times to the store's profiles");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);

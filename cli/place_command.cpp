@@ -116,8 +116,7 @@ void add_place_command(CLI::App& app) {
   args->data = default_data_dir();
   cmd->add_option("--data", args->data,
                   "data directory of --policy NAME and --profiled (default: $GANTRY_DATA or ./gantry-data)");
-  cmd->add_flag("--profiled", args->profiled,
-                "cost ops and transfers with the store's measured profiles (`gantry profile`) instead of the roofline");
+  add_profiled_flag(*cmd, args->profiled);
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
   cmd->callback([args, budget] {

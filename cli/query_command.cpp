@@ -162,8 +162,7 @@ void add_key_options(CLI::App& cmd, QueryArgs& args) {
   cmd.add_option("--data", args.data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd.add_option("--fingerprint", args.fingerprint,
                  "GRAPH:RUNTIME fingerprints instead of --graph/--cluster (full, or the prefixes `query list` prints)");
-  cmd.add_flag("--profiled", args.profiled,
-               "the best of a job tuned with --profiled (keyed by the local store's current profiles)");
+  add_profiled_flag(cmd, args.profiled);
   args.problem.add_to(cmd);
   args.sim.add_to(cmd);
   args.out.add_to(cmd, false);

@@ -100,8 +100,7 @@ void add_simulate_command(CLI::App& app) {
   args->problem.add_to(*cmd);
   cmd->add_option("--placement", args->placement_file, "placement JSON ({\"placement\": [device per op]})")->required();
   args->sim.add_to(*cmd);
-  cmd->add_flag("--profiled", args->profiled,
-                "cost ops and transfers with the store's measured profiles (`gantry profile`) instead of the roofline");
+  add_profiled_flag(*cmd, args->profiled);
   cmd->add_option("--data", args->data, "store directory of --profiled (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_option("--repeats", args->repeats, "with --noise: noise draws to report the mean and spread over")
       ->capture_default_str()

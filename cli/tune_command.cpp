@@ -164,9 +164,7 @@ void add_tune_command(CLI::App& app) {
               "A job whose rollout or store failed ends FAILED (exit status 1) and prints the best it found.");
   args->problem.add_to(*cmd);
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
-  cmd->add_flag("--profiled", args->profiled,
-                "cost with the store's measured profiles (`gantry profile`): the job carries them, and its best is "
-                "stored apart from the roofline's, under the profiles' fingerprint");
+  add_profiled_flag(*cmd, args->profiled);
   auto* budget = cmd->add_option("--budget", args->budget, "time budget (e.g. 30s, 2m)")->capture_default_str();
   cmd->add_option("--method", args->method,
                   "search (heuristics, then annealing on rollout actors) or doppler (learn a policy: imitation, then RL; see gantry train)")

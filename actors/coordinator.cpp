@@ -12,6 +12,7 @@
 #include "actors/learner_actor.hpp"
 #include "actors/learner_run.hpp"
 #include "actors/log_line.hpp"
+#include "actors/measure_job.hpp"
 #include "actors/messages.hpp"
 #include "actors/pipeline_job.hpp"
 #include "actors/problem_spec.hpp"
@@ -176,7 +177,14 @@ LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner
   return c;
 }
 
+MeasureJobConfig measure_config(const Job& job, const TunerConfig& tuner) {
+  MeasureJobConfig c{job_context(job, tuner), nullptr};
+  c.problem = job.problem;
+  return c;
+}
+
 caf::actor spawn_job_runner(Self self, const Job& job, const TunerConfig& config) {
+  if (job.spec.kind == "measure") return spawn_measure_job(self->system(), measure_config(job, config));
   if (job.spec.kind == "train") return spawn_learner(self->system(), learner_config(self, job, config));
   if (job.spec.kind == "pipeline") return spawn_pipeline_tuner(self->system(), pipeline_config(job, config));
   return spawn_tuner(self->system(), config);
@@ -240,8 +248,10 @@ void start_next(Self self) {
 }
 
 Status check_spec(const JobSpec& spec) {
-  if (spec.kind != "tune" && spec.kind != "train" && spec.kind != "pipeline")
-    return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\", \"train\" and \"pipeline\" jobs");
+  if (spec.kind != "tune" && spec.kind != "train" && spec.kind != "pipeline" && spec.kind != "measure")
+    return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\", \"train\", \"pipeline\" and \"measure\" jobs");
+  if (spec.kind == "measure")
+    if (Status ok = check_measure_job_spec(spec); !ok) return ok;
   if (spec.kind == "train")
     if (Status ok = check_train_spec(spec); !ok) return ok;
   if (spec.kind == "pipeline")

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/measure_task.hpp"
 #include "actors/pipeline_job_spec.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/train_spec.hpp"
@@ -11,11 +12,13 @@
 namespace gantry {
 
 struct JobSpec {
-  // "tune" (placement search), "train" (a DOPPLER learner) or "pipeline" (the pipeline co-tuner)
+  // "tune" (placement search), "train" (a DOPPLER learner), "pipeline" (the pipeline co-tuner) or
+  // "measure" (run a placement for real on a worker's executor devices)
   std::string kind = "tune";
   ProblemSpec problem;              // a train job's first graph; a pipeline job's pipeline problem
   TrainSpec train;                  // kind "train" only
   PipelineJobSpec pipeline;         // kind "pipeline" only
+  MeasureRequest measure;           // kind "measure" only; an empty placement measures the stored best
   double budget_seconds = 30;       // 0 = no time limit
   long budget_evaluations = 0;      // 0 = no evaluation limit
   double patience_seconds = 0;      // stop after this long without improvement (0 = never)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "actors/messages.hpp"
 #include "actors/pool_episode_source.hpp"
@@ -137,7 +138,7 @@ ScheduleRecord schedule_record(const TrainingProblem& p, const LearnedGraph& g, 
   r.sim_options = sim_options_json(p.sim);
   if (measured) {
     r.measured = g.best_makespan;
-    r.measured_runs = ExecOptions{}.repeats;
+    r.measured_runs = MeasureRequest{}.repeats;
     r.measured_backend = "cpu";
     r.measured_at = r.found_at;
     r.makespan = Simulator(*p.graph, *p.costs, *p.cluster, p.sim).makespan(g.best);
@@ -269,13 +270,16 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   else if (t.stage == "sim") stages = {{Stage::reinforce, 1.0}};
   else if (t.stage == "real") stages = {{Stage::measured, 1.0}};
   else stages = {{Stage::imitation, t.il_share}, {Stage::reinforce, 1.0 - t.il_share}};
-  // Stage III: rewards are makespans measured on this machine's CPU devices, relative to the
+  // Stage III: rewards are makespans measured on a worker's executor devices, relative to the
   // teachers' measured makespans (actors/measured_episode_source.hpp).
   const bool measured = t.stage == "real";
-  ExecOptions measure;
+  const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
+  std::optional<PoolMeasurer> measurer;
   std::vector<TrainingProblem> measured_problems;
   if (measured) {
-    auto teachers = measured_teachers(p.training, measure);
+    measurer.emplace(system, pool, job_id, p.built, spec.priority, MeasureRequest{}, stop);
+    measurer->teach_profiles(store);  // every measured run adds to the store's profiles
+    auto teachers = measured_teachers(p.training, *measurer);
     if (!teachers) return teachers.error();
     measured_problems = std::move(teachers).value();
   }
@@ -294,7 +298,6 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     g.runtime = runtime_fingerprint(*tp.cluster, tp.sim);
     report.graphs.push_back(std::move(g));
   }
-  const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
   for (const auto& [stage, share] : stages) {
     if (share <= 0 || stop()) continue;
     const TrainOptions o = stage_options(spec, stage, share, report.episodes, p.training.size());
@@ -316,11 +319,11 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
     if (measured) {
-      MeasuredEpisodeSource source(problems_trained, measure);
+      MeasuredEpisodeSource source(problems_trained, *measurer);
       try {
         result = train(model, problems_trained, source, o, train_hooks);
         if (result)
-          if (auto on_clock = measure_outcomes(model.weights(), problems_trained, measure, &result.value()); !on_clock)
+          if (auto on_clock = measure_outcomes(model.weights(), problems_trained, *measurer, &result.value()); !on_clock)
             result = on_clock.error();
       } catch (const std::exception& e) {
         result = make_error(std::string("training failed: ") + e.what());

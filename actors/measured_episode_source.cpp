@@ -2,13 +2,12 @@
 
 #include <chrono>
 
-#include "executor/cpu/cpu_executor.hpp"
 #include "tuner/placement_method.hpp"
 
 namespace gantry {
 
-MeasuredEpisodeSource::MeasuredEpisodeSource(const std::vector<TrainingProblem>& problems, ExecOptions exec)
-    : problems_(problems), exec_(std::move(exec)) {}
+MeasuredEpisodeSource::MeasuredEpisodeSource(const std::vector<TrainingProblem>& problems, PoolMeasurer& measurer)
+    : problems_(problems), measurer_(measurer) {}
 
 void MeasuredEpisodeSource::submit(EpisodeRequest request) { queue_.push_back(std::move(request)); }
 
@@ -21,40 +20,40 @@ std::optional<Result<EpisodeBatch>> MeasuredEpisodeSource::next(double) {
   auto batch = run_episode_request(problem, request);
   if (!batch) return batch;
   for (Episode& episode : batch.value().episodes) {
-    auto m = execute_on_cpu(*problem.graph, replay_placement(problem, episode), *problem.cluster, exec_);
+    auto m = measurer_.measure(request.problem, replay_placement(problem, episode));
     if (!m) return Result<EpisodeBatch>(make_error(problem.label + ": measuring an episode: " + m.error().message));
-    episode.makespan = m.value().median;
+    episode.makespan = m.value().answer.median;
   }
   batch.value().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   return batch;
 }
 
-Result<std::vector<TrainingProblem>> measured_teachers(const std::vector<TrainingProblem>& problems,
-                                                       const ExecOptions& exec) {
+Result<std::vector<TrainingProblem>> measured_teachers(const std::vector<TrainingProblem>& problems, PoolMeasurer& measurer) {
   std::vector<TrainingProblem> out = problems;
-  for (TrainingProblem& p : out) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    TrainingProblem& p = out[i];
     const Placement teacher = place_critical_path(PlacementProblem{*p.graph, *p.cluster, *p.costs, p.sim}).placement;
-    auto m = execute_on_cpu(*p.graph, teacher, *p.cluster, exec);
+    auto m = measurer.measure(static_cast<int>(i), teacher);
     if (!m) return make_error(p.label + ": measuring the teacher: " + m.error().message);
-    p.teacher_makespan = m.value().median;
+    p.teacher_makespan = m.value().answer.median;
   }
   return out;
 }
 
-Status measure_outcomes(const PolicyWeights& weights, const std::vector<TrainingProblem>& problems,
-                        const ExecOptions& exec, TrainResult* result) {
+Status measure_outcomes(const PolicyWeights& weights, const std::vector<TrainingProblem>& problems, PoolMeasurer& measurer,
+                        TrainResult* result) {
   for (std::size_t i = 0; i < problems.size() && i < result->problems.size(); ++i) {
     const TrainingProblem& p = problems[i];
     ProblemOutcome& outcome = result->problems[i];
     auto greedy = greedy_episode(weights, p);
     if (!greedy) return greedy.error();
     const Placement greedy_placement = replay_placement(p, greedy.value());
-    auto greedy_run = execute_on_cpu(*p.graph, greedy_placement, *p.cluster, exec);
+    auto greedy_run = measurer.measure(static_cast<int>(i), greedy_placement);
     if (!greedy_run) return make_error(p.label + ": measuring the greedy placement: " + greedy_run.error().message);
-    auto best_run = execute_on_cpu(*p.graph, outcome.best, *p.cluster, exec);
+    auto best_run = measurer.measure(static_cast<int>(i), outcome.best);
     if (!best_run) return make_error(p.label + ": measuring the best placement: " + best_run.error().message);
-    outcome.greedy_makespan = greedy_run.value().median;
-    outcome.best_makespan = best_run.value().median;
+    outcome.greedy_makespan = greedy_run.value().answer.median;
+    outcome.best_makespan = best_run.value().answer.median;
     if (outcome.greedy_makespan < outcome.best_makespan) {
       outcome.best_makespan = outcome.greedy_makespan;
       outcome.best = greedy_placement;

@@ -37,6 +37,8 @@ using write_atom = caf::atom_constant<caf::atom("write")>;  // the store writes 
 using put_policy_atom = caf::atom_constant<caf::atom("putpolicy")>;
 using get_policy_atom = caf::atom_constant<caf::atom("getpolicy")>;
 using list_policies_atom = caf::atom_constant<caf::atom("listpolicy")>;
+using put_measurement_atom = caf::atom_constant<caf::atom("putmeasure")>;  // -> StoreReply (stored: kept with the best)
+using add_profiles_atom = caf::atom_constant<caf::atom("addprofile")>;     // profile samples JSON -> StoreReply
 // rollouts and the pool
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
@@ -90,6 +92,16 @@ struct StoreReply {
   bool ok = true;
   bool stored = false;  // put_if_better: it became the new best
   std::string error;
+};
+
+// A measured makespan of a placement, for the stored best of (graph, runtime) when it still has
+// that placement (Store::record_measurement).
+struct StoredMeasurement {
+  Fingerprint graph, runtime;
+  Placement placement;
+  double median = 0;
+  int runs = 0;
+  std::string backend;
 };
 
 struct StoredBest {
@@ -169,6 +181,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::RolloutTask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::TaskResult)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoreReply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBest)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredMeasurement)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBests)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredHistory)

@@ -2,6 +2,7 @@
 
 #include "actors/log_line.hpp"
 #include "actors/messages.hpp"
+#include "core/profile_table.hpp"
 
 namespace gantry {
 
@@ -48,6 +49,17 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
           *armed = true;
           self->delayed_send(self, std::chrono::seconds(1), flush_atom::value);
         }
+      },
+      [=](put_measurement_atom, const StoredMeasurement& m) {
+        write_pending();
+        auto r = store->record_measurement(m.graph, m.runtime, m.placement, m.median, m.runs, m.backend);
+        return r ? StoreReply{true, r.value(), {}} : StoreReply{false, false, r.error().message};
+      },
+      [=](add_profiles_atom, const std::string& samples_json) {
+        auto samples = profiles_from_json(samples_json, "a measurement's profile samples");
+        if (!samples) return StoreReply{false, false, samples.error().message};
+        auto s = store->add_profiles(samples.value());
+        return s ? StoreReply{} : StoreReply{false, false, s.error().message};
       },
       [=](put_job_atom, const JobRecord& job) {
         write_pending();

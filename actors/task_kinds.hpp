@@ -31,6 +31,6 @@ struct TaskKind {
 
 const std::vector<TaskKind>& task_kinds();               // every kind this build runs
 const TaskKind* find_task_kind(const std::string& name);  // null if none has that name
-std::vector<std::string> task_kind_names();
+std::vector<std::string> task_kind_names();  // what every worker offers (not measure:*, which needs devices)
 
 }  // namespace gantry

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "actors/log_line.hpp"
+#include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/rollout_actor.hpp"
@@ -35,6 +36,7 @@ struct WorkerState {
     caf::actor rollout;
     long sequence = 0;
     Clock::time_point deadline;
+    bool measure = false;  // a measurement: nothing else runs beside it
   };
   std::map<std::uint64_t, Running> running;  // by lease
   std::set<std::pair<std::uint64_t, std::uint64_t>> asked;  // problems requested, not yet received
@@ -67,14 +69,30 @@ void answer_failed(Self self, std::uint64_t lease, long sequence, const std::str
 
 void give_up(Self self, std::uint64_t lease, const std::string& why);
 
+bool measuring(const WorkerState& s) {
+  return std::any_of(s.running.begin(), s.running.end(), [](const auto& lease) { return lease.second.measure; });
+}
+
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
+// A measurement runs alone: while one waits, no other task starts, and it starts once the running
+// ones have finished; while it runs, nothing else starts.
 void run_waiting(Self self) {
   WorkerState& s = self->state;
-  for (auto it = s.waiting.begin(); it != s.waiting.end() && !s.idle.empty();) {
+  const bool drain = std::any_of(s.waiting.begin(), s.waiting.end(), [](const wire::Assign& a) { return is_measure_kind(a.task.kind); });
+  for (auto it = s.waiting.begin(); it != s.waiting.end() && !s.idle.empty() && !measuring(s);) {
+    const bool measure = is_measure_kind(it->task.kind);
+    if (drain && !measure) {
+      ++it;
+      continue;
+    }
     const Fingerprint key = it->task.problem;
     auto problem = s.cache->find(key);
     if (!problem) {
       if (s.asked.insert({key.hi, key.lo}).second) send_up(self, wire::Type::need_problem, wire::encode(wire::NeedProblem{key}));
+      ++it;
+      continue;
+    }
+    if (measure && !s.running.empty()) {  // wait for the running rollouts to finish
       ++it;
       continue;
     }
@@ -84,7 +102,7 @@ void run_waiting(Self self) {
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
     const auto deadline = deadline_after(assign.deadline_seconds);
-    s.running[lease] = WorkerState::Running{rollout, assign.task.sequence, deadline};
+    s.running[lease] = WorkerState::Running{rollout, assign.task.sequence, deadline, measure};
     self->request(rollout, caf::infinite, run_task_atom::value, problem, std::move(assign.task))
         .then(
             [=](const TaskResult& result) {
@@ -181,6 +199,8 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
   WorkerState& s = self->state;
   s.options = options;
   s.options.slots = static_cast<int>(rollouts.size());
+  for (const std::string& kind : measure_kinds(options.cpu_devices))
+    if (std::find(s.options.kinds.begin(), s.options.kinds.end(), kind) == s.options.kinds.end()) s.options.kinds.push_back(kind);
   s.cache = cache;
   s.rollouts = rollouts;
   s.idle = rollouts;

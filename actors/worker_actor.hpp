@@ -9,8 +9,6 @@
 #include <vector>
 
 #include "actors/task_kinds.hpp"
-#include <string>
-#include <vector>
 
 namespace gantry {
 
@@ -24,6 +22,9 @@ struct WorkerOptions {
   bool detached_rollouts = true;  // each rollout on its own thread (false under the test scheduler)
   bool timers = true;
   std::vector<std::string> kinds = task_kind_names();  // the task kinds it offers to run
+  // Executor devices, one core each (`--devices cpu:N`): the worker also offers measure:cpu:1..N
+  // (actors/measure_task.hpp) and runs each such task alone on the machine.
+  int cpu_devices = 0;
 };
 
 // Spawns one rollout actor (detached or not, as the options say); throws std::system_error when

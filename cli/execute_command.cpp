@@ -4,10 +4,14 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "actors/job_spec.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/job_args.hpp"
+#include "cli/job_listing.hpp"
 #include "cli/text_table.hpp"
 #include "core/fingerprint.hpp"
+#include "core/graph_io.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/measured_timeline.hpp"
 #include "executor/profile_samples.hpp"
@@ -24,9 +28,10 @@ struct ExecuteArgs {
   ProblemArgs problem;
   SimArgs sim;
   OutputArgs out;
+  RemoteArgs remote;
   std::string placement_file, method, data;
   bool best = false, throttle = false, no_pin = false, profiled = false, no_record = false;
-  int repeats = 5, warmup = 1;
+  int repeats = 5, warmup = 1, priority = 0;
 };
 
 struct ChosenPlacement {
@@ -112,9 +117,40 @@ void print_report(const Problem& problem, const ChosenPlacement& chosen, const M
     std::cout << "\nthe graph's costs are in " << unit << ", not seconds: the simulated times do not compare\n";
 }
 
+// --coordinator: the measurement is a job of that cluster, run on a worker that offers the
+// cluster's devices (gantry worker --devices cpu:N); the coordinator records it with its stored
+// best and adds it to its profiles. --best means the coordinator's stored best.
+void run_remote_execute(const ExecuteArgs& args) {
+  if (args.out.wants_timeline()) throw CliError("--trace and --svg need the run's timeline: run without --coordinator");
+  if (args.no_record) throw CliError("--no-record: a coordinator always adds its measurements to its profiles");
+  Problem problem = load_problem(args.problem);
+  const SimOptions options = args.sim.options();
+  ProfileTable profiles;
+  if (args.profiled) {
+    profiles = load_profiles(args.data.empty() ? default_data_dir() : args.data);
+    use_profiles(problem, profiles);
+  }
+  JobSpec spec;
+  spec.kind = "measure";
+  spec.problem = make_problem_spec(problem.graph, problem.cluster, options, problem.graph_label, graph_to_json(problem.graph, -1),
+                                   args.profiled ? &profiles : nullptr);
+  if (!args.best) spec.measure.placement = choose_placement(args, problem, options, nullptr).placement;
+  spec.measure.repeats = args.repeats;
+  spec.measure.warmup = args.warmup;
+  spec.measure.throttle_links = args.throttle;
+  spec.measure.pin_threads = !args.no_pin;
+  spec.priority = args.priority;
+  const JobRecord job = follow_remote_job(spec, args.remote);
+  print_jobs(std::cout, {job}, args.out.json(), "at " + args.remote.client().endpoint);
+  std::cout.flush();
+  if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "measurement job " + job.id + " cancelled"};
+  if (job.state != JobState::complete) throw CliExit{1, "measurement job " + job.id + " " + to_string(job.state) + ": " + job.message};
+}
+
 void run_execute(const ExecuteArgs& args) {
   const int sources = !args.placement_file.empty() + args.best + !args.method.empty();
   if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
+  if (!args.remote.endpoint.empty()) return run_remote_execute(args);
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
@@ -189,6 +225,10 @@ void add_execute_command(CLI::App& app) {
   cmd->add_flag("--no-record", args->no_record, "do not add this run's op and transfer times to the store's profiles");
   args->sim.add_to(*cmd);
   args->out.add_to(*cmd);
+  args->remote.add_to(*cmd,
+                      "measure on this coordinator's cluster (tcp://HOST:PORT), on a worker started with --devices cpu:N, "
+                      "instead of on this machine; --best is then the coordinator's stored best");
+  add_priority_option(*cmd, args->priority);
   cmd->footer(
       "The graph's ops run their operations (core/operation.hpp; generated chainmm, ffnn and llama graphs have them) "
       "or, without one, a GEMM of their flops. Size graphs for the CPU, e.g.\n"

@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 
+#include <thread>
+
 #include "actors/embedded_job.hpp"
 #include "actors/learner_run.hpp"
 #include "cli/cli_common.hpp"
@@ -122,6 +124,18 @@ void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
   submit_job_spec(train_job_spec(args), remote, true, false);
 }
 
+// Stage III measures on this machine, through the embedded worker's executor devices: one per
+// core, or as many as the largest cluster has (devices then share cores, as the user asked).
+int embedded_cpu_devices(const JobSpec& spec) {
+  int devices = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<ProblemSpec> problems = spec.train.more_problems;
+  problems.push_back(spec.problem);
+  for (const ProblemSpec& p : problems)
+    if (auto cluster = Cluster::from_yaml(p.cluster_yaml, "the training cluster"))
+      devices = std::max(devices, cluster.value().size());
+  return devices;
+}
+
 }  // namespace
 
 void run_train(const TrainArgs& args, const RemoteArgs& remote) {
@@ -141,6 +155,7 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   std::optional<LearnerReport> report;
   EmbeddedJobOptions options;
   options.rollouts = args.threads;
+  if (args.stage == "real") options.cpu_devices = embedded_cpu_devices(spec);
   options.cancel = &StopSignals::requested();
   options.hooks.on_learning = print_point;
   options.hooks.on_learned = [&](const LearnerReport& r) { report = r; };

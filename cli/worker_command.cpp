@@ -1,5 +1,6 @@
 // gantry worker: rollout slots for a coordinator's pool. Connects, says hello, runs the batches it
 // is leased, reconnects with backoff when the coordinator goes away. Runs until Ctrl-C / SIGTERM.
+#include <algorithm>
 #include <iostream>
 #include <thread>
 
@@ -15,9 +16,33 @@ namespace gantry::cli {
 namespace {
 
 struct WorkerArgs {
-  std::string connect, name, curve_key, coordinator_key;
+  std::string connect, name, curve_key, coordinator_key, devices;
   int rollouts = 0;
 };
+
+// --devices cpu:N or cpu:all: the CPU devices measurements run on, one core each.
+int cpu_devices(const std::string& devices) {
+  if (devices.empty()) return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto colon = devices.find(':');
+  const std::string backend = devices.substr(0, colon);
+  const std::string count = colon == std::string::npos ? "" : devices.substr(colon + 1);
+  if (backend == "cuda")
+    throw CliError("--devices " + devices + ": this build has no CUDA executor (it needs a CUDA LibTorch); use cpu:N");
+  if (backend != "cpu" || count.empty()) throw CliError("--devices " + devices + ": expected cpu:N or cpu:all");
+  if (count == "all") return cores;
+  int n = 0;
+  try {
+    std::size_t used = 0;
+    n = std::stoi(count, &used);
+    if (used != count.size()) n = 0;
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if (n < 1) throw CliError("--devices " + devices + ": the device count must be a whole number >= 1");
+  if (n > cores) throw CliError("--devices " + devices + ": needs " + std::to_string(n) + " cores, this machine has " + std::to_string(cores));
+  return n;
+}
 
 void run_worker(const WorkerArgs& args) {
   if (args.rollouts < 0 || args.rollouts > max_rollouts())
@@ -32,10 +57,12 @@ void run_worker(const WorkerArgs& args) {
   options.curve = client.curve;
   options.worker.name = args.name;
   options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.worker.cpu_devices = cpu_devices(args.devices);
   StopSignals signals;
   auto served = serve_worker(options, StopSignals::requested(), [&](const std::string& name) {
-    std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots for " << options.connect
-              << " (Ctrl-C stops)" << std::endl;
+    std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots";
+    if (options.worker.cpu_devices > 0) std::cout << " and " << options.worker.cpu_devices << " CPU executor devices";
+    std::cout << " for " << options.connect << " (Ctrl-C stops)" << std::endl;
   });
   if (!served) throw CliError(served.error().message);
   std::cout << "gantry worker: stopped" << std::endl;
@@ -48,6 +75,10 @@ void add_worker_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("worker", "offer rollout slots to a coordinator's cluster");
   cmd->add_option("--connect", args->connect, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
   cmd->add_option("--rollouts", args->rollouts, "rollout slots (default: one per core)");
+  cmd->add_option("--devices", args->devices,
+                  "executor devices to measure placements on, one core each: cpu:N or cpu:all. The worker then takes "
+                  "measurement tasks (gantry execute --coordinator, train --stage real) for clusters of up to N devices "
+                  "and runs each alone, with its rollouts paused");
   cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
   cmd->add_option("--curve-key", args->curve_key, "this worker's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
   cmd->add_option("--coordinator-key", args->coordinator_key,

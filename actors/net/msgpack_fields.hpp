@@ -45,6 +45,11 @@ inline void put(Writer& w, const std::vector<std::string>& list) {
   for (const std::string& item : list) w.str(item);
 }
 
+inline void put(Writer& w, const std::vector<double>& list) {
+  w.array(static_cast<std::uint32_t>(list.size()));
+  for (double x : list) w.real(x);
+}
+
 // A map's entry: a name and its value.
 template <class T>
 void entry(Writer& w, const char* name, const T& value) {
@@ -162,6 +167,10 @@ const char* get_list(Decoder& d, std::vector<T>& out, One one) {
 
 inline const char* get(Decoder& d, std::vector<std::string>& out) {
   return get_list(d, out, [&](std::string& s) { return get(d, s) ? "holds something that is not a string" : nullptr; });
+}
+
+inline const char* get(Decoder& d, std::vector<double>& out) {
+  return get_list(d, out, [&](double& x) { return d.in.real(x) ? nullptr : "holds something that is not a number"; });
 }
 
 // Opaque bytes (a task's body).

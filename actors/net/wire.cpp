@@ -78,7 +78,8 @@ void put(Writer& w, const ProblemSpec& p) {
 void put(Writer& w, const JobSpec& s) {
   const bool train = s.kind == "train";  // the learner's settings travel with learner jobs only
   const bool pipeline = s.kind == "pipeline";  // and the co-tuner's with pipeline jobs
-  w.map(train || pipeline ? 13 : 12);
+  const bool measure = s.kind == "measure";    // and what to measure with measurement jobs
+  w.map(train || pipeline || measure ? 13 : 12);
   entry(w, "kind", s.kind);
   w.str("problem");
   put(w, s.problem);
@@ -95,6 +96,10 @@ void put(Writer& w, const JobSpec& s) {
   if (train) {
     w.str("train");
     put(w, s.train);
+  }
+  if (measure) {  // the measure task's own request (actors/measure_task.hpp)
+    w.str("measure");
+    put_measure_request(w, s.measure);
   }
   if (pipeline) {
     w.str("pipeline");
@@ -265,14 +270,15 @@ bool read_pipeline_job_spec(Decoder& d, const std::string& what, PipelineJobSpec
   }, std::size(kPipelineJobFields) - 1);
 }
 
-// "train" and "pipeline" are last and optional: only learner jobs carry the one, pipeline jobs
-// the other (and specs stored before they existed lack them).
+// "train", "pipeline" and "measure" are last and optional: only learner jobs carry the first,
+// pipeline jobs the second, measurement jobs the third (and specs stored before they existed lack them).
 const char* const kJobSpecFields[] = {"kind", "problem", "budget_seconds", "budget_evaluations", "patience_seconds",
                                       "batch_seconds", "batch_evaluations", "seed", "parallelism", "priority",
-                                      "fail_batch", "fail_times", "train", "pipeline"};
+                                      "fail_batch", "fail_times", "train", "pipeline", "measure"};
 bool read_job_spec(Decoder& d, const std::string& what, JobSpec& s) {
-  const std::size_t required = std::size(kJobSpecFields) - 2;
+  const std::size_t required = std::size(kJobSpecFields) - 3;
   return read_object(d, what, kJobSpecFields, [&](std::string_view key) -> const char* {
+    if (key == "measure") return nested(d, [&] { return read_measure_request(d, what + ".measure", s.measure); });
     if (key == "train") return nested(d, [&] { return read_train_spec(d, what + ".train", s.train); });
     if (key == "pipeline") return nested(d, [&] { return read_pipeline_job_spec(d, what + ".pipeline", s.pipeline); });
     if (key == "kind") return get(d, s.kind);

@@ -368,3 +368,33 @@ TEST_CASE("authorized-keys files: comments, names, pasted .pub lines, and keys c
   CHECK(read_curve_public_key(dir.sub("node.pub")).value() == pair.public_key);
   CHECK_FALSE(write_curve_key_files(dir.path, "node", pair).ok());  // never overwrites a key
 }
+
+TEST_CASE("a measurement job's settings cross the wire and the store's spec text; a bad one is named", "[actors]") {
+  JobSpec spec;
+  spec.kind = "measure";
+  spec.problem = ProblemSpec{"{\"ops\":[]}", "name: x\n", "{}", "ffnn", "", ""};
+  spec.measure.placement.device = {0, 1, 1, 0};
+  spec.measure.placement.priority = {0.5, 1.5, 2.5, 3.5};
+  spec.measure.repeats = 7;
+  spec.measure.warmup = 2;
+  spec.measure.throttle_links = true;
+  spec.measure.pin_threads = false;
+  const auto same = [&](const JobSpec& b) {
+    const MeasureRequest& m = b.measure;
+    CHECK(b.kind == "measure");
+    CHECK(m.placement.device == std::vector<std::int32_t>{0, 1, 1, 0});
+    CHECK(m.placement.priority == std::vector<double>{0.5, 1.5, 2.5, 3.5});
+    CHECK((m.repeats == 7 && m.warmup == 2 && m.throttle_links && !m.pin_threads));
+  };
+  Request r;
+  r.spec = spec;
+  same(decode<Request>(encode(r)).value().spec);
+  auto text = parse_job_spec_text(job_spec_text(spec));
+  INFO(job_spec_text(spec));
+  REQUIRE(text.ok());
+  same(text.value());
+  // A measure request with no timed run is refused where it is read.
+  spec.measure.repeats = 0;
+  r.spec = spec;
+  CHECK_THAT(decode<Request>(encode(r)).error().message, Catch::Contains("measure") && Catch::Contains("repeats"));
+}

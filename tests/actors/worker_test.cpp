@@ -3,9 +3,14 @@
 // coordinator runs the task elsewhere) and its slot is given a fresh rollout that does work.
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
+#include <mutex>
+#include <thread>
 
+#include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/place_task.hpp"
+#include "actors/pool_measurer.hpp"
+#include "actors/rollout_pool.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/worker_actor.hpp"
 #include "tests/actors/tune_fixture.hpp"
@@ -22,9 +27,34 @@ caf::behavior silent_rollout(caf::event_based_actor* self) {
   }};
 }
 
-wire::Envelope assign(std::uint64_t lease, const Fingerprint& problem, long sequence) {
-  RolloutTask task{kPlaceTask, problem, encode_body(PlaceRequest{"single", 1, 0, 0}), 0, sequence, 0};
-  return {"", wire::Type::assign, wire::encode(wire::Assign{lease, 0.3, task})};
+wire::Envelope assign(std::uint64_t lease, const Fingerprint& problem, long sequence, const std::string& kind = kPlaceTask,
+                      double deadline = 0.3) {
+  RolloutTask task{kind, problem, encode_body(PlaceRequest{"single", 1, 0, 0}), 0, sequence, 0};
+  return {"", wire::Type::assign, wire::encode(wire::Assign{lease, deadline, task})};
+}
+
+// When each task ran, by kind: what a rollout that takes 50 ms per task saw.
+struct Interval {
+  std::string kind;
+  long sequence = 0;
+  std::chrono::steady_clock::time_point start, end;
+};
+struct Timeline {
+  std::mutex mutex;
+  std::vector<Interval> runs;
+};
+
+caf::behavior timed_rollout(caf::event_based_actor*, std::shared_ptr<Timeline> timeline) {
+  return {[=](run_task_atom, const std::shared_ptr<const BuiltProblem>&, const RolloutTask& task) {
+    Interval run{task.kind, task.sequence, std::chrono::steady_clock::now(), {}};
+    std::this_thread::sleep_for(50ms);
+    run.end = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(timeline->mutex);
+    timeline->runs.push_back(run);
+    TaskResult result;
+    result.sequence = task.sequence;
+    return result;
+  }};
 }
 
 // The next `done` the worker sends up.
@@ -43,6 +73,13 @@ wire::Done next_done(caf::scoped_actor& uplink) {
   return out;
 }
 
+// The fixture's problem, built into `cache` as a worker would build it.
+Result<std::shared_ptr<const BuiltProblem>> build_fixture_problem(ProblemCache& cache, const TuneProblem& p) {
+  auto built = cache.build(make_problem_spec(p.graph, p.cluster, p.sim, p.graph_label, p.graph_json));
+  REQUIRE(built.ok());
+  return built;
+}
+
 }  // namespace
 
 TEST_CASE("a rollout that never answers loses its lease at the deadline and its slot gets a fresh rollout", "[actors]") {
@@ -51,8 +88,7 @@ TEST_CASE("a rollout that never answers loses its lease at the deadline and its 
   testing::TuneFixture f;
   ProblemCache cache;
   const TuneProblem p = f.problem();
-  auto built = cache.build(make_problem_spec(p.graph, p.cluster, p.sim, p.graph_label, p.graph_json));
-  REQUIRE(built.ok());
+  auto built = build_fixture_problem(cache, p);
   const Fingerprint key = built.value()->key;
   WorkerOptions options;
   options.name = "w";
@@ -78,4 +114,81 @@ TEST_CASE("a rollout that never answers loses its lease at the deadline and its 
   CHECK(outcome.placement.size() == f.graph.size());
   CHECK(outcome.makespan == f.simulate(outcome.placement));
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a worker with executor devices offers measure kinds and runs a measurement alone", "[actors]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  testing::TuneFixture f;
+  ProblemCache cache;
+  const TuneProblem p = f.problem();
+  auto built = build_fixture_problem(cache, p);
+  const Fingerprint key = built.value()->key;
+  WorkerOptions options;
+  options.name = "meter";
+  options.cpu_devices = 2;
+  options.liveness = 1000;
+  auto timeline = std::make_shared<Timeline>();
+  std::vector<caf::actor> rollouts;
+  for (int i = 0; i < 3; ++i) rollouts.push_back(system.spawn<caf::detached>(timed_rollout, timeline));
+  caf::actor worker = spawn_worker(system, options, &cache, rollouts);
+  caf::scoped_actor uplink{system};
+  connect_worker(worker, uplink);
+  std::vector<std::string> kinds;
+  uplink->receive([&](net_out_atom, const wire::Envelope& e) {
+    REQUIRE(e.type == wire::Type::hello);
+    kinds = wire::decode<wire::Hello>(e.payload).value().kinds;
+  });
+  const auto offers = [&](const std::string& kind) { return std::find(kinds.begin(), kinds.end(), kind) != kinds.end(); };
+  CHECK(offers(kPlaceTask));
+  CHECK(offers("measure:cpu:1"));
+  CHECK(offers("measure:cpu:2"));
+  CHECK_FALSE(offers("measure:cpu:3"));
+
+  // Three slots: two rollouts start, then a measurement waits for them, and the two after it wait
+  // for the measurement.
+  uplink->send(worker, net_in_atom::value, assign(1, key, 1, kPlaceTask, 10));
+  uplink->send(worker, net_in_atom::value, assign(2, key, 2, kPlaceTask, 10));
+  uplink->send(worker, net_in_atom::value, assign(3, key, 3, measure_kind(2), 10));
+  uplink->send(worker, net_in_atom::value, assign(4, key, 4, kPlaceTask, 10));
+  uplink->send(worker, net_in_atom::value, assign(5, key, 5, kPlaceTask, 10));
+  for (int i = 0; i < 5; ++i) CHECK(next_done(uplink).result.error.empty());
+  std::lock_guard<std::mutex> lock(timeline->mutex);
+  REQUIRE(timeline->runs.size() == 5);
+  const auto measurement = std::find_if(timeline->runs.begin(), timeline->runs.end(), [](const Interval& r) { return r.sequence == 3; });
+  REQUIRE(measurement != timeline->runs.end());
+  CHECK(measurement->kind == "measure:cpu:2");
+  for (const Interval& r : timeline->runs) {
+    if (r.sequence == 3) continue;
+    INFO("task " << r.sequence);
+    const bool before = r.end <= measurement->start, after = r.start >= measurement->end;
+    CHECK((before || after));            // nothing overlaps the measurement
+    CHECK(before == (r.sequence < 3));   // those leased before it ran first, those after it after
+  }
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a measurement with no worker offering the devices fails after the wait and says how to start one", "[actors]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  testing::TuneFixture f;
+  ProblemCache cache;
+  const TuneProblem p = f.problem();
+  auto built = build_fixture_problem(cache, p);
+  PoolOptions pool_options;
+  pool_options.announce = false;
+  caf::actor pool = spawn_rollout_pool(system, pool_options);
+  const std::string devices = std::to_string(p.cluster.size());
+  {
+    PoolMeasurer measurer(system, pool, "job", {built.value()}, 0, MeasureRequest{}, nullptr, 0.3);
+    const auto begin = std::chrono::steady_clock::now();
+    Placement single;
+    single.device.assign(static_cast<std::size_t>(p.graph.size()), 0);
+    auto measured = measurer.measure(single);
+    CHECK(std::chrono::steady_clock::now() - begin >= 300ms);
+    REQUIRE_FALSE(measured.ok());
+    CHECK_THAT(measured.error().message, Catch::Contains("no worker offers measure:cpu:" + devices) &&
+                                             Catch::Contains("gantry worker --devices cpu:" + devices));
+  }
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }

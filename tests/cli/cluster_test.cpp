@@ -19,6 +19,8 @@
 #include "tests/cli/cli_runner.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "workloads/workload.hpp"
+#include "core/profile_table.hpp"
 
 using namespace gantry;
 using gantry::testing::ChildProcess;
@@ -601,4 +603,56 @@ TEST_CASE("a pipeline job with no worker to evaluate its moves can be cancelled;
   INFO(best.err);
   REQUIRE(best.code == 0);
   CHECK(nlohmann::json::parse(best.out)["job"] == id);
+}
+
+TEST_CASE("execute --coordinator measures on the worker that offers the devices, records it with the stored best and teaches the profiles",
+          "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("plain");
+  c.start_worker("meter", 1, {"--devices", "cpu:2"});
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  const std::string workload = "ffnn:layers=2,blocks=2,batch=64,hidden=64";
+  const std::vector<std::string> problem = {"--workload", workload, "--cluster", "cpu-2"};
+  auto with_problem = [&](std::vector<std::string> args) {
+    args.insert(args.end(), problem.begin(), problem.end());
+    args.insert(args.end(), {"--coordinator", c.endpoint});
+    return run_cli(args);
+  };
+  const auto tuned = with_problem({"tune", "--evals", "200"});
+  INFO(tuned.err);
+  REQUIRE(tuned.code == 0);
+  const auto measured = with_problem({"execute", "--best", "--repeats", "4", "--warmup", "1", "-f", "json"});
+  INFO(measured.err);
+  REQUIRE(measured.code == 0);
+  const auto job = nlohmann::json::parse(measured.out)[0];
+  CHECK(job["kind"] == "measure");
+  CHECK(job["state"] == "COMPLETE");
+  CHECK(job["evaluations"] == 4);  // timed runs
+  const std::string message = job["message"];
+  CHECK_THAT(message, Catch::Contains("on worker meter"));  // never on the worker without devices
+  CHECK_THAT(message, Catch::Contains("recorded with the stored best"));
+  const double median = job["best_makespan"];
+  CHECK(median > 0);
+
+  // The coordinator's store: the best carries the measurement, and the profiles hold one sample of
+  // every op of the graph (the median run's) and the transfers between the two devices.
+  const auto best = nlohmann::json::parse(with_problem({"query", "best", "-f", "json"}).out);
+  REQUIRE(best["measured"].is_object());
+  CHECK(best["measured"]["median"].get<double>() == Approx(median));
+  CHECK(best["measured"]["runs"] == 4);
+  const Graph graph = make_workload(workload).value();
+  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  const ProfileTable profiles = store->profiles().value();
+  double op_samples = 0;
+  for (const ProfileEntry& e : profiles.entries())
+    if (e.device_kind.find("->") == std::string::npos) op_samples += e.seconds.count;
+  CHECK(op_samples == graph.size());
+
+  // A placement from here measures too, on the worker with devices again.
+  const auto single = with_problem({"execute", "--method", "single", "--repeats", "2", "-f", "json"});
+  INFO(single.err);
+  REQUIRE(single.code == 0);
+  const std::string single_message = nlohmann::json::parse(single.out)[0]["message"];
+  CHECK_THAT(single_message, Catch::Contains("the submitted placement"));
+  CHECK_THAT(single_message, Catch::Contains("on worker meter"));
 }

@@ -1,0 +1,71 @@
+#include "actors/pool_measurer.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "actors/messages.hpp"
+#include "actors/problem_spec.hpp"
+
+namespace gantry {
+
+PoolMeasurer::PoolMeasurer(caf::actor_system& system, caf::actor pool, std::string job,
+                           std::vector<std::shared_ptr<const BuiltProblem>> problems, int priority,
+                           MeasureRequest settings, std::function<bool()> should_stop, double wait_for_worker_seconds)
+    : pool_(pool),
+      problems_(std::move(problems)),
+      settings_(std::move(settings)),
+      should_stop_(std::move(should_stop)),
+      wait_for_worker_seconds_(wait_for_worker_seconds),
+      tasks_(system, pool, std::move(job), priority) {
+  for (const auto& problem : problems_) caf::anon_send(pool_, add_problem_atom::value, problem->spec);
+}
+
+PoolMeasurer::~PoolMeasurer() {
+  tasks_.withdraw();
+  for (const auto& problem : problems_) caf::anon_send(pool_, drop_problem_atom::value, problem->key);
+}
+
+Status PoolMeasurer::wait_for_worker(const std::string& kind) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_for_worker_seconds_);
+  while (tasks_.slots(kind) == 0) {
+    if (should_stop_ && should_stop_()) return make_error("stopped while waiting for a worker to measure on");
+    if (std::chrono::steady_clock::now() >= give_up)
+      return make_error("no worker offers " + kind + " (start one with `gantry worker --devices cpu:" +
+                        kind.substr(kind.rfind(':') + 1) + "` on the machine to measure on)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Ok{};
+}
+
+Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {
+  const BuiltProblem& built = *problems_.at(static_cast<std::size_t>(problem));
+  const std::string kind = measure_kind(built.cluster.size());
+  if (Status ready = wait_for_worker(kind); !ready) return ready.error();
+  MeasureRequest request = settings_;
+  request.placement = placement;
+  RolloutTask task;
+  task.kind = kind;
+  task.problem = built.key;
+  task.body = encode_body(request);
+  task.sequence = ++sequence_;
+  tasks_.submit(std::move(task), sequence_);
+  for (;;) {
+    if (should_stop_ && should_stop_()) {
+      tasks_.withdraw();
+      return make_error("stopped while a measurement was queued or running");
+    }
+    auto answer = tasks_.next(0.2);
+    if (!answer) continue;
+    if (answer->tag != sequence_) continue;  // a withdrawn earlier one
+    if (!answer->result) return make_error("the rollout pool failed the measurement: " + answer->result.error().message);
+    const TaskResult& r = answer->result.value();
+    if (r.withdrawn) return make_error("the measurement was withdrawn");
+    if (!r.error.empty()) return make_error("measuring on worker " + r.worker + ": " + r.error);
+    auto decoded = decode_measure_answer(r.body);
+    if (!decoded) return decoded.error();
+    if (store_) caf::anon_send(store_, add_profiles_atom::value, decoded.value().profile_samples);
+    return PoolMeasurement{std::move(decoded).value(), r.worker};
+  }
+}
+
+}  // namespace gantry

@@ -605,7 +605,7 @@ TEST_CASE("a pipeline job with no worker to evaluate its moves can be cancelled;
   CHECK(nlohmann::json::parse(best.out)["job"] == id);
 }
 
-TEST_CASE("execute --coordinator measures on the worker that offers the devices, records it with the stored best and teaches the profiles",
+TEST_CASE("execute --coordinator and train --stage real measure on the worker with devices; the best keeps its measurement, the profiles learn",
           "[cluster]") {
   LoopbackCluster c;
   c.start_worker("plain");
@@ -655,4 +655,15 @@ TEST_CASE("execute --coordinator measures on the worker that offers the devices,
   const std::string single_message = nlohmann::json::parse(single.out)[0]["message"];
   CHECK_THAT(single_message, Catch::Contains("the submitted placement"));
   CHECK_THAT(single_message, Catch::Contains("on worker meter"));
+
+  // Stage III on the cluster: its episodes are measured on the worker with devices too.
+  const auto before = (*c.worker(c.status(), "meter"))["done"].get<long>();
+  const auto trained = with_problem({"train", "--stage", "real", "--episodes", "4", "--batch", "2", "--name", "real"});
+  INFO(trained.err);
+  REQUIRE(trained.code == 0);
+  // At least the teacher, 4 episodes, and the final greedy and best placements were measured there.
+  CHECK((*c.worker(c.status(), "meter"))["done"].get<long>() - before >= 1 + 4 + 2);
+  const auto policies = nlohmann::json::parse(run_cli({"query", "policies", "--coordinator", c.endpoint, "-f", "json"}).out);
+  REQUIRE(policies.size() == 1);
+  CHECK(policies[0]["stage"] == "real");
 }

@@ -1,6 +1,7 @@
 #include "actors/learner_run.hpp"
 
 #include "actors/measured_episode_source.hpp"
+#include "actors/mixed_episode_source.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -236,6 +237,7 @@ Status check_train_spec(const JobSpec& spec) {
   if (!one_of(t.stale, {"drop", "weight"})) return make_error("--stale " + t.stale + ": expected drop or weight");
   if (spec.budget_seconds <= 0 && t.episodes <= 0) return make_error("a learner job needs --episodes N or --budget T");
   if (t.episodes < 0) return make_error("--episodes must be >= 0");
+  if (!(t.measured_share > 0 && t.measured_share <= 1)) return make_error("--measured-share must be in (0, 1]");
   if (!(t.il_share >= 0 && t.il_share <= 1)) return make_error("--il-share must be between 0 and 1");
   if (t.batch < 2) return make_error("--batch " + std::to_string(t.batch) + ": a batch needs at least 2 episodes (its baseline)");
   if (t.graphs_per_update < 1) return make_error("--graphs-per-update must be >= 1");
@@ -319,9 +321,18 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
     if (measured) {
-      MeasuredEpisodeSource source(problems_trained, *measurer);
+      MeasuredEpisodeSource measured_source(problems_trained, *measurer);
       try {
-        result = train(model, problems_trained, source, o, train_hooks);
+        if (t.measured_share < 1) {  // simulated exploration beside the measured episodes
+          PoolEpisodeSource simulated(system, pool, job_id, p.specs, spec.priority);
+          std::vector<double> to_simulated;
+          for (std::size_t i = 0; i < p.training.size(); ++i)
+            to_simulated.push_back(p.training[i].teacher_makespan / problems_trained[i].teacher_makespan);
+          MixedEpisodeSource mixed(simulated, measured_source, to_simulated, t.measured_share);
+          result = train(model, p.training, mixed, o, train_hooks);
+        } else {
+          result = train(model, problems_trained, measured_source, o, train_hooks);
+        }
         if (result)
           if (auto on_clock = measure_outcomes(model.weights(), problems_trained, *measurer, &result.value()); !on_clock)
             result = on_clock.error();

@@ -30,6 +30,9 @@ struct TrainSpec {
   int max_staleness = 2;
   std::string stale = "weight";            // drop or weight
   long progress_every = 0;                 // 0: about every 10 updates
+  // Stage III: the share of episodes measured for real; the rest are simulated on the workers
+  // (actors/mixed_episode_source.hpp). 1 = every episode measured.
+  double measured_share = 1;
 };
 
 }  // namespace gantry

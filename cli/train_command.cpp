@@ -94,6 +94,7 @@ JobSpec train_job_spec(const TrainArgs& args) {
   t.max_staleness = args.staleness;
   t.stale = args.stale;
   t.progress_every = args.progress_every;
+  t.measured_share = args.measured_share;
   if (Status ok = check_train_spec(spec); !ok) throw CliError(ok.error().message);  // before the graphs load
   std::vector<ProblemSpec> problems = problem_specs(args, args.sim.options());
   spec.problem = problems.front();
@@ -231,6 +232,11 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--head", args->head, "head width (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--state", args->state, "width of per-step feature embeddings (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--steps", args->steps, "message-passing rounds (new policies)")->check(CLI::Range(0, 32))->capture_default_str();
+  cmd->add_option("--measured-share", args->measured_share,
+                  "stage III: the share of episodes measured for real; the others are simulated on the rollout slots "
+                  "(cheap exploration), their rewards on the simulator's clock, the measured ones on the machine's")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
   cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the learner job on this coordinator (tcp://HOST:PORT), its episodes on the cluster's workers, and follow it");

@@ -16,7 +16,7 @@ struct TrainArgs {
   SimArgs sim;
   std::string stage = "il+sim", budget, init, name = "doppler", ablation = "dual", curve, data, save;
   long episodes = 0;
-  double il_share = 0.2;
+  double il_share = 0.2, measured_share = 1;
   int priority = 0;  // with --coordinator: higher runs first
   int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, state = 16, steps = 3, staleness = 2;
   double lr = 0, entropy = 1e-3, epsilon = 0;

@@ -112,7 +112,7 @@ void put(Writer& w, const JobSpec& s) {
 }
 
 void put(Writer& w, const TrainSpec& t) {
-  w.map(22);
+  w.map(23);
   w.str("more_problems");
   w.array(static_cast<std::uint32_t>(t.more_problems.size()));
   for (const ProblemSpec& p : t.more_problems) put(w, p);
@@ -137,6 +137,7 @@ void put(Writer& w, const TrainSpec& t) {
   entry(w, "max_staleness", t.max_staleness);
   entry(w, "stale", t.stale);
   entry(w, "progress_every", t.progress_every);
+  entry(w, "measured_share", t.measured_share);
 }
 
 void put(Writer& w, const ScheduleRecord& r) {
@@ -226,9 +227,11 @@ bool read_problem(Decoder& d, const std::string& what, ProblemSpec& p) {
 const char* const kTrainFields[] = {"more_problems", "stage", "episodes", "il_share", "name", "init", "init_hex",
                                     "init_label", "ablation", "hidden", "head", "state", "steps", "batch",
                                     "graphs_per_update", "learning_rate", "entropy", "epsilon", "imitate",
-                                    "max_staleness", "stale", "progress_every"};
+                                    "max_staleness", "stale", "progress_every", "measured_share"};
+// "measured_share" is last and optional (specs stored before it lack it).
 bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
   return read_object(d, what, kTrainFields, [&](std::string_view key) -> const char* {
+    if (key == "measured_share") return get(d, t.measured_share);
     if (key == "more_problems") {
       long index = 0;
       return get_list(d, t.more_problems, [&](ProblemSpec& p) -> const char* {
@@ -256,7 +259,7 @@ bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
     if (key == "max_staleness") return get(d, t.max_staleness);
     if (key == "stale") return get(d, t.stale);
     return get(d, t.progress_every);
-  });
+  }, std::size(kTrainFields) - 1);
 }
 
 // "walk_share" is optional (specs written before it lack it).

@@ -215,6 +215,7 @@ TEST_CASE("a learner job's settings and policy listings cross the wire and the s
   t.max_staleness = 4;
   t.stale = "drop";
   t.progress_every = 99;
+  t.measured_share = 0.375;
   const auto same = [&](const JobSpec& b) {
     const TrainSpec& u = b.train;
     CHECK((b.kind == "train" && b.budget_seconds == 60 && b.seed == 3 && b.problem.graph_label == "ffnn"));
@@ -224,7 +225,7 @@ TEST_CASE("a learner job's settings and policy listings cross the wire and the s
            u.init_hex == "00ff" && u.init_label == "a.policy" && u.ablation == "plc-only"));
     CHECK((u.hidden == 32 && u.head == 16 && u.state == 8 && u.steps == 2 && u.batch == 12 && u.graphs_per_update == 3));
     CHECK((u.learning_rate == 5e-4 && u.entropy == 0.01 && u.epsilon == 0.05 && u.imitate == "pick" &&
-           u.max_staleness == 4 && u.stale == "drop" && u.progress_every == 99));
+           u.max_staleness == 4 && u.stale == "drop" && u.progress_every == 99 && u.measured_share == 0.375));
   };
   Request r;
   r.spec = spec;

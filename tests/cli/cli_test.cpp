@@ -132,4 +132,14 @@ TEST_CASE("train --stage real learns on measured makespans and stores the best w
   auto policies = nlohmann::json::parse(run_gantry({"query", "policies", "--data", data, "-f", "json"}));
   REQUIRE(policies.size() == 1);
   CHECK(policies[0]["stage"] == "real");
+
+  // With simulated exploration beside it (a quarter of the requests measured), the final best is
+  // still measured and stored with its measurement.
+  const std::string mixed = dir.sub("mixed");
+  run_gantry({"train", "--workload", graph, "--cluster", "cpu-2", "--stage", "real", "--measured-share", "0.25",
+              "--episodes", "16", "--batch", "2", "--threads", "2", "--data", mixed});
+  auto mixed_best = nlohmann::json::parse(
+      run_gantry({"query", "best", "--workload", graph, "--cluster", "cpu-2", "--data", mixed, "-f", "json"}));
+  REQUIRE(mixed_best["measured"].is_object());
+  CHECK(mixed_best["measured"]["median"].get<double>() > 0);
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "actors/log_line.hpp"
 #include "actors/messages.hpp"
 #include "actors/pool_episode_source.hpp"
 #include "actors/problem_spec.hpp"
@@ -212,7 +213,7 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
     auto best = content && content.value().ok
                     ? ask_store<StoreReply>(self, store, put_best_atom::value,
                                             schedule_record(problems.training[i], g, report.episodes, job_id,
-                                                            spec.train.stage == "real"))
+                                                            report.measured))
                     : content;
     if (!best) return make_error("storing the best of " + g.label + ": " + best.error().message);
     if (!best.value().ok) return make_error("storing the best of " + g.label + ": " + best.value().error);
@@ -226,12 +227,55 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   return stored.value().record.name + ":" + std::to_string(stored.value().record.version);
 }
 
+// The stages of a learner job with their shares of the budget. il+sim+real (DOPPLER's three
+// stages, `tune --method doppler` with executors attached) gives stage III a quarter of what
+// follows imitation: measured episodes are slow, the simulator serves most of the exploration.
+std::vector<std::pair<Stage, double>> stage_plan(const TrainSpec& t) {
+  constexpr double kRealShareOfRl = 0.25;
+  if (t.stage == "il") return {{Stage::imitation, 1.0}};
+  if (t.stage == "sim") return {{Stage::reinforce, 1.0}};
+  if (t.stage == "real") return {{Stage::measured, 1.0}};
+  if (t.stage == "il+sim+real")
+    return {{Stage::imitation, t.il_share},
+            {Stage::reinforce, (1.0 - t.il_share) * (1 - kRealShareOfRl)},
+            {Stage::measured, (1.0 - t.il_share) * kRealShareOfRl}};
+  return {{Stage::imitation, t.il_share}, {Stage::reinforce, 1.0 - t.il_share}};
+}
+
+// Stage III: every episode measured, or (measured_share < 1) that share of them with simulated
+// episodes from the workers beside them. The result's bests are measured (measure_outcomes).
+Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const std::vector<TrainingProblem>& measured_problems,
+                                   PoolMeasurer& measurer, caf::actor_system& system, const caf::actor& pool,
+                                   const JobSpec& spec, const std::string& job_id, const TrainOptions& o,
+                                   const TrainHooks& train_hooks) {
+  Result<TrainResult> result = make_error("training did not run");
+  MeasuredEpisodeSource measured_source(measured_problems, measurer);
+  try {  // an exception must not unwind through the sources' actors
+    if (spec.train.measured_share < 1) {
+      PoolEpisodeSource simulated(system, pool, job_id, p.specs, spec.priority);
+      std::vector<double> to_simulated;
+      for (std::size_t i = 0; i < p.training.size(); ++i)
+        to_simulated.push_back(p.training[i].teacher_makespan / measured_problems[i].teacher_makespan);
+      MixedEpisodeSource mixed(simulated, measured_source, to_simulated, spec.train.measured_share);
+      result = train(model, p.training, mixed, o, train_hooks);
+    } else {
+      result = train(model, measured_problems, measured_source, o, train_hooks);
+    }
+    if (result)
+      if (auto on_clock = measure_outcomes(model.weights(), measured_problems, measurer, &result.value()); !on_clock)
+        result = on_clock.error();
+  } catch (const std::exception& e) {
+    result = make_error(std::string("training failed: ") + e.what());
+  }
+  return result;
+}
+
 }  // namespace
 
 Status check_train_spec(const JobSpec& spec) {
   const TrainSpec& t = spec.train;
-  if (!one_of(t.stage, {"il", "sim", "il+sim", "real"}))
-    return make_error("--stage " + t.stage + ": expected il, sim, il+sim or real");
+  if (!one_of(t.stage, {"il", "sim", "il+sim", "real", "il+sim+real"}))
+    return make_error("--stage " + t.stage + ": expected il, sim, il+sim, real or il+sim+real");
   if (!parse_ablation(t.ablation)) return make_error("--ablation " + t.ablation + ": expected dual, plc-only, random-sel or gdp");
   if (!one_of(t.imitate, {"ties", "pick"})) return make_error("--imitate " + t.imitate + ": expected ties or pick");
   if (!one_of(t.stale, {"drop", "weight"})) return make_error("--stale " + t.stale + ": expected drop or weight");
@@ -266,30 +310,22 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   PolicyModel& model = *init.value().model;
   set_training_threads(1);
 
-  std::vector<std::pair<Stage, double>> stages;  // a stage and its share of the budget
   const TrainSpec& t = spec.train;
-  if (t.stage == "il") stages = {{Stage::imitation, 1.0}};
-  else if (t.stage == "sim") stages = {{Stage::reinforce, 1.0}};
-  else if (t.stage == "real") stages = {{Stage::measured, 1.0}};
-  else stages = {{Stage::imitation, t.il_share}, {Stage::reinforce, 1.0 - t.il_share}};
+  const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
+  std::vector<std::pair<Stage, double>> stages = stage_plan(t);
   // Stage III: rewards are makespans measured on a worker's executor devices, relative to the
   // teachers' measured makespans (actors/measured_episode_source.hpp).
-  const bool measured = t.stage == "real";
-  const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
   std::optional<PoolMeasurer> measurer;
-  std::vector<TrainingProblem> measured_problems;
-  if (measured) {
+  if (std::any_of(stages.begin(), stages.end(), [](const auto& s) { return s.first == Stage::measured; })) {
     measurer.emplace(system, pool, job_id, p.built, spec.priority, MeasureRequest{}, stop);
     measurer->teach_profiles(store);  // every measured run adds to the store's profiles
-    auto teachers = measured_teachers(p.training, *measurer);
-    if (!teachers) return teachers.error();
-    measured_problems = std::move(teachers).value();
   }
-  const std::vector<TrainingProblem>& problems_trained = measured ? measured_problems : p.training;
+  std::vector<TrainingProblem> measured_problems;  // with measured teachers, once stage III starts
+  bool measured_last = false;                      // the bests are measured ones
 
   LearnerReport report;
-  for (std::size_t i = 0; i < problems_trained.size(); ++i) {
-    const TrainingProblem& tp = problems_trained[i];
+  for (std::size_t i = 0; i < p.training.size(); ++i) {
+    const TrainingProblem& tp = p.training[i];
     LearnedGraph g;
     g.label = tp.label;
     g.unit = tp.graph->cost_unit();
@@ -300,7 +336,16 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     g.runtime = runtime_fingerprint(*tp.cluster, tp.sim);
     report.graphs.push_back(std::move(g));
   }
-  for (const auto& [stage, share] : stages) {
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    const Stage stage = stages[k].first;
+    double share = stages[k].second;
+    // il+sim+real runs stage III only with executors attached; the workers have joined by the
+    // time stage II starts (stage I's episodes came from them). Without, stage II takes its time.
+    if (stage == Stage::reinforce && t.stage == "il+sim+real" && !measurer->offered()) {
+      log_line("gantry: job " + job_id + ": no worker offers executor devices for every cluster; stage III skipped");
+      share += stages.back().second;
+      stages.back().second = 0;
+    }
     if (share <= 0 || stop()) continue;
     const TrainOptions o = stage_options(spec, stage, share, report.episodes, p.training.size());
     const long episodes_before = report.episodes;
@@ -320,25 +365,13 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     };
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
-    if (measured) {
-      MeasuredEpisodeSource measured_source(problems_trained, *measurer);
-      try {
-        if (t.measured_share < 1) {  // simulated exploration beside the measured episodes
-          PoolEpisodeSource simulated(system, pool, job_id, p.specs, spec.priority);
-          std::vector<double> to_simulated;
-          for (std::size_t i = 0; i < p.training.size(); ++i)
-            to_simulated.push_back(p.training[i].teacher_makespan / problems_trained[i].teacher_makespan);
-          MixedEpisodeSource mixed(simulated, measured_source, to_simulated, t.measured_share);
-          result = train(model, p.training, mixed, o, train_hooks);
-        } else {
-          result = train(model, problems_trained, measured_source, o, train_hooks);
-        }
-        if (result)
-          if (auto on_clock = measure_outcomes(model.weights(), problems_trained, *measurer, &result.value()); !on_clock)
-            result = on_clock.error();
-      } catch (const std::exception& e) {
-        result = make_error(std::string("training failed: ") + e.what());
+    if (stage == Stage::measured) {
+      if (measured_problems.empty()) {
+        auto teachers = measured_teachers(p.training, *measurer);
+        if (!teachers) return teachers.error();
+        measured_problems = std::move(teachers).value();
       }
+      result = train_measured(model, p, measured_problems, *measurer, system, pool, spec, job_id, o, train_hooks);
     } else {
       PoolEpisodeSource source(system, pool, job_id, p.specs, spec.priority);  // its batches queue by the job's priority
       try {  // an exception must not unwind through the source's actors
@@ -353,9 +386,17 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     report.seconds += r.seconds;
     report.rollout_seconds += r.rollout_seconds;
     report.learner_seconds += r.learner_seconds;
+    if (stage == Stage::measured) {  // measured bests replace simulated ones: the clocks differ
+      measured_last = true;
+      for (std::size_t i = 0; i < report.graphs.size(); ++i) {
+        report.graphs[i].teacher_makespan = measured_problems[i].teacher_makespan;
+        report.graphs[i].best.device.clear();
+      }
+    }
     merge_stage(report.graphs, r);
   }
   report.stopped = stop();
+  report.measured = measured_last;
   if (report.episodes == 0) {
     report.nothing_learned = std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
                              " (does the cluster have a worker?); nothing was stored";

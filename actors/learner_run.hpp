@@ -36,6 +36,7 @@ struct LearnerReport {
   std::string policy;             // "name:version" as stored
   std::string weights;            // the policy's bytes
   bool stopped = false;           // cancelled: what was learned until then is stored
+  bool measured = false;          // the bests and teachers are measured makespans (stage III ran last)
   // Non-empty: no episode came back (the job was stopped first, or no worker runs the kind), so
   // nothing was learned or stored; why, for the job's message.
   std::string nothing_learned;

@@ -37,6 +37,12 @@ Status PoolMeasurer::wait_for_worker(const std::string& kind) {
   return Ok{};
 }
 
+bool PoolMeasurer::offered() const {
+  for (const auto& problem : problems_)
+    if (tasks_.slots(measure_kind(problem->cluster.size())) == 0) return false;
+  return true;
+}
+
 Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {
   const BuiltProblem& built = *problems_.at(static_cast<std::size_t>(problem));
   const std::string kind = measure_kind(built.cluster.size());

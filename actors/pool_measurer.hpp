@@ -35,6 +35,9 @@ class PoolMeasurer {
   // From now on every measurement's op and transfer times go to `store`'s profiles.
   void teach_profiles(caf::actor store) { store_ = std::move(store); }
 
+  // Whether a live worker offers the devices of every problem now (executors are attached).
+  bool offered() const;
+
   Result<PoolMeasurement> measure(int problem, const Placement& placement);
   Result<PoolMeasurement> measure(const Placement& placement) { return measure(0, placement); }
 

@@ -3,6 +3,8 @@
 #include "core/fingerprint.hpp"
 #include "storage/store.hpp"
 
+#include <algorithm>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -215,6 +217,30 @@ ScratchDir::ScratchDir(const std::string& prefix) {
 ScratchDir::~ScratchDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path, ignored);
+}
+
+// --devices cpu:N or cpu:all: the CPU devices measurements run on, one core each.
+int parse_cpu_devices(const std::string& devices) {
+  if (devices.empty()) return 0;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto colon = devices.find(':');
+  const std::string backend = devices.substr(0, colon);
+  const std::string count = colon == std::string::npos ? "" : devices.substr(colon + 1);
+  if (backend == "cuda")
+    throw CliError("--devices " + devices + ": this build has no CUDA executor (it needs a CUDA LibTorch); use cpu:N");
+  if (backend != "cpu" || count.empty()) throw CliError("--devices " + devices + ": expected cpu:N or cpu:all");
+  if (count == "all") return cores;
+  int n = 0;
+  try {
+    std::size_t used = 0;
+    n = std::stoi(count, &used);
+    if (used != count.size()) n = 0;
+  } catch (const std::exception&) {
+    n = 0;
+  }
+  if (n < 1) throw CliError("--devices " + devices + ": the device count must be a whole number >= 1");
+  if (n > cores) throw CliError("--devices " + devices + ": needs " + std::to_string(n) + " cores, this machine has " + std::to_string(cores));
+  return n;
 }
 
 }  // namespace gantry::cli

@@ -107,4 +107,8 @@ std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.
 std::string format_fixed(double value, int digits);
 
+// --devices cpu:N or cpu:all (a worker's executor devices, one core each): N; 0 for "". Errors
+// name the flag's value (cuda: this build has no CUDA executor).
+int parse_cpu_devices(const std::string& devices);
+
 }  // namespace gantry::cli

@@ -17,6 +17,7 @@ struct TuneArgs {
   SimArgs sim;
   OutputArgs out;
   std::string data, budget = "30s", patience, batch = "0.2s", method = "search";
+  std::string devices;  // --method doppler: the embedded worker's executor devices (stage III)
   long evals = 0, batch_evals = 0;
   int rollouts = 0, priority = 0, parallelism = 0;
   bool budget_given = false, profiled = false;

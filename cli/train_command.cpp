@@ -156,7 +156,8 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   std::optional<LearnerReport> report;
   EmbeddedJobOptions options;
   options.rollouts = args.threads;
-  if (args.stage == "real") options.cpu_devices = embedded_cpu_devices(spec);
+  const bool stage_three = args.stage == "real" || args.stage == "il+sim+real";
+  options.cpu_devices = args.devices > 0 ? args.devices : stage_three ? embedded_cpu_devices(spec) : 0;
   options.cancel = &StopSignals::requested();
   options.hooks.on_learning = print_point;
   options.hooks.on_learned = [&](const LearnerReport& r) { report = r; };
@@ -200,10 +201,12 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str();
   args->sim.add_to(*cmd);
   cmd->add_option("--stage", args->stage,
-                  "il, sim, il+sim, or real (stage III: policy gradient on makespans measured on this machine's CPU "
-                  "devices, median of 3 runs, relative to the teacher's measured makespan; start it from a stage II "
-                  "policy with --init)")
-      ->check(CLI::IsMember({"il", "sim", "il+sim", "real"}))
+                  "il, sim, il+sim, real (stage III: policy gradient on makespans measured on this machine's CPU "
+                  "devices, or with --coordinator on a worker's (--devices), median of 3 runs, relative to the "
+                  "teacher's measured makespan; start it from a stage II policy with --init), or il+sim+real (all "
+                  "three; stage III gets a quarter of the budget after imitation, and is skipped when no worker "
+                  "offers the cluster's devices)")
+      ->check(CLI::IsMember({"il", "sim", "il+sim", "real", "il+sim+real"}))
       ->capture_default_str();
   cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages)")->check(CLI::Range(1L, 1000000000L));
   cmd->add_option("--budget", args->budget, "training time (e.g. 60s, 5m), all stages");

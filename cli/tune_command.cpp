@@ -50,13 +50,18 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   t.budget = args.budget;
   t.priority = args.priority;
   if (args.rollouts > 0) t.threads = args.rollouts;  // the embedded worker's slots, as for search
-  t.stage = "il+sim";
+  // With executors attached (a coordinator's workers with --devices, or --devices here), stage III
+  // follows on measured makespans; the learner skips it when none offers the cluster's devices.
+  t.devices = parse_cpu_devices(args.devices);
+  t.stage = !remote.endpoint.empty() || t.devices > 0 ? "il+sim+real" : "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;
   run_train(t, remote);
 }
 
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {
+  if (!args.devices.empty() && args.method != "doppler")
+    throw CliError("--devices " + args.devices + ": executors serve only --method doppler's stage III");
   if (args.method == "doppler") return run_doppler_tune(args, remote);
   if (!remote.endpoint.empty()) return submit_job(args, remote, true);
   Problem problem = load_problem(args.problem);
@@ -171,6 +176,9 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::IsMember({"search", "doppler"}))->capture_default_str();
   cmd->add_option("--evals", args->evals, "evaluation budget (candidates evaluated: simulator runs, or list decodes in search's list phase; the heuristics' included; honoured exactly)");
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
+  cmd->add_option("--devices", args->devices,
+                  "--method doppler: executor devices of this machine (cpu:N or cpu:all), so DOPPLER's stage III "
+                  "follows on measured makespans (on a --coordinator, its workers' --devices serve instead)");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
   cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();

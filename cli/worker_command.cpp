@@ -20,30 +20,6 @@ struct WorkerArgs {
   int rollouts = 0;
 };
 
-// --devices cpu:N or cpu:all: the CPU devices measurements run on, one core each.
-int cpu_devices(const std::string& devices) {
-  if (devices.empty()) return 0;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto colon = devices.find(':');
-  const std::string backend = devices.substr(0, colon);
-  const std::string count = colon == std::string::npos ? "" : devices.substr(colon + 1);
-  if (backend == "cuda")
-    throw CliError("--devices " + devices + ": this build has no CUDA executor (it needs a CUDA LibTorch); use cpu:N");
-  if (backend != "cpu" || count.empty()) throw CliError("--devices " + devices + ": expected cpu:N or cpu:all");
-  if (count == "all") return cores;
-  int n = 0;
-  try {
-    std::size_t used = 0;
-    n = std::stoi(count, &used);
-    if (used != count.size()) n = 0;
-  } catch (const std::exception&) {
-    n = 0;
-  }
-  if (n < 1) throw CliError("--devices " + devices + ": the device count must be a whole number >= 1");
-  if (n > cores) throw CliError("--devices " + devices + ": needs " + std::to_string(n) + " cores, this machine has " + std::to_string(cores));
-  return n;
-}
-
 void run_worker(const WorkerArgs& args) {
   if (args.rollouts < 0 || args.rollouts > max_rollouts())
     throw CliError("--rollouts " + std::to_string(args.rollouts) + ": must be between 1 and " + std::to_string(max_rollouts()));
@@ -57,7 +33,7 @@ void run_worker(const WorkerArgs& args) {
   options.curve = client.curve;
   options.worker.name = args.name;
   options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.worker.cpu_devices = cpu_devices(args.devices);
+  options.worker.cpu_devices = parse_cpu_devices(args.devices);
   StopSignals signals;
   auto served = serve_worker(options, StopSignals::requested(), [&](const std::string& name) {
     std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots";

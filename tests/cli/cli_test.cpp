@@ -107,6 +107,25 @@ TEST_CASE("execute measures a placement for real and sets the simulator's predic
   CHECK(out["error"].get<double>() == Approx(out["simulated"]["makespan"].get<double>() / median - 1));
 }
 
+TEST_CASE("tune --method doppler with executor devices follows stages I and II with stage III; without, it does not", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";
+  auto tune = [&](const std::string& data, std::vector<std::string> extra) {
+    std::vector<std::string> args{"tune", "--method", "doppler", "--workload", graph, "--cluster", "cpu-2", "--budget", "2s",
+                                  "--data", data};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const std::string out = run_gantry(args);
+    return nlohmann::json::parse(
+        run_gantry({"query", "best", "--workload", graph, "--cluster", "cpu-2", "--data", data, "-f", "json"}));
+  };
+  const auto with = tune(dir.sub("with"), {"--devices", "cpu:2"});
+  REQUIRE(with["measured"].is_object());
+  CHECK(with["measured"]["median"].get<double>() > 0);
+  const auto without = tune(dir.sub("without"), {});
+  CHECK(without["measured"].is_null());
+  CHECK(without["method"] == "doppler");
+}
+
 TEST_CASE("train --stage real learns on measured makespans and stores the best with its measurement", "[cli]") {
   const gantry::testing::TempDir dir;
   const std::string data = dir.sub("data");

@@ -51,6 +51,20 @@ std::vector<std::pair<std::string, Placement>> placements(const PlacementProblem
   return out;
 }
 
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t k = values.size();
+  return k % 2 ? values[k / 2] : (values[k / 2 - 1] + values[k / 2]) / 2;
+}
+
+// Rounds 1, 3, 5, ... against rounds 2, 4, ...: how far two measurements of one placement differ.
+double half_against_half(const std::vector<double>& rounds) {
+  std::vector<double> odd, even;
+  for (std::size_t r = 0; r < rounds.size(); ++r) (r % 2 ? even : odd).push_back(rounds[r]);
+  if (odd.empty() || even.empty()) return 0;
+  return median_of(odd) / median_of(even) - 1;
+}
+
 std::pair<double, double> mean_and_p90(std::vector<double> errors) {
   if (errors.empty()) return {0, 0};
   double mean = 0;
@@ -109,19 +123,19 @@ FidelityReport run_fidelity_bench(const FidelityOptions& o) {
       if (!m) throw std::runtime_error(o.graphs[c.graph] + " " + c.name + ": " + m.error().message);
       c.makespans.push_back(m.value().median);
     }
-  std::vector<double> errors, roofline_errors;
+  std::vector<double> errors, roofline_errors, noise;
   for (Case& c : cases) {
-    std::sort(c.makespans.begin(), c.makespans.end());
-    const std::size_t k = c.makespans.size();
-    const double median = k % 2 ? c.makespans[k / 2] : (c.makespans[k / 2 - 1] + c.makespans[k / 2]) / 2;
-    FidelityRow row{o.graphs[c.graph], c.name, median, (c.makespans.back() - c.makespans.front()) / median,
-                    c.predicted, c.roofline};
+    noise.push_back(half_against_half(c.makespans));  // in round order
+    const double median = median_of(c.makespans);
+    const auto [low, high] = std::minmax_element(c.makespans.begin(), c.makespans.end());
+    FidelityRow row{o.graphs[c.graph], c.name, median, (*high - *low) / median, c.predicted, c.roofline};
     errors.push_back(row.error());
     roofline_errors.push_back(row.roofline / row.measured - 1);
     report.rows.push_back(row);
   }
   std::tie(report.mean_error, report.p90_error) = mean_and_p90(errors);
   std::tie(report.roofline_mean_error, report.roofline_p90_error) = mean_and_p90(roofline_errors);
+  std::tie(report.noise_mean_error, report.noise_p90_error) = mean_and_p90(noise);
   return report;
 }
 

@@ -21,6 +21,11 @@ struct FidelityReport {
   double profile_seconds = 0;
   double mean_error = 0, p90_error = 0;                   // of |error|
   double roofline_mean_error = 0, roofline_p90_error = 0;  // the uncalibrated model, for contrast
+  // The machine's own disagreement: each placement's median over the odd rounds "predicting" its
+  // median over the even rounds, as mean and 90th percentile of |error|. A simulator cannot be
+  // expected to predict a measurement more closely than two measurements of it agree (these are of
+  // half the rounds each, so a little wider than the full median's own noise).
+  double noise_mean_error = 0, noise_p90_error = 0;
 };
 
 struct FidelityOptions {

@@ -401,7 +401,8 @@ void add_bench_fidelity(CLI::App& bench) {
                                   {"profile_signatures", r.profile_signatures}, {"profile_seconds", r.profile_seconds},
                                   {"rows", rows}, {"mean_error", r.mean_error}, {"p90_error", r.p90_error},
                                   {"roofline_mean_error", r.roofline_mean_error},
-                                  {"roofline_p90_error", r.roofline_p90_error}}
+                                  {"roofline_p90_error", r.roofline_p90_error},
+                                  {"noise_mean_error", r.noise_mean_error}, {"noise_p90_error", r.noise_p90_error}}
                        .dump(2)
                 << "\n";
       return;
@@ -416,7 +417,10 @@ void add_bench_fidelity(CLI::App& bench) {
               << format_fixed(r.profile_seconds, 1) << " s\n"
               << r.rows.size() << " placements: mean |error| " << format_fixed(100 * r.mean_error, 1) << "%, 90th percentile "
               << format_fixed(100 * r.p90_error, 1) << "% (uncalibrated roofline: " << format_fixed(100 * r.roofline_mean_error, 1)
-              << "%, " << format_fixed(100 * r.roofline_p90_error, 1) << "%)\n";
+              << "%, " << format_fixed(100 * r.roofline_p90_error, 1) << "%)\n"
+              << "the machine's own noise: odd rounds against even rounds of the same placement, mean "
+              << format_fixed(100 * r.noise_mean_error, 1) << "%, 90th percentile " << format_fixed(100 * r.noise_p90_error, 1)
+              << "%\n";
   });
 }
 

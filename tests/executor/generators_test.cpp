@@ -47,13 +47,15 @@ Graph workload(const std::string& spec) {
   return std::move(g).value();
 }
 
-void check_close(const at::Tensor& got, const at::Tensor& want, const std::string& what) {
+// `tolerance`: relative to the reference's largest magnitude (float32 by default; bfloat16 keeps 8
+// significant bits, about 0.4% per rounding).
+void check_close(const at::Tensor& got, const at::Tensor& want, const std::string& what, double tolerance = 1e-4) {
   INFO(what << ": shape " << got.sizes() << " vs " << want.sizes());
   REQUIRE(got.sizes() == want.sizes());
   const double error = (got - want).abs().max().item<double>();
   const double scale = std::max(1.0, want.abs().max().item<double>());
   INFO("largest difference " << error << " at scale " << scale);
-  CHECK(error <= 1e-4 * scale);
+  CHECK(error <= tolerance * scale);
 }
 
 at::Tensor rms(const at::Tensor& x, const at::Tensor& w) {
@@ -129,6 +131,24 @@ TEST_CASE("ffnn run on one device equals relu(X W) layer by layer", "[executor]"
       REQUIRE(out.count(name));
       check_close(out[name], x.narrow(0, r0, rn).narrow(1, c0, cn), name);
     }
+}
+
+TEST_CASE("ffnn in bfloat16 runs in bfloat16 and stays within its rounding of the float64 computation", "[executor]") {
+  const std::int64_t layers = 3, batch = 16, hidden = 32;
+  const Graph g = workload("ffnn:layers=3,blocks=2,batch=16,hidden=32,dtype_bytes=2");
+  auto out = run_on_one_device(g);
+  at::Tensor x = named("ffnn.x", {batch, hidden}, 1);
+  for (std::int64_t l = 0; l < layers; ++l)
+    x = at::relu(at::matmul(x, named("l" + std::to_string(l) + ".w", {hidden, hidden}, 1 / std::sqrt(32.0))));
+  const std::string name = "l2.relu[1,1]";
+  REQUIRE(out.count(name));
+  const at::Tensor want = x.narrow(0, 8, 8).narrow(1, 16, 16);
+  // Three layers of bfloat16 rounding (inputs, weights, products): within a few percent, and not
+  // exactly the float64 values (it did not quietly compute in a wider type).
+  check_close(out[name], want, name, 5e-2);
+  CHECK((out[name] - want).abs().max().item<double>() > 1e-6);
+  // Every value is representable in bfloat16: converting it there and back changes nothing.
+  CHECK(out[name].to(at::kBFloat16).to(at::kDouble).equal(out[name]));
 }
 
 TEST_CASE("chainmm run on one device equals C (D E) + A B", "[executor]") {

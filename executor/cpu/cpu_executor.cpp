@@ -7,15 +7,12 @@
 #include <ATen/Parallel.h>
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
+#include <memory>
 #include <mutex>
-#include <optional>
-#include <queue>
 #include <thread>
 
+#include "executor/placed_run.hpp"
 #include "executor/program.hpp"
-#include "executor/run_statistics.hpp"
 
 namespace gantry {
 
@@ -44,372 +41,66 @@ void pin_to_core(int core) {
   pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a refusal is not an error
 }
 
-struct ReadyItem {
-  double priority;
-  std::uint64_t seq;
-  OpId op;
-};
-struct LaterFirst {  // heap order: highest priority, then the earliest to become ready
-  bool operator()(const ReadyItem& a, const ReadyItem& b) const {
-    return a.priority != b.priority ? a.priority < b.priority : a.seq > b.seq;
-  }
-};
-
-struct Transfer {
-  OpId op;
-  at::Tensor value;
-};
-
-// One run of a placed graph. Every shared field is guarded by mu_; kernels and copies run outside.
-class CpuRun {
+// Devices are threads of this process, values live in its memory, a copy is a clone; the clock is
+// the host's steady clock.
+class CpuBackend : public DeviceBackend {
  public:
-  CpuRun(const Program& program, const Placement& placement, const Cluster& cluster, const ExecOptions& options)
-      : g_(program.graph()), program_(program), placement_(placement), cluster_(cluster), options_(options),
-        n_(g_.size()), d_(cluster.size()) {
-    consumers_on_.assign(static_cast<std::size_t>(d_), std::vector<int>(static_cast<std::size_t>(n_), 0));
-    for (EdgeId e = 0; e < g_.num_edges(); ++e) {
-      const OpId src = g_.edge_src(e), dst = g_.edge_dst(e);
-      ++consumers_on_[static_cast<std::size_t>(device(dst))][static_cast<std::size_t>(src)];
-      if (device(src) != device(dst)) links_used_.push_back(device(src) * d_ + device(dst));
-    }
-    std::sort(links_used_.begin(), links_used_.end());
-    links_used_.erase(std::unique(links_used_.begin(), links_used_.end()), links_used_.end());
+  CpuBackend(const Program& program, const Cluster& cluster, const ExecOptions& options)
+      : program_(program), cluster_(cluster), options_(options) {}
+
+  const char* name() const override { return "cpu"; }
+  void enter_device_thread(int device) override {
+    single_threaded_kernels();
+    if (options_.pin_threads) pin_to_core(device);
+  }
+  void enter_link_thread(int, int) override {}
+  void begin_run() override { start_ = Clock::now(); }
+
+  Timed run_op(int, OpId op, const std::vector<at::Tensor>& inputs) override {
+    Timed out;
+    out.start = now();
+    out.value = program_.run(op, inputs);
+    out.end = now();
+    return out;
   }
 
-  Result<RunRecord> run(std::vector<OutputTensor>* outputs) {
-    reset();
-    std::vector<std::thread> threads;
-    try {
-      for (int dev = 0; dev < d_; ++dev)
-        for (int s = 0; s < streams(dev); ++s) threads.emplace_back([this, dev] { device_loop(dev); });
-      for (int link : links_used_) threads.emplace_back([this, link] { link_loop(link); });
-    } catch (const std::exception& e) {  // out of threads: end the run, let the started ones leave
-      std::lock_guard<std::mutex> lock(mu_);
-      go_ = true;
-      fail(std::string("starting the executor's threads: ") + e.what());
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_ = Clock::now();
-      go_ = true;
-      wake_all();
-      done_cv_.wait(lock, [this] { return stop_; });
-      record_.makespan = last_end_;
-    }
-    for (std::thread& t : threads) t.join();
-    if (!error_.empty()) return make_error(error_);
-    if (outputs) collect_outputs(*outputs);
-    return std::move(record_);
+  // Throttled: the copy lasts at least the cluster path's latency + bytes / bandwidth.
+  Timed copy(int from, int to, const at::Tensor& value) override {
+    const Clock::time_point begin = Clock::now();
+    Timed out;
+    out.start = seconds(begin);
+    out.value = value.clone();
+    const Link& path = cluster_.link(from, to);
+    const double bytes = static_cast<double>(value.numel()) * static_cast<double>(value.element_size());
+    if (options_.throttle_links && path.bandwidth > 0)
+      std::this_thread::sleep_until(begin + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(path.latency + bytes / path.bandwidth)));
+    out.end = now();
+    return out;
   }
 
  private:
-  int device(OpId op) const { return placement_.device[static_cast<std::size_t>(op)]; }
-  int streams(int dev) const { return options_.fixed_order ? 1 : std::max(1, cluster_.device(dev).streams); }
   double seconds(Clock::time_point t) const { return std::chrono::duration<double>(t - start_).count(); }
-  bool keeps(OpId op) const { return options_.keep_outputs && g_.succs(op).size() == 0; }
+  double now() const { return seconds(Clock::now()); }
 
-  void reset() {
-    go_ = stop_ = false;
-    error_.clear();
-    done_ = 0;
-    seq_ = 0;
-    last_end_ = 0;
-    waiting_ = 0;
-    active_ = 0;
-    record_ = RunRecord{};
-    record_.ops.assign(static_cast<std::size_t>(n_), OpRecord{});
-    values_.assign(static_cast<std::size_t>(d_), std::vector<at::Tensor>(static_cast<std::size_t>(n_)));
-    uses_ = consumers_on_;
-    sent_.assign(static_cast<std::size_t>(n_) * static_cast<std::size_t>(d_), 0);
-    remaining_.assign(static_cast<std::size_t>(n_), 0);
-    ready_.assign(static_cast<std::size_t>(d_), {});
-    device_cv_ = std::vector<std::condition_variable>(static_cast<std::size_t>(d_));
-    link_queue_.assign(static_cast<std::size_t>(d_) * static_cast<std::size_t>(d_), {});
-    link_cv_ = std::vector<std::condition_variable>(static_cast<std::size_t>(d_) * static_cast<std::size_t>(d_));
-    is_ready_.assign(static_cast<std::size_t>(n_), 0);
-    next_.assign(static_cast<std::size_t>(d_), 0);
-    device_threads_ = 0;
-    for (int dev = 0; dev < d_; ++dev) device_threads_ += streams(dev);
-    for (OpId op = 0; op < n_; ++op) {
-      remaining_[static_cast<std::size_t>(op)] = static_cast<int>(g_.preds(op).size());
-      // The producer's own copy is read by its local consumers and by each outgoing transfer.
-      int remote = 0;
-      for (int dev = 0; dev < d_; ++dev)
-        remote += dev != device(op) && consumers_on_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] > 0;
-      uses_[static_cast<std::size_t>(device(op))][static_cast<std::size_t>(op)] += remote + (keeps(op) ? 1 : 0);
-    }
-    for (OpId op = 0; op < n_; ++op)
-      if (remaining_[static_cast<std::size_t>(op)] == 0) make_ready(op);
-  }
-
-  void wake_all() {
-    for (auto& cv : device_cv_) cv.notify_all();
-    for (auto& cv : link_cv_) cv.notify_all();
-    done_cv_.notify_all();
-  }
-
-  void fail(std::string message) {  // mu_ held
-    if (error_.empty()) error_ = std::move(message);
-    stop_ = true;
-    wake_all();
-  }
-
-  void make_ready(OpId op) {  // mu_ held
-    const int dev = device(op);
-    if (options_.fixed_order) {
-      is_ready_[static_cast<std::size_t>(op)] = 1;
-    } else {
-      const double priority = placement_.has_priority() ? placement_.priority[static_cast<std::size_t>(op)] : 0;
-      ready_[static_cast<std::size_t>(dev)].push({priority, seq_++, op});
-    }
-    device_cv_[static_cast<std::size_t>(dev)].notify_one();
-  }
-
-  // The next op for one of `dev`'s streams, or false when the run is over (or failed).
-  bool next_op(int dev, OpId* op, std::unique_lock<std::mutex>& lock) {
-    auto& cv = device_cv_[static_cast<std::size_t>(dev)];
-    while (true) {
-      if (stop_) return false;
-      if (options_.fixed_order) {
-        const auto& order = options_.order[static_cast<std::size_t>(dev)];
-        auto& next = next_[static_cast<std::size_t>(dev)];
-        if (next == order.size()) {
-          --device_threads_;  // this device is done: it no longer counts as a waiting thread
-          check_stalled();
-          return false;
-        }
-        if (is_ready_[static_cast<std::size_t>(order[next])]) {
-          *op = order[next++];
-          return true;
-        }
-      } else if (!ready_[static_cast<std::size_t>(dev)].empty()) {
-        *op = ready_[static_cast<std::size_t>(dev)].top().op;
-        ready_[static_cast<std::size_t>(dev)].pop();
-        return true;
-      }
-      ++waiting_;
-      check_stalled();
-      if (!stop_) cv.wait(lock);  // check_stalled may have ended the run: its notifications are past
-      --waiting_;
-    }
-  }
-
-  // With fixed orders, every live device thread waiting while no op runs and no transfer moves
-  // means no event can ever wake them: the order deadlocks.
-  void check_stalled() {  // mu_ held
-    if (stop_ || !options_.fixed_order || active_ > 0 || waiting_ < device_threads_ || done_ == n_) return;
-    std::string waits;
-    for (int dev = 0; dev < d_; ++dev) {
-      const auto& order = options_.order[static_cast<std::size_t>(dev)];
-      const std::size_t next = next_[static_cast<std::size_t>(dev)];
-      if (next < order.size() && is_ready_[static_cast<std::size_t>(order[next])]) return;  // about to wake
-      if (next < order.size()) waits += (waits.empty() ? "" : ", ") + std::string("device ") + std::to_string(dev) +
-                                        " waits for " + g_.name(order[next]);
-    }
-    fail("the fixed order deadlocks: " + waits);
-  }
-
-  void device_loop(int dev) {
-    single_threaded_kernels();
-    if (options_.pin_threads) pin_to_core(dev);
-    std::unique_lock<std::mutex> lock(mu_);
-    device_cv_[static_cast<std::size_t>(dev)].wait(lock, [this] { return go_; });
-    OpId op = 0;
-    std::vector<at::Tensor> inputs;
-    while (next_op(dev, &op, lock)) {
-      inputs.clear();
-      for (OpId src : g_.preds(op)) inputs.push_back(values_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(src)]);
-      ++active_;
-      lock.unlock();
-      const Clock::time_point begin = Clock::now();
-      at::Tensor value;
-      std::optional<std::string> failure;
-      try {
-        value = program_.run(op, inputs);
-      } catch (const std::exception& e) {
-        failure = e.what();
-      } catch (...) {
-        failure = "an exception that is not a std::exception";
-      }
-      const Clock::time_point end = Clock::now();
-      inputs.clear();  // its inputs may be freed as soon as their last reader released them
-      lock.lock();
-      --active_;
-      if (failure) {
-        fail("op " + g_.name(op) + ": " + failure->substr(0, failure->find('\n')));
-        return;
-      }
-      complete(op, dev, std::move(value), seconds(begin), seconds(end));
-    }
-  }
-
-  void complete(OpId op, int dev, at::Tensor value, double start, double end) {  // mu_ held
-    record_.ops[static_cast<std::size_t>(op)] = {op, dev, start, end};
-    last_end_ = std::max(last_end_, end);
-    for (OpId src : g_.preds(op)) release(dev, src);
-    if (uses_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] > 0)
-      values_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] = value;
-    for (OpId dst : g_.succs(op)) {
-      const int to = device(dst);
-      if (to == dev) {
-        if (--remaining_[static_cast<std::size_t>(dst)] == 0) make_ready(dst);
-        continue;
-      }
-      char& sent = sent_[static_cast<std::size_t>(op) * static_cast<std::size_t>(d_) + static_cast<std::size_t>(to)];
-      if (sent) continue;
-      sent = 1;
-      ++active_;
-      const auto link = static_cast<std::size_t>(dev * d_ + to);
-      link_queue_[link].push_back({op, value});
-      link_cv_[link].notify_one();
-    }
-    if (++done_ == n_) {
-      stop_ = true;
-      wake_all();
-    }
-  }
-
-  void release(int dev, OpId op) {  // mu_ held
-    if (--uses_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] == 0)
-      values_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] = at::Tensor();
-  }
-
-  void link_loop(int link) {
-    const int from = link / d_, to = link % d_;
-    const Link& path = cluster_.link(from, to);
-    std::unique_lock<std::mutex> lock(mu_);
-    auto& queue = link_queue_[static_cast<std::size_t>(link)];
-    auto& cv = link_cv_[static_cast<std::size_t>(link)];
-    while (true) {
-      cv.wait(lock, [&] { return stop_ || (go_ && !queue.empty()); });
-      if (stop_) return;
-      Transfer transfer = std::move(queue.front());
-      queue.pop_front();
-      lock.unlock();
-      const Clock::time_point begin = Clock::now();
-      at::Tensor copy;
-      double bytes = 0;
-      std::optional<std::string> failure;
-      try {  // an exception must not leave the thread (out of memory for a large copy)
-        copy = transfer.value.clone();
-        bytes = static_cast<double>(copy.numel()) * static_cast<double>(copy.element_size());
-        if (options_.throttle_links && path.bandwidth > 0)
-          std::this_thread::sleep_until(begin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                                    path.latency + bytes / path.bandwidth)));
-      } catch (const std::exception& e) {
-        failure = e.what();
-      } catch (...) {
-        failure = "an exception that is not a std::exception";
-      }
-      const Clock::time_point end = Clock::now();
-      transfer.value = at::Tensor();
-      lock.lock();
-      --active_;
-      if (failure) {
-        fail("copying " + g_.name(transfer.op) + " from device " + std::to_string(from) + " to " + std::to_string(to) +
-             ": " + failure->substr(0, failure->find('\n')));
-        return;
-      }
-      record_.transfers.push_back({transfer.op, from, to, seconds(begin), seconds(end), bytes});
-      release(from, transfer.op);
-      deliver(transfer.op, to, std::move(copy));
-    }
-  }
-
-  void deliver(OpId op, int dev, at::Tensor value) {  // mu_ held
-    values_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(op)] = std::move(value);
-    for (OpId dst : g_.succs(op))
-      if (device(dst) == dev && --remaining_[static_cast<std::size_t>(dst)] == 0) make_ready(dst);
-    check_stalled();
-  }
-
-  void collect_outputs(std::vector<OutputTensor>& outputs) const {
-    outputs.clear();
-    for (OpId op = 0; op < n_; ++op) {
-      if (!keeps(op)) continue;
-      at::Tensor value = values_[static_cast<std::size_t>(device(op))][static_cast<std::size_t>(op)]
-                             .to(at::kDouble)
-                             .contiguous();
-      OutputTensor out{op, value.sizes().vec(), {}};
-      out.values.assign(value.data_ptr<double>(), value.data_ptr<double>() + value.numel());
-      outputs.push_back(std::move(out));
-    }
-  }
-
-  const Graph& g_;
   const Program& program_;
-  const Placement& placement_;
   const Cluster& cluster_;
   const ExecOptions& options_;
-  const int n_, d_;
-  std::vector<std::vector<int>> consumers_on_;  // [device][op]: edges from op into ops on device
-  std::vector<int> links_used_;                 // directed links (from * d + to) that carry transfers
-
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  std::vector<std::condition_variable> device_cv_, link_cv_;
   Clock::time_point start_;
-  bool go_ = false, stop_ = false;
-  std::string error_;
-  int done_ = 0, waiting_ = 0, active_ = 0, device_threads_ = 0;
-  std::uint64_t seq_ = 0;
-  double last_end_ = 0;
-  RunRecord record_;
-  std::vector<std::vector<at::Tensor>> values_;  // [device][op]: the op's output held on the device
-  std::vector<std::vector<int>> uses_;           // [device][op]: reads of that value still to come
-  std::vector<char> sent_;                       // [op * d + device]: a transfer was started
-  std::vector<int> remaining_;                   // per op: inputs not yet on its device
-  std::vector<std::priority_queue<ReadyItem, std::vector<ReadyItem>, LaterFirst>> ready_;
-  std::vector<std::deque<Transfer>> link_queue_;
-  std::vector<char> is_ready_;       // fixed order: inputs present
-  std::vector<std::size_t> next_;    // fixed order: position in each device's list
 };
-
-Status check_order(const Graph& graph, const Placement& placement, int devices, const ExecOptions& options) {
-  if (!options.fixed_order) return Ok{};
-  if (static_cast<int>(options.order.size()) != devices)
-    return make_error("the fixed order has " + std::to_string(options.order.size()) + " device lists; the cluster has " +
-                      std::to_string(devices) + " devices");
-  std::vector<char> seen(static_cast<std::size_t>(graph.size()), 0);
-  for (int dev = 0; dev < devices; ++dev)
-    for (OpId op : options.order[static_cast<std::size_t>(dev)]) {
-      if (op < 0 || op >= graph.size()) return make_error("the fixed order names op " + std::to_string(op) + ", which the graph lacks");
-      if (placement.device[static_cast<std::size_t>(op)] != dev)
-        return make_error("the fixed order lists " + graph.name(op) + " on device " + std::to_string(dev) +
-                          " but the placement puts it on device " +
-                          std::to_string(placement.device[static_cast<std::size_t>(op)]));
-      if (seen[static_cast<std::size_t>(op)]++) return make_error("the fixed order lists " + graph.name(op) + " twice");
-    }
-  for (OpId op = 0; op < graph.size(); ++op)
-    if (!seen[static_cast<std::size_t>(op)]) return make_error("the fixed order leaves out " + graph.name(op));
-  return Ok{};
-}
 
 }  // namespace
 
 Result<Measurement> execute_on_cpu(const Graph& graph, const Placement& placement, const Cluster& cluster,
                                    const ExecOptions& options) {
-  if (auto fits = placement.check(graph, cluster, "placement"); !fits) return fits.error();
-  if (auto ordered = check_order(graph, placement, cluster.size(), options); !ordered) return ordered.error();
-  if (options.repeats < 1) return make_error("repeats must be at least 1");
   std::unique_ptr<Program> program;
   try {
     program = std::make_unique<Program>(graph);
   } catch (const std::exception& e) {
     return make_error(std::string("preparing the graph's tensors: ") + e.what());
   }
-  CpuRun run(*program, placement, cluster, options);
-  Measurement m;
-  m.backend = "cpu";
-  std::vector<RunRecord> runs;
-  for (int i = 0; i < options.warmup + options.repeats; ++i) {
-    const bool timed = i >= options.warmup, last = i + 1 == options.warmup + options.repeats;
-    auto record = run.run(last && options.keep_outputs ? &m.outputs : nullptr);
-    if (!record) return record.error();
-    if (timed) runs.push_back(std::move(record.value()));
-  }
-  summarize_runs(std::move(runs), &m);
-  return m;
+  CpuBackend backend(*program, cluster, options);
+  return execute_placed(graph, placement, cluster, options, backend);
 }
 
 }  // namespace gantry

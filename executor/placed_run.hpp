@@ -1,0 +1,48 @@
+#pragma once
+// A placed graph run for real under the simulator's runtime rules, whatever the devices are: an op
+// starts once its inputs are on its device and one of the device's streams is free, the ready op
+// that became ready first (or with the highest placement priority) going first, or each device
+// follows a fixed order (a stall is reported as a deadlock); a tensor travels to a device once,
+// whatever its consumers there, on the directed link's own thread, one transfer at a time in FIFO
+// order; values are released after their last reader. What running an op and copying a tensor
+// mean, and the clock, are the backend's (executor/cpu/, executor/cuda/). Internal to executor/.
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "core/cluster.hpp"
+#include "core/placement.hpp"
+#include "core/result.hpp"
+#include "executor/measurement.hpp"
+
+namespace gantry {
+
+// A value and when its work ran, in seconds since the run's begin_run().
+struct Timed {
+  at::Tensor value;
+  double start = 0, end = 0;
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  virtual const char* name() const = 0;  // Measurement::backend
+  // Called on each device stream thread, and each link thread, before its first op or copy.
+  virtual void enter_device_thread(int device) = 0;
+  virtual void enter_link_thread(int from, int to) = 0;
+  // The time base of a run: called before its first op may start.
+  virtual void begin_run() = 0;
+  // Runs `op` on `device` from the values of its in-edges, in order; finished when it returns.
+  // Throws on failure (the message names no op: the caller does).
+  virtual Timed run_op(int device, OpId op, const std::vector<at::Tensor>& inputs) = 0;
+  // `value` (on `from`) as a tensor on `to`; finished when it returns. Throws on failure.
+  virtual Timed copy(int from, int to, const at::Tensor& value) = 0;
+};
+
+// options.warmup untimed runs, then options.repeats timed ones, on `backend`. Errors name the
+// problem: a placement that does not fit, a fixed order that is not a permutation of each
+// device's ops or deadlocks, an op whose kernel fails (with its name and the kernel's message).
+Result<Measurement> execute_placed(const Graph& graph, const Placement& placement, const Cluster& cluster,
+                                   const ExecOptions& options, DeviceBackend& backend);
+
+}  // namespace gantry

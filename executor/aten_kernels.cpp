@@ -32,7 +32,7 @@ at::Tensor causal_scores(const at::Tensor& q, const at::Tensor& k, double positi
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(3)));
   at::Tensor scores = at::matmul(q, k.transpose(2, 3)) * scale;
   const auto rows = q.size(2), keys = k.size(2);
-  auto opts = at::TensorOptions().dtype(at::kLong);
+  auto opts = at::TensorOptions().dtype(at::kLong).device(q.device());
   at::Tensor query_pos = at::arange(rows, opts).unsqueeze(1) + static_cast<std::int64_t>(position);
   at::Tensor key_pos = at::arange(keys, opts).unsqueeze(0);
   return scores.masked_fill(key_pos > query_pos, -std::numeric_limits<double>::infinity());
@@ -43,7 +43,7 @@ at::Tensor rope(const at::Tensor& x, std::int64_t heads, double position, double
   at::Tensor h = split_heads(x, heads);  // [batch, heads, rows, head_dim]
   const auto head_dim = h.size(3), half = head_dim / 2;
   TORCH_CHECK(head_dim % 2 == 0, "rope needs an even head dimension, got ", head_dim);
-  auto f64 = at::TensorOptions().dtype(at::kDouble);
+  auto f64 = at::TensorOptions().dtype(at::kDouble).device(x.device());
   at::Tensor inv_freq = at::pow(theta, -at::arange(half, f64) * 2.0 / static_cast<double>(head_dim));
   at::Tensor pos = at::arange(h.size(2), f64) + position;
   at::Tensor angle = at::outer(pos, inv_freq);  // [rows, half]

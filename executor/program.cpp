@@ -29,28 +29,32 @@ class NamedTensors {
 // Proxy GEMM operands of side n, shared by every proxy of that size (they are only read).
 class ProxyOperands {
  public:
+  explicit ProxyOperands(at::Device device) : device_(device) {}
   at::Tensor get(std::int64_t n) {
     auto it = cache_.find(n);
-    if (it == cache_.end()) it = cache_.emplace(n, at::ones({n, n}, at::kFloat) / static_cast<double>(n)).first;
+    if (it == cache_.end())
+      it = cache_.emplace(n, at::ones({n, n}, at::TensorOptions(at::kFloat).device(device_)) / static_cast<double>(n)).first;
     return it->second;
   }
 
  private:
+  at::Device device_;
   std::map<std::int64_t, at::Tensor> cache_;
 };
 
 }  // namespace
 
-Program::Program(const Graph& graph) : graph_(graph), prepared_(static_cast<std::size_t>(graph.size())) {
-  NamedTensors named;
-  ProxyOperands proxies;
+Program::Program(const Graph& graph, at::Device device)
+    : graph_(graph), device_(device), prepared_(static_cast<std::size_t>(graph.size())) {
+  NamedTensors named;  // built on the host (their values are the host generator's), then moved
+  ProxyOperands proxies(device);
   for (OpId op = 0; op < graph.size(); ++op) {
     Prepared& p = prepared_[static_cast<std::size_t>(op)];
     if (const Operation* operation = graph.operation(op)) {
       for (const Operand& operand : operation->operands)
         p.constants.push_back(operand.source == Operand::Source::edge
                                   ? at::Tensor()
-                                  : aten::sliced(named.get(operand, operation->dtype), operand.slices).contiguous());
+                                  : aten::sliced(named.get(operand, operation->dtype), operand.slices).contiguous().to(device));
       continue;
     }
     const double flops = graph.flops(op);
@@ -64,7 +68,7 @@ Program::Program(const Graph& graph) : graph_(graph), prepared_(static_cast<std:
 
 at::Tensor Program::run_proxy(const Prepared& p) const {
   if (p.proxy_a.defined()) at::mm(p.proxy_a, p.proxy_b);
-  return at::empty({p.proxy_elements}, at::kFloat);
+  return at::empty({p.proxy_elements}, at::TensorOptions(at::kFloat).device(device_));
 }
 
 at::Tensor Program::run(OpId op, const std::vector<at::Tensor>& inputs) const {

@@ -2,7 +2,8 @@
 // A graph compiled for execution: every op's named operands built and sliced once, before any
 // timing, and how to run one op from the values its in-edges deliver. Ops without an operation
 // run a proxy: a square GEMM of their flops, producing a tensor of their output bytes. Internal to
-// executor/ (includes ATen); one Program serves every device thread (running an op only reads it).
+// executor/ (includes ATen); one Program serves every thread of its device (running an op only
+// reads it). Its tensors live on its device: a CUDA backend keeps one Program per GPU.
 #include <ATen/ATen.h>
 
 #include <vector>
@@ -13,7 +14,7 @@ namespace gantry {
 
 class Program {
  public:
-  explicit Program(const Graph& graph);
+  explicit Program(const Graph& graph, at::Device device = at::kCPU);
 
   const Graph& graph() const { return graph_; }
   // Runs `op`: `inputs[k]` is the value of the producer of in_edges(op)[k].
@@ -28,6 +29,7 @@ class Program {
   at::Tensor run_proxy(const Prepared& prepared) const;
 
   const Graph& graph_;
+  at::Device device_;
   std::vector<Prepared> prepared_;
 };
 

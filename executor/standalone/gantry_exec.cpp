@@ -1,0 +1,185 @@
+// gantry-exec: the executor alone, for machines that have LibTorch (a CUDA one for the GPU backend)
+// but not the rest of gantry's stack. It reads a graph (gantry JSON, with operations) and a
+// placement (JSON, as `gantry place -f json` or `gantry query export` write them), runs the
+// placement on N devices of one backend, and writes the measurement as JSON. Build:
+// executor/standalone/CMakeLists.txt.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/cluster.hpp"
+#include "core/graph_io.hpp"
+#include "core/placement.hpp"
+#include "executor/cpu/cpu_executor.hpp"
+#include "executor/cuda/cuda_executor.hpp"
+
+namespace {
+
+using namespace gantry;
+
+const char* const kUsage =
+    "usage: gantry-exec --graph GRAPH.json --placement PLACEMENT.json [--backend cpu|cuda] [--devices N]\n"
+    "                   [--streams S] [--repeats K] [--warmup W] [--no-pin] [--out MEASUREMENT.json]\n"
+    "Runs the placement for real: N devices (default: the placement's highest device + 1), each with S streams\n"
+    "(default 1); on cuda, device d runs on GPU d mod the GPUs present (one GPU: D partitions of it). Prints the\n"
+    "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
+    "  --check            also run once on the CPU backend and compare the outputs' values (exit 1 when they differ\n"
+    "                     by more than 1e-3 of their scale)\n"
+    "  --devices-visible  print the CUDA devices this build sees and exit\n";
+
+struct Args {
+  std::string graph, placement, backend = "cpu", out;
+  int devices = 0, streams = 1, repeats = 5, warmup = 1;
+  bool pin = true, list_devices = false, check = false;
+};
+
+[[noreturn]] void fail(const std::string& message) {
+  std::cerr << "gantry-exec: " << message << "\n";
+  std::exit(1);
+}
+
+int whole(const std::string& flag, const std::string& text, int low, int high) {
+  try {
+    std::size_t used = 0;
+    const int value = std::stoi(text, &used);
+    if (used == text.size() && value >= low && value <= high) return value;
+  } catch (const std::exception&) {
+  }
+  fail(flag + " " + text + ": expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(flag + " needs a value");
+      return argv[++i];
+    };
+    if (flag == "--graph") a.graph = value();
+    else if (flag == "--placement") a.placement = value();
+    else if (flag == "--backend") a.backend = value();
+    else if (flag == "--out") a.out = value();
+    else if (flag == "--devices") a.devices = whole(flag, value(), 1, kMaxDevices);
+    else if (flag == "--streams") a.streams = whole(flag, value(), 1, 64);
+    else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
+    else if (flag == "--warmup") a.warmup = whole(flag, value(), 0, 1000);
+    else if (flag == "--no-pin") a.pin = false;
+    else if (flag == "--devices-visible") a.list_devices = true;
+    else if (flag == "--check") a.check = true;
+    else if (flag == "-h" || flag == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else {
+      fail("unknown flag " + flag + "\n" + kUsage);
+    }
+  }
+  if (a.list_devices) return a;
+  if (a.graph.empty() || a.placement.empty()) fail(std::string("--graph and --placement are required\n") + kUsage);
+  if (a.backend != "cpu" && a.backend != "cuda") fail("--backend " + a.backend + ": expected cpu or cuda");
+  return a;
+}
+
+// N identical devices of the backend's kind, links free (no throttling: the copies are real).
+Cluster devices_of(const Args& a, const Placement& placement) {
+  int devices = a.devices;
+  for (std::int32_t d : placement.device) devices = std::max(devices, static_cast<int>(d) + 1);
+  std::vector<Device> list;
+  for (int d = 0; d < devices; ++d) {
+    Device device;
+    device.name = a.backend + std::to_string(d);
+    device.kind = a.backend == "cuda" ? "GPU" : "CPU";
+    device.streams = a.streams;
+    list.push_back(device);
+  }
+  return Cluster(a.backend + "-" + std::to_string(devices), std::move(list));
+}
+
+nlohmann::json measurement_json(const Graph& graph, const Cluster& cluster, const Measurement& m) {
+  nlohmann::json ops = nlohmann::json::array(), transfers = nlohmann::json::array();
+  for (const OpRecord& r : m.median_run.ops)
+    ops.push_back({{"op", graph.name(r.op)}, {"device", r.device}, {"start", r.start}, {"end", r.end}});
+  for (const TransferRecord& t : m.median_run.transfers)
+    transfers.push_back({{"op", graph.name(t.op)}, {"from", t.from}, {"to", t.to}, {"start", t.start}, {"end", t.end},
+                         {"bytes", t.bytes}});
+  return {{"backend", m.backend}, {"devices", cluster.size()},     {"median", m.median},
+          {"min", m.min},         {"max", m.max},                  {"spread", m.spread()},
+          {"makespans", m.makespans}, {"ops", ops},                {"transfers", transfers}};
+}
+
+Result<Measurement> run_on(const std::string& backend, const Graph& graph, const Placement& placement,
+                           const Cluster& cluster, const ExecOptions& options) {
+  return backend == "cuda" ? execute_on_cuda(graph, placement, cluster, options)
+                           : execute_on_cpu(graph, placement, cluster, options);
+}
+
+// The outputs of one run on the backend against one run on the CPU backend (whose values the
+// test suite checks against unblocked ATen computations).
+nlohmann::json check_outputs(const Args& a, const Graph& graph, const Placement& placement, const Cluster& cluster,
+                             bool* match) {
+  ExecOptions once;
+  once.repeats = 1;
+  once.warmup = 0;
+  once.keep_outputs = true;
+  once.pin_threads = a.pin;
+  auto got = run_on(a.backend, graph, placement, cluster, once);
+  if (!got) fail("--check: " + got.error().message);
+  auto want = run_on("cpu", graph, placement, cluster, once);
+  if (!want) fail("--check on the CPU backend: " + want.error().message);
+  double difference = 0, scale = 1;
+  std::size_t values = 0;
+  for (std::size_t i = 0; i < want.value().outputs.size(); ++i) {
+    const auto &x = got.value().outputs[i].values, &y = want.value().outputs[i].values;
+    if (x.size() != y.size()) fail("--check: output " + graph.name(want.value().outputs[i].op) + " has another shape");
+    for (std::size_t k = 0; k < y.size(); ++k) {
+      difference = std::max(difference, std::abs(x[k] - y[k]));
+      scale = std::max(scale, std::abs(y[k]));
+    }
+    values += y.size();
+  }
+  *match = difference <= 1e-3 * scale;
+  return {{"outputs", want.value().outputs.size()}, {"values", values}, {"max_abs_difference", difference},
+          {"scale", scale}, {"match", *match}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse(argc, argv);
+  if (args.list_devices) {
+    std::cout << cuda_device_count() << "\n";
+    return 0;
+  }
+  auto graph = read_graph_file(args.graph);
+  if (!graph) fail(graph.error().message);
+  auto placement = read_placement_file(args.placement);
+  if (!placement) fail(placement.error().message);
+  const Cluster cluster = devices_of(args, placement.value().placement);
+  ExecOptions options;
+  options.repeats = args.repeats;
+  options.warmup = args.warmup;
+  options.pin_threads = args.pin;
+  std::cerr << "gantry-exec: " << graph.value().size() << " ops on " << cluster.size() << " " << args.backend
+            << " devices, " << args.warmup << " warm-up and " << args.repeats << " timed runs\n";
+  auto measured = run_on(args.backend, graph.value(), placement.value().placement, cluster, options);
+  if (!measured) fail(measured.error().message);
+  nlohmann::json report = measurement_json(graph.value(), cluster, measured.value());
+  bool match = true;
+  if (args.check) report["check"] = check_outputs(args, graph.value(), placement.value().placement, cluster, &match);
+  const std::string text = report.dump(2) + "\n";
+  if (args.out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream out(args.out);
+    if (!(out << text)) fail("--out " + args.out + ": cannot write the file");
+  }
+  if (!match) std::cerr << "gantry-exec: the outputs differ from the CPU backend's (see \"check\")\n";
+  return match ? 0 : 1;
+}

@@ -1,0 +1,114 @@
+// gantry-exec, the standalone executor, as a user runs it: a graph and a placement in, the
+// measurement out. And the CUDA backend: on a GPU its values equal the CPU backend's; without one
+// it says it cannot run (tests tagged [gpu] skip there).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/graph_io.hpp"
+#include "core/placement.hpp"
+#include "executor/cpu/cpu_executor.hpp"
+#include "executor/cuda/cuda_executor.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gantry;
+
+namespace {
+
+Graph ffnn() {
+  auto g = make_workload("ffnn:layers=3,blocks=3,batch=64,hidden=48");
+  REQUIRE(g.ok());
+  return std::move(g).value();
+}
+
+// Op i on device i mod 3: every edge between blocks of different devices is a transfer.
+Placement spread(const Graph& g, int devices) {
+  Placement p;
+  for (OpId op = 0; op < g.size(); ++op) p.device.push_back(op % devices);
+  return p;
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement", "[executor]") {
+  const testing::TempDir dir;
+  const Graph g = ffnn();
+  const Placement p = spread(g, 3);
+  write(dir.sub("g.json"), graph_to_json(g));
+  write(dir.sub("p.json"), placement_to_json(p, "", "cpu-3"));
+  const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
+                              dir.sub("p.json") + " --repeats 3 --no-pin --check --out " + dir.sub("m.json") + " 2>" + dir.sub("err");
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream in(dir.sub("m.json"));
+  const auto m = nlohmann::json::parse(in);
+  CHECK(m["backend"] == "cpu");
+  CHECK(m["devices"] == 3);
+  CHECK(m["makespans"].size() == 3);
+  CHECK(m["median"].get<double>() > 0);
+  REQUIRE(m["ops"].size() == static_cast<std::size_t>(g.size()));
+  for (const auto& op : m["ops"]) CHECK(op["end"].get<double>() >= op["start"].get<double>());
+  // One transfer per (producer, other device that consumes it), counted from the graph here.
+  std::set<std::pair<OpId, int>> needed;
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const int from = p.device[static_cast<std::size_t>(g.edge_src(e))], to = p.device[static_cast<std::size_t>(g.edge_dst(e))];
+    if (from != to) needed.insert({g.edge_src(e), to});
+  }
+  CHECK(m["transfers"].size() == needed.size());
+  // --check compared every value of every output (the ops without successors) with a CPU run's.
+  std::size_t sinks = 0, values = 0;
+  for (OpId op = 0; op < g.size(); ++op)
+    if (g.succs(op).size() == 0) {
+      ++sinks;
+      values += static_cast<std::size_t>(g.output_bytes(op) / 4);  // float32
+    }
+  CHECK(m["check"]["outputs"] == sinks);
+  CHECK(m["check"]["values"] == values);
+  CHECK(m["check"]["match"] == true);
+
+  // A bad flag value is named.
+  const std::string bad = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
+                          dir.sub("p.json") + " --repeats zero 2>" + dir.sub("bad");
+  CHECK(std::system(bad.c_str()) != 0);
+  std::ifstream err(dir.sub("bad"));
+  std::stringstream text;
+  text << err.rdbuf();
+  CHECK_THAT(text.str(), Catch::Contains("--repeats zero"));
+}
+
+TEST_CASE("the CUDA backend computes what the CPU backend computes, on D devices sharing the GPUs", "[executor][gpu]") {
+  const Graph g = ffnn();
+  auto cluster = Cluster::identical(3);
+  REQUIRE(cluster.ok());
+  ExecOptions options;
+  options.repeats = 2;
+  options.keep_outputs = true;
+  options.pin_threads = false;
+  if (cuda_device_count() == 0) {
+    auto refused = execute_on_cuda(g, spread(g, 3), cluster.value(), options);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("CUDA"));
+    WARN("no CUDA device: the CUDA backend's run was skipped");
+    return;
+  }
+  auto gpu = execute_on_cuda(g, spread(g, 3), cluster.value(), options);
+  REQUIRE(gpu.ok());
+  auto cpu = execute_on_cpu(g, spread(g, 3), cluster.value(), options);
+  REQUIRE(cpu.ok());
+  CHECK(gpu.value().backend == "cuda");
+  REQUIRE(gpu.value().outputs.size() == cpu.value().outputs.size());
+  for (std::size_t i = 0; i < cpu.value().outputs.size(); ++i) {
+    const OutputTensor &a = gpu.value().outputs[i], &b = cpu.value().outputs[i];
+    REQUIRE(a.values.size() == b.values.size());
+    for (std::size_t k = 0; k < a.values.size(); ++k) CHECK(a.values[k] == Approx(b.values[k]).margin(1e-4).epsilon(1e-3));
+  }
+  const RunRecord& run = gpu.value().median_run;
+  for (const OpRecord& r : run.ops) CHECK(r.end >= r.start);
+  CHECK(run.makespan > 0);
+}

@@ -86,7 +86,7 @@ Result<EmbeddedCluster> start_embedded_cluster(caf::actor_system& system, std::s
   if (!coordinator) return coordinator.error();
   WorkerNodeOptions w;
   w.worker.slots = options.rollouts;
-  w.worker.cpu_devices = options.cpu_devices;
+  w.worker.devices = options.devices;
   w.worker.name = "embedded";
   w.worker.detached_rollouts = !options.deterministic;
   w.worker.timers = !options.deterministic;

@@ -65,7 +65,7 @@ struct EmbeddedCluster {
 
 struct EmbeddedClusterOptions {
   int rollouts = 1;            // the worker's slots
-  int cpu_devices = 0;         // the worker's executor devices (measure:cpu:1..N tasks run on this machine)
+  ExecutorDevices devices;     // the worker's executor devices (measure tasks run on this machine)
   bool deterministic = false;  // under CAF's test scheduler: direct links, no timers, no threads
   int fail_spawn = -1;         // fault injection (tests), as WorkerNodeOptions
   ProblemCache* cache = nullptr;  // shared by the coordinator and the worker; must outlive them

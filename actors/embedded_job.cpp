@@ -36,7 +36,7 @@ Result<TuneOutcome> run_embedded_job(std::shared_ptr<Store> store, const JobSpec
   };
   EmbeddedClusterOptions embedded;
   embedded.rollouts = options.rollouts;
-  embedded.cpu_devices = options.cpu_devices;
+  embedded.devices = options.devices;
   embedded.deterministic = options.deterministic;
   embedded.fail_spawn = options.fail_spawn;
   embedded.cache = &cache;

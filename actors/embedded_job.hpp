@@ -16,7 +16,7 @@ class Store;
 
 struct EmbeddedJobOptions {
   int rollouts = 1;                           // the embedded worker's slots
-  int cpu_devices = 0;                        // its executor devices (stage III measures on them)
+  ExecutorDevices devices;                    // its executor devices (stage III measures on them)
   bool deterministic = false;                 // CAF's test scheduler, no threads (tests)
   int fail_spawn = -1;                        // fault injection (tests): this rollout cannot start
   const std::atomic<bool>* cancel = nullptr;  // set to stop early: the job ends CANCELLED

@@ -4,7 +4,9 @@
 
 #include "actors/net/msgpack_fields.hpp"
 #include "actors/problem_spec.hpp"
+#include "core/cluster.hpp"
 #include "executor/cpu/cpu_executor.hpp"
+#include "executor/cuda/cuda_executor.hpp"
 #include "executor/profile_samples.hpp"
 
 namespace gantry {
@@ -18,23 +20,42 @@ using wire::Writer;
 
 const char* const kRequestFields[] = {"placement", "repeats", "warmup", "throttle_links", "pin_threads"};
 const char* const kAnswerFields[] = {"backend", "makespans", "median", "min", "max", "profile_samples"};
-constexpr std::string_view kCpuPrefix = "measure:cpu:";
+constexpr std::string_view kPrefix = "measure:";
+
+// A measure kind's backend and device count; count 0 when `kind` is not one.
+std::pair<std::string, int> parse_kind(std::string_view kind) {
+  if (kind.substr(0, kPrefix.size()) != kPrefix) return {"", 0};
+  kind.remove_prefix(kPrefix.size());
+  const auto colon = kind.find(':');
+  if (colon == std::string_view::npos) return {"", 0};
+  const std::string backend(kind.substr(0, colon));
+  if (backend != "cpu" && backend != "cuda") return {"", 0};
+  const std::string_view count = kind.substr(colon + 1);
+  int n = 0;
+  const auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), n);
+  if (error != std::errc() || end != count.data() + count.size() || n < 1) return {"", 0};
+  return {backend, n};
+}
 
 }  // namespace
 
-std::string measure_kind(int devices) { return std::string(kCpuPrefix) + std::to_string(devices); }
-
-bool is_measure_kind(std::string_view kind) {
-  if (kind.substr(0, kCpuPrefix.size()) != kCpuPrefix) return false;
-  const std::string_view count = kind.substr(kCpuPrefix.size());
-  int n = 0;
-  const auto [end, error] = std::from_chars(count.data(), count.data() + count.size(), n);
-  return error == std::errc() && end == count.data() + count.size() && n >= 1;
+std::string measure_backend(const Cluster& cluster) {
+  for (int d = 0; d < cluster.size(); ++d)
+    if (cluster.device(d).kind != "CPU") return "cuda";
+  return "cpu";
 }
 
-std::vector<std::string> measure_kinds(int cpu_devices) {
+std::string measure_kind(const std::string& backend, int devices) {
+  return std::string(kPrefix) + backend + ":" + std::to_string(devices);
+}
+
+std::string measure_kind(const Cluster& cluster) { return measure_kind(measure_backend(cluster), cluster.size()); }
+
+bool is_measure_kind(std::string_view kind) { return parse_kind(kind).second > 0; }
+
+std::vector<std::string> measure_kinds(const ExecutorDevices& devices) {
   std::vector<std::string> kinds;
-  for (int n = 1; n <= cpu_devices; ++n) kinds.push_back(measure_kind(n));
+  for (int n = 1; n <= devices.count; ++n) kinds.push_back(measure_kind(devices.backend, n));
   return kinds;
 }
 
@@ -101,11 +122,11 @@ Result<MeasureAnswer> decode_measure_answer(std::string_view body) {
 
 Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
                                      std::unique_ptr<SlotScratch>&) {
-  if (!is_measure_kind(task.kind)) return make_error("'" + task.kind + "' is not a measure task kind");
-  const int devices = std::stoi(task.kind.substr(kCpuPrefix.size()));
-  if (devices != problem->cluster.size())
-    return make_error(task.kind + " task on cluster " + problem->cluster.name() + " of " +
-                      std::to_string(problem->cluster.size()) + " devices");
+  const auto [backend, devices] = parse_kind(task.kind);
+  if (devices == 0) return make_error("'" + task.kind + "' is not a measure task kind");
+  if (task.kind != measure_kind(problem->cluster))
+    return make_error(task.kind + " task on cluster " + problem->cluster.name() + ", which is measured by " +
+                      measure_kind(problem->cluster) + " tasks");
   auto request = decode_measure_request(task.body);
   if (!request) return request.error();
   const MeasureRequest& r = request.value();
@@ -115,7 +136,8 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   exec.warmup = r.warmup;
   exec.throttle_links = r.throttle_links;
   exec.pin_threads = r.pin_threads;
-  auto measured = execute_on_cpu(problem->graph, r.placement, problem->cluster, exec);
+  auto measured = backend == "cuda" ? execute_on_cuda(problem->graph, r.placement, problem->cluster, exec)
+                                    : execute_on_cpu(problem->graph, r.placement, problem->cluster, exec);
   if (!measured) return measured.error();
   const Measurement& m = measured.value();
   ProfileTable samples;

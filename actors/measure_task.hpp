@@ -1,8 +1,10 @@
 #pragma once
 // The `measure` task kinds: run a placement for real on a worker's executor devices and answer
 // with the measured makespans and the run's profile samples. A kind names the device set it needs,
-// "measure:cpu:N" (N CPU devices, one core each): a worker started with `--devices cpu:K` runs the
-// kinds for N = 1..K, so the pool leases a measurement only to a worker with enough devices. The
+// "measure:BACKEND:N": N CPU devices (one core each) or N devices on the GPUs; a worker started with
+// `--devices cpu:K` (or cuda:K) runs the kinds for N = 1..K of its backend, so the pool leases a
+// measurement only to a worker with the backend and enough devices. A cluster whose devices are
+// all of kind CPU is measured on the cpu backend, any other on cuda. The
 // worker runs a measurement alone: it lets its running rollouts finish first and starts nothing
 // else until the measurement ends (actors/worker_actor.cpp), so no other thread of it shares the
 // cores being timed.
@@ -19,6 +21,7 @@ namespace gantry {
 
 struct BuiltProblem;
 struct SlotScratch;
+class Cluster;
 class MsgpackWriter;
 namespace wire {
 struct Decoder;
@@ -26,11 +29,20 @@ struct Decoder;
 
 inline constexpr const char* kMeasureTaskPrefix = "measure:";
 
-// "measure:cpu:N": the kind that measures on N CPU devices.
-std::string measure_kind(int devices);
+// A worker's executor devices: none, K CPU devices, or K devices on its GPUs.
+struct ExecutorDevices {
+  std::string backend = "cpu";  // "cpu" or "cuda"
+  int count = 0;
+};
+
+// "cpu" for a cluster whose devices are all of kind CPU, else "cuda".
+std::string measure_backend(const Cluster& cluster);
+// "measure:BACKEND:N": the kind that measures on N devices of the backend.
+std::string measure_kind(const std::string& backend, int devices);
+std::string measure_kind(const Cluster& cluster);  // the kind that measures placements on `cluster`
 bool is_measure_kind(std::string_view kind);
-// The kinds a worker with `cpu_devices` CPU devices runs: measure:cpu:1 .. measure:cpu:cpu_devices.
-std::vector<std::string> measure_kinds(int cpu_devices);
+// The kinds a worker with `devices` runs: measure:BACKEND:1 .. measure:BACKEND:count.
+std::vector<std::string> measure_kinds(const ExecutorDevices& devices);
 
 struct MeasureRequest {
   Placement placement;
@@ -56,7 +68,7 @@ std::string encode_body(const MeasureAnswer& answer);
 Result<MeasureRequest> decode_measure_request(std::string_view body);
 Result<MeasureAnswer> decode_measure_answer(std::string_view body);
 
-// Runs the request's placement of the task's problem on the CPU executor (executor/cpu/).
+// Runs the request's placement of the task's problem on the kind's executor (executor/cpu/, executor/cuda/).
 Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
                                      std::unique_ptr<SlotScratch>& scratch);
 

@@ -30,8 +30,8 @@ Status PoolMeasurer::wait_for_worker(const std::string& kind) {
   while (tasks_.slots(kind) == 0) {
     if (should_stop_ && should_stop_()) return make_error("stopped while waiting for a worker to measure on");
     if (std::chrono::steady_clock::now() >= give_up)
-      return make_error("no worker offers " + kind + " (start one with `gantry worker --devices cpu:" +
-                        kind.substr(kind.rfind(':') + 1) + "` on the machine to measure on)");
+      return make_error("no worker offers " + kind + " (start one with `gantry worker --devices " +
+                        kind.substr(kind.find(':') + 1) + "` on the machine to measure on)");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return Ok{};
@@ -39,13 +39,13 @@ Status PoolMeasurer::wait_for_worker(const std::string& kind) {
 
 bool PoolMeasurer::offered() const {
   for (const auto& problem : problems_)
-    if (tasks_.slots(measure_kind(problem->cluster.size())) == 0) return false;
+    if (tasks_.slots(measure_kind(problem->cluster)) == 0) return false;
   return true;
 }
 
 Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {
   const BuiltProblem& built = *problems_.at(static_cast<std::size_t>(problem));
-  const std::string kind = measure_kind(built.cluster.size());
+  const std::string kind = measure_kind(built.cluster);
   if (Status ready = wait_for_worker(kind); !ready) return ready.error();
   MeasureRequest request = settings_;
   request.placement = placement;

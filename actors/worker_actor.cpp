@@ -199,7 +199,7 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
   WorkerState& s = self->state;
   s.options = options;
   s.options.slots = static_cast<int>(rollouts.size());
-  for (const std::string& kind : measure_kinds(options.cpu_devices))
+  for (const std::string& kind : measure_kinds(options.devices))
     if (std::find(s.options.kinds.begin(), s.options.kinds.end(), kind) == s.options.kinds.end()) s.options.kinds.push_back(kind);
   s.cache = cache;
   s.rollouts = rollouts;

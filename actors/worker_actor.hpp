@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/measure_task.hpp"
 #include "actors/task_kinds.hpp"
 
 namespace gantry {
@@ -22,9 +23,9 @@ struct WorkerOptions {
   bool detached_rollouts = true;  // each rollout on its own thread (false under the test scheduler)
   bool timers = true;
   std::vector<std::string> kinds = task_kind_names();  // the task kinds it offers to run
-  // Executor devices, one core each (`--devices cpu:N`): the worker also offers measure:cpu:1..N
+  // Executor devices (`--devices cpu:N` or cuda:N): the worker also offers measure:BACKEND:1..N
   // (actors/measure_task.hpp) and runs each such task alone on the machine.
-  int cpu_devices = 0;
+  ExecutorDevices devices;
 };
 
 // Spawns one rollout actor (detached or not, as the options say); throws std::system_error when

@@ -1,6 +1,7 @@
 #include "cli/cli_common.hpp"
 
 #include "core/fingerprint.hpp"
+#include "executor/cuda/cuda_executor.hpp"
 #include "storage/store.hpp"
 
 #include <algorithm>
@@ -219,28 +220,37 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path, ignored);
 }
 
-// --devices cpu:N or cpu:all: the CPU devices measurements run on, one core each.
-int parse_cpu_devices(const std::string& devices) {
-  if (devices.empty()) return 0;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// --devices cpu:N|cpu:all|cuda:N|cuda:all: the devices measurements run on, a core or a GPU each.
+ExecutorDevices parse_executor_devices(const std::string& devices) {
+  if (devices.empty()) return {};
   const auto colon = devices.find(':');
-  const std::string backend = devices.substr(0, colon);
+  ExecutorDevices out;
+  out.backend = devices.substr(0, colon);
   const std::string count = colon == std::string::npos ? "" : devices.substr(colon + 1);
-  if (backend == "cuda")
-    throw CliError("--devices " + devices + ": this build has no CUDA executor (it needs a CUDA LibTorch); use cpu:N");
-  if (backend != "cpu" || count.empty()) throw CliError("--devices " + devices + ": expected cpu:N or cpu:all");
-  if (count == "all") return cores;
-  int n = 0;
+  if ((out.backend != "cpu" && out.backend != "cuda") || count.empty())
+    throw CliError("--devices " + devices + ": expected cpu:N, cpu:all, cuda:N or cuda:all");
+  const bool cpu = out.backend == "cpu";
+  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : cuda_device_count();
+  if (!cpu && present == 0)
+    throw CliError("--devices " + devices + ": no CUDA device is visible (or this build's LibTorch has no CUDA; "
+                   "gantry-exec builds against one)");
+  if (count == "all") {
+    out.count = present;
+    return out;
+  }
   try {
     std::size_t used = 0;
-    n = std::stoi(count, &used);
-    if (used != count.size()) n = 0;
+    out.count = std::stoi(count, &used);
+    if (used != count.size()) out.count = 0;
   } catch (const std::exception&) {
-    n = 0;
+    out.count = 0;
   }
-  if (n < 1) throw CliError("--devices " + devices + ": the device count must be a whole number >= 1");
-  if (n > cores) throw CliError("--devices " + devices + ": needs " + std::to_string(n) + " cores, this machine has " + std::to_string(cores));
-  return n;
+  if (out.count < 1) throw CliError("--devices " + devices + ": the device count must be a whole number >= 1");
+  // On one GPU, N devices are N partitions of it (executor/cuda/); cores are not shared.
+  if (cpu && out.count > present)
+    throw CliError("--devices " + devices + ": needs " + std::to_string(out.count) + " cores, this machine has " +
+                   std::to_string(present));
+  return out;
 }
 
 }  // namespace gantry::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/measure_task.hpp"
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
 #include "core/graph.hpp"
@@ -107,8 +108,8 @@ std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.
 std::string format_fixed(double value, int digits);
 
-// --devices cpu:N or cpu:all (a worker's executor devices, one core each): N; 0 for "". Errors
-// name the flag's value (cuda: this build has no CUDA executor).
-int parse_cpu_devices(const std::string& devices);
+// --devices cpu:N, cpu:all, cuda:N or cuda:all (a worker's executor devices); none for "". Errors
+// name the flag's value (more cores than the machine has; cuda without a visible GPU).
+ExecutorDevices parse_executor_devices(const std::string& devices);
 
 }  // namespace gantry::cli

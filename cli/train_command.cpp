@@ -125,15 +125,20 @@ void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
   submit_job_spec(train_job_spec(args), remote, true, false);
 }
 
-// Stage III measures on this machine, through the embedded worker's executor devices: one per
-// core, or as many as the largest cluster has (devices then share cores, as the user asked).
-int embedded_cpu_devices(const JobSpec& spec) {
-  int devices = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// Stage III measures on this machine, through the embedded worker's executor devices: CPU-kind
+// clusters on one core per device, or as many devices as the largest cluster has (devices then
+// share cores, as the user asked); other clusters on the GPUs, as many devices as it has.
+ExecutorDevices embedded_devices(const JobSpec& spec) {
+  ExecutorDevices devices{"cpu", static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
   std::vector<ProblemSpec> problems = spec.train.more_problems;
   problems.push_back(spec.problem);
+  int largest = 0;
   for (const ProblemSpec& p : problems)
-    if (auto cluster = Cluster::from_yaml(p.cluster_yaml, "the training cluster"))
-      devices = std::max(devices, cluster.value().size());
+    if (auto cluster = Cluster::from_yaml(p.cluster_yaml, "the training cluster")) {
+      largest = std::max(largest, cluster.value().size());
+      if (measure_backend(cluster.value()) == "cuda") devices.backend = "cuda";
+    }
+  devices.count = devices.backend == "cuda" ? largest : std::max(devices.count, largest);
   return devices;
 }
 
@@ -157,7 +162,8 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   EmbeddedJobOptions options;
   options.rollouts = args.threads;
   const bool stage_three = args.stage == "real" || args.stage == "il+sim+real";
-  options.cpu_devices = args.devices > 0 ? args.devices : stage_three ? embedded_cpu_devices(spec) : 0;
+  if (args.devices.count > 0) options.devices = args.devices;
+  else if (stage_three) options.devices = embedded_devices(spec);
   options.cancel = &StopSignals::requested();
   options.hooks.on_learning = print_point;
   options.hooks.on_learned = [&](const LearnerReport& r) { report = r; };

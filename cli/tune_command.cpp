@@ -52,8 +52,8 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   if (args.rollouts > 0) t.threads = args.rollouts;  // the embedded worker's slots, as for search
   // With executors attached (a coordinator's workers with --devices, or --devices here), stage III
   // follows on measured makespans; the learner skips it when none offers the cluster's devices.
-  t.devices = parse_cpu_devices(args.devices);
-  t.stage = !remote.endpoint.empty() || t.devices > 0 ? "il+sim+real" : "il+sim";
+  t.devices = parse_executor_devices(args.devices);
+  t.stage = !remote.endpoint.empty() || t.devices.count > 0 ? "il+sim+real" : "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;
   run_train(t, remote);
@@ -177,7 +177,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--evals", args->evals, "evaluation budget (candidates evaluated: simulator runs, or list decodes in search's list phase; the heuristics' included; honoured exactly)");
   cmd->add_option("--patience", args->patience, "stop after this long without improvement (e.g. 10s)");
   cmd->add_option("--devices", args->devices,
-                  "--method doppler: executor devices of this machine (cpu:N or cpu:all), so DOPPLER's stage III "
+                  "--method doppler: executor devices of this machine (cpu:N, cuda:N, or :all), so DOPPLER's stage III "
                   "follows on measured makespans (on a --coordinator, its workers' --devices serve instead)");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");

@@ -33,11 +33,12 @@ void run_worker(const WorkerArgs& args) {
   options.curve = client.curve;
   options.worker.name = args.name;
   options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.worker.cpu_devices = parse_cpu_devices(args.devices);
+  options.worker.devices = parse_executor_devices(args.devices);
   StopSignals signals;
   auto served = serve_worker(options, StopSignals::requested(), [&](const std::string& name) {
     std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots";
-    if (options.worker.cpu_devices > 0) std::cout << " and " << options.worker.cpu_devices << " CPU executor devices";
+    const ExecutorDevices& devices = options.worker.devices;
+    if (devices.count > 0) std::cout << " and " << devices.count << " " << devices.backend << " executor devices";
     std::cout << " for " << options.connect << " (Ctrl-C stops)" << std::endl;
   });
   if (!served) throw CliError(served.error().message);
@@ -52,9 +53,10 @@ void add_worker_command(CLI::App& app) {
   cmd->add_option("--connect", args->connect, "the coordinator (default: $GANTRY_COORDINATOR or tcp://127.0.0.1:7700)");
   cmd->add_option("--rollouts", args->rollouts, "rollout slots (default: one per core)");
   cmd->add_option("--devices", args->devices,
-                  "executor devices to measure placements on, one core each: cpu:N or cpu:all. The worker then takes "
-                  "measurement tasks (gantry execute --coordinator, train --stage real) for clusters of up to N devices "
-                  "and runs each alone, with its rollouts paused");
+                  "executor devices to measure placements on: cpu:N or cpu:all (a core each), cuda:N or cuda:all (on the "
+                  "GPUs; more devices than GPUs share them). The worker then takes measurement tasks (gantry execute "
+                  "--coordinator, train --stage real) for clusters of up to N devices (CPU-kind clusters on cpu, others "
+                  "on cuda) and runs each alone, with its rollouts paused");
   cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
   cmd->add_option("--curve-key", args->curve_key, "this worker's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
   cmd->add_option("--coordinator-key", args->coordinator_key,

@@ -126,7 +126,7 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
   const Fingerprint key = built.value()->key;
   WorkerOptions options;
   options.name = "meter";
-  options.cpu_devices = 2;
+  options.devices = ExecutorDevices{"cpu", 2};
   options.liveness = 1000;
   auto timeline = std::make_shared<Timeline>();
   std::vector<caf::actor> rollouts;
@@ -149,7 +149,7 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
   // for the measurement.
   uplink->send(worker, net_in_atom::value, assign(1, key, 1, kPlaceTask, 10));
   uplink->send(worker, net_in_atom::value, assign(2, key, 2, kPlaceTask, 10));
-  uplink->send(worker, net_in_atom::value, assign(3, key, 3, measure_kind(2), 10));
+  uplink->send(worker, net_in_atom::value, assign(3, key, 3, measure_kind("cpu", 2), 10));
   uplink->send(worker, net_in_atom::value, assign(4, key, 4, kPlaceTask, 10));
   uplink->send(worker, net_in_atom::value, assign(5, key, 5, kPlaceTask, 10));
   for (int i = 0; i < 5; ++i) CHECK(next_done(uplink).result.error.empty());

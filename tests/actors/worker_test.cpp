@@ -178,7 +178,9 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
   PoolOptions pool_options;
   pool_options.announce = false;
   caf::actor pool = spawn_rollout_pool(system, pool_options);
-  const std::string devices = std::to_string(p.cluster.size());
+  // The fixture's devices are not of kind CPU: the cluster is measured on cuda devices.
+  const std::string devices = "cuda:" + std::to_string(p.cluster.size());
+  REQUIRE(measure_kind(p.cluster) == "measure:" + devices);
   {
     PoolMeasurer measurer(system, pool, "job", {built.value()}, 0, MeasureRequest{}, nullptr, 0.3);
     const auto begin = std::chrono::steady_clock::now();
@@ -187,8 +189,8 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
     auto measured = measurer.measure(single);
     CHECK(std::chrono::steady_clock::now() - begin >= 300ms);
     REQUIRE_FALSE(measured.ok());
-    CHECK_THAT(measured.error().message, Catch::Contains("no worker offers measure:cpu:" + devices) &&
-                                             Catch::Contains("gantry worker --devices cpu:" + devices));
+    CHECK_THAT(measured.error().message, Catch::Contains("no worker offers measure:" + devices) &&
+                                             Catch::Contains("gantry worker --devices " + devices));
   }
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }

@@ -5,8 +5,10 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <set>
 
 #include "actors/log_line.hpp"
+#include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
 
 namespace gantry {
@@ -37,6 +39,7 @@ struct Worker {
   caf::actor link;
   wire::Hello hello;
   int busy = 0;
+  int measuring = 0;        // measure leases: the worker runs one alone, so it takes nothing else
   long done = 0;
   double busy_seconds = 0;  // rollout time of its committed results
   Clock::time_point last_seen;
@@ -82,8 +85,45 @@ bool runs(const Worker& w, const std::string& kind) {
 
 bool has_free_slot(const PoolState& s) {
   for (const auto& [id, w] : s.workers)
-    if (w.busy < w.hello.slots) return true;
+    if (w.busy < w.hello.slots && w.measuring == 0) return true;
   return false;
+}
+
+// A measurement is leased only to an idle worker and fills it: the worker runs it alone
+// (actors/measure_task.hpp), and a task leased beside it would spend its lease waiting. A worker
+// being drained for a queued measurement takes no other task meanwhile.
+bool can_take(const Worker& w, const std::string& kind, bool draining) {
+  if (w.measuring > 0 || !runs(w, kind)) return false;
+  return is_measure_kind(kind) ? w.busy == 0 : w.busy < w.hello.slots && !draining;
+}
+
+// The workers to drain: for each queued measurement that no worker can take now, the busy worker
+// offering its kind that has the fewest leases (it becomes idle soonest), so rollouts that keep
+// coming cannot starve the measurement.
+std::set<std::string> workers_to_drain(const PoolState& s) {
+  std::set<std::string> drain;
+  for (const Task& t : s.queue) {
+    if (!is_measure_kind(t.task.kind)) continue;
+    const std::string* pick = nullptr;
+    int fewest = 0;
+    bool idle = false;
+    for (const auto& [id, w] : s.workers) {
+      if (!runs(w, t.task.kind) || w.measuring > 0 || drain.count(id)) continue;
+      if (w.busy == 0) idle = true;
+      if (!pick || w.busy < fewest) {
+        pick = &id;
+        fewest = w.busy;
+      }
+    }
+    if (!idle && pick) drain.insert(*pick);
+  }
+  return drain;
+}
+
+// A lease of `kind` on `w` ended (done, failed, lost or expired): its slot is free again.
+void end_lease(Worker& w, const std::string& kind) {
+  if (w.busy > 0) --w.busy;
+  if (is_measure_kind(kind) && w.measuring > 0) --w.measuring;
 }
 
 // Leases queued tasks to free slots, in queue order, until one or the other runs out: each to the
@@ -92,6 +132,7 @@ bool has_free_slot(const PoolState& s) {
 // do not.
 void dispatch(Self self) {
   PoolState& s = self->state;
+  const std::set<std::string> draining = workers_to_drain(s);
   for (auto it = s.queue.begin(); it != s.queue.end() && has_free_slot(s);) {
     Worker* best = nullptr;
     const std::string* peer = nullptr;
@@ -100,7 +141,7 @@ void dispatch(Self self) {
       return std::make_pair(id != avoid, w.hello.slots - w.busy);
     };
     for (auto& [id, w] : s.workers)
-      if (w.busy < w.hello.slots && runs(w, it->task.kind) && (!best || rank(id, w) > rank(*peer, *best))) {
+      if (can_take(w, it->task.kind, draining.count(id) > 0) && (!best || rank(id, w) > rank(*peer, *best))) {
         best = &w;
         peer = &id;
       }
@@ -115,6 +156,7 @@ void dispatch(Self self) {
     const double seconds = deadline_seconds(s, task.task);
     wire::Assign assign{id, seconds, task.task};
     ++best->busy;
+    if (is_measure_kind(task.task.kind)) ++best->measuring;
     send_to(self, *best, *peer, wire::Type::assign, wire::encode(assign));
     s.leases.emplace(id, Lease{std::move(task), *peer, deadline_after(seconds)});
   }
@@ -128,7 +170,7 @@ void requeue(Self self, std::uint64_t lease_id, const std::string& why) {
   Lease lease = std::move(it->second);
   s.leases.erase(it);
   auto w = s.workers.find(lease.peer);
-  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  if (w != s.workers.end()) end_lease(w->second, lease.task.task.kind);
   ++s.counters.requeued;
   lease.task.last_peer = lease.peer;
   log_line(std::string() + "gantry: " + lease.task.task.kind + " task " + std::to_string(lease.task.task.sequence) + " of job " +
@@ -156,7 +198,7 @@ void fail_task(Self self, std::map<std::uint64_t, Lease>::iterator it, const std
   task.answer.deliver(caf::make_error(caf::sec::runtime_error, task.task.kind + " task " + std::to_string(task.task.sequence) +
                                                                    " failed " + std::to_string(task.attempts) + " times, " + why));
   auto w = s.workers.find(it->second.peer);
-  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  if (w != s.workers.end()) end_lease(w->second, task.task.kind);
   s.leases.erase(it);
 }
 
@@ -193,7 +235,7 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
   ++s.counters.committed;
   lease.task.answer.deliver(done.result);
   auto w = s.workers.find(lease.peer);
-  if (w != s.workers.end() && w->second.busy > 0) --w->second.busy;
+  if (w != s.workers.end()) end_lease(w->second, lease.task.task.kind);
   if (w != s.workers.end()) {
     ++w->second.done;
     w->second.busy_seconds += done.result.seconds;

@@ -29,6 +29,7 @@ struct WorkerState {
   std::vector<caf::actor> rollouts;
   std::vector<caf::actor> idle;
   std::deque<wire::Assign> waiting;          // assigned, waiting for a slot or for its problem
+  std::map<std::uint64_t, Clock::time_point> waiting_until;  // by lease: when a waiting one is worthless
   // Leases on rollouts now, with the time by which their answer is worthless. A lease past it is
   // failed on the tick and its rollout replaced (a timeout per request would cost a clock entry
   // for its whole length: at thousands of tiny tasks a second, a minute of them).
@@ -98,6 +99,7 @@ void run_waiting(Self self) {
     }
     wire::Assign assign = std::move(*it);
     it = s.waiting.erase(it);
+    s.waiting_until.erase(assign.lease);
     caf::actor rollout = s.idle.back();
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
@@ -143,6 +145,26 @@ void give_up(Self self, std::uint64_t lease, const std::string& why) {
   run_waiting(self);
 }
 
+// Leases that waited past their deadline (their problem never came, or a measurement held them
+// back) fail, so the coordinator runs them elsewhere; problems still missing are asked for again
+// (a request the coordinator could not answer then, after a restart or a lost message, is not lost).
+void drop_stale_waiting(Self self) {
+  WorkerState& s = self->state;
+  const auto now = Clock::now();
+  for (auto it = s.waiting.begin(); it != s.waiting.end();) {
+    auto until = s.waiting_until.find(it->lease);
+    if (until == s.waiting_until.end() || until->second >= now) {
+      ++it;
+      continue;
+    }
+    answer_failed(self, it->lease, it->task.sequence, "waited past the lease's deadline for its problem or a free slot");
+    s.waiting_until.erase(until);
+    it = s.waiting.erase(it);
+  }
+  s.asked.clear();
+  run_waiting(self);
+}
+
 void give_up_overdue(Self self) {
   const auto now = Clock::now();
   std::vector<std::uint64_t> overdue;
@@ -161,6 +183,7 @@ void on_message(Self self, const wire::Envelope& e) {
         log_line(std::string() + "gantry worker: dropped an assign: " + m.error().message);
         return;
       }
+      s.waiting_until[m.value().lease] = deadline_after(m.value().deadline_seconds);
       s.waiting.push_back(std::move(m).value());
       return run_waiting(self);
     }
@@ -181,6 +204,7 @@ void on_message(Self self, const wire::Envelope& e) {
             continue;
           }
           answer_failed(self, it->lease, it->task.sequence, "cannot build problem " + key.hex() + ": " + built.error().message);
+          s.waiting_until.erase(it->lease);
           it = s.waiting.erase(it);
         }
       }
@@ -220,6 +244,7 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
       [=](net_in_atom, const wire::Envelope& e) { on_message(self, e); },
       [=](tick_atom) {
         give_up_overdue(self);
+        drop_stale_waiting(self);
         WorkerState& st = self->state;
         const double silent = std::chrono::duration<double>(Clock::now() - st.last_heard).count();
         if (silent > st.options.heartbeat_seconds * st.options.liveness) {

@@ -226,3 +226,27 @@ TEST_CASE("a problem added by two jobs stays served until both dropped it", "[ac
   job->send(pool, drop_problem_atom::value, key);  // the second ends
   CHECK_FALSE(served());
 }
+
+TEST_CASE("a measurement is leased only to an idle worker, which is drained for it and takes nothing beside it", "[actors]") {
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
+  caf::scoped_actor m{system}, job{system};
+  m->send(pool, net_in_atom::value, hello("m", {"anneal", "measure:cpu:2"}, 2));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(1));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(2));
+  const wire::Assign a1 = next_assign(m, "m"), a2 = next_assign(m, "m");
+  // Both slots busy: the measurement waits, and the worker takes no more rollouts meanwhile.
+  job->send(pool, run_task_atom::value, std::string("job-2"), 0, task(3, "measure:cpu:2"));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(4));
+  m->send(pool, net_in_atom::value, done("m", a1, "1"));
+  // One slot free, one lease out: still not idle, so nothing is leased (not task 4 either).
+  m->receive([&](net_out_atom, const wire::Envelope& e) { CHECK(e.type != wire::Type::assign); }, caf::after(300ms) >> [] {});
+  m->send(pool, net_in_atom::value, done("m", a2, "2"));
+  const wire::Assign measure = next_assign(m, "m");
+  CHECK(measure.task.sequence == 3);
+  // While it runs, its free slot takes nothing.
+  m->receive([&](net_out_atom, const wire::Envelope& e) { CHECK(e.type != wire::Type::assign); }, caf::after(300ms) >> [] {});
+  m->send(pool, net_in_atom::value, done("m", measure, "measured"));
+  CHECK(next_assign(m, "m").task.sequence == 4);
+}

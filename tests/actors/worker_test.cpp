@@ -194,3 +194,32 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
   }
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("a lease whose problem never comes fails at its deadline and does not hold the worker", "[actors]") {
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  testing::TuneFixture f;
+  ProblemCache cache;
+  const TuneProblem p = f.problem();
+  auto built = build_fixture_problem(cache, p);
+  WorkerOptions options;
+  options.name = "w";
+  options.heartbeat_seconds = 0.1;
+  options.liveness = 1000;
+  options.devices = ExecutorDevices{"cuda", 2};
+  caf::actor worker = spawn_worker(system, options, &cache, {spawn_rollout(system, options, 0)});
+  caf::scoped_actor uplink{system};
+  connect_worker(worker, uplink);
+  // A measurement of a problem nobody sends (its job was cancelled): it waits, and holds back the
+  // rollout leased after it, until its deadline.
+  const Fingerprint unknown{1, 2};
+  uplink->send(worker, net_in_atom::value, assign(1, unknown, 1, measure_kind("cuda", 2), 0.3));
+  uplink->send(worker, net_in_atom::value, assign(2, built.value()->key, 2, kPlaceTask, 10));
+  const wire::Done failed = next_done(uplink);
+  CHECK(failed.lease == 1);
+  CHECK_THAT(failed.result.error, Catch::Contains("deadline"));
+  const wire::Done ran = next_done(uplink);
+  CHECK(ran.lease == 2);
+  CHECK(ran.result.error.empty());
+  caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}

@@ -141,7 +141,7 @@ ScheduleRecord schedule_record(const TrainingProblem& p, const LearnedGraph& g, 
   if (measured) {
     r.measured = g.best_makespan;
     r.measured_runs = MeasureRequest{}.repeats;
-    r.measured_backend = "cpu";
+    r.measured_backend = measure_backend(*p.cluster);
     r.measured_at = r.found_at;
     r.makespan = Simulator(*p.graph, *p.costs, *p.cluster, p.sim).makespan(g.best);
   }
@@ -244,14 +244,17 @@ std::vector<std::pair<Stage, double>> stage_plan(const TrainSpec& t) {
 
 // Stage III: every episode measured, or (measured_share < 1) that share of them with simulated
 // episodes from the workers beside them. The result's bests are measured (measure_outcomes).
+// `measured_bests`: whether the result's bests are measured makespans (they are not when a mixed
+// stage was stopped before its outcomes were measured: they are then on the simulator's clock).
 Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const std::vector<TrainingProblem>& measured_problems,
                                    PoolMeasurer& measurer, caf::actor_system& system, const caf::actor& pool,
                                    const JobSpec& spec, const std::string& job_id, const TrainOptions& o,
-                                   const TrainHooks& train_hooks) {
+                                   const TrainHooks& train_hooks, bool* measured_bests) {
+  const bool mixed = spec.train.measured_share < 1;
   Result<TrainResult> result = make_error("training did not run");
   MeasuredEpisodeSource measured_source(measured_problems, measurer);
   try {  // an exception must not unwind through the sources' actors
-    if (spec.train.measured_share < 1) {
+    if (mixed) {
       PoolEpisodeSource simulated(system, pool, job_id, p.specs, spec.priority);
       std::vector<double> to_simulated;
       for (std::size_t i = 0; i < p.training.size(); ++i)
@@ -261,9 +264,14 @@ Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const 
     } else {
       result = train(model, measured_problems, measured_source, o, train_hooks);
     }
-    if (result)
+    // Stopped: the outcomes are not measured again (a stop must not wait for executors); the
+    // bests of an all-measured stage are measured episodes already.
+    *measured_bests = !mixed;
+    if (result && !measurer.stopping()) {
       if (auto on_clock = measure_outcomes(model.weights(), measured_problems, measurer, &result.value()); !on_clock)
         result = on_clock.error();
+      *measured_bests = true;
+    }
   } catch (const std::exception& e) {
     result = make_error(std::string("training failed: ") + e.what());
   }
@@ -365,13 +373,31 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     };
     train_hooks.should_stop = stop;
     Result<TrainResult> result = make_error("training did not run");
+    bool measured_bests = false;  // the stage's bests are measured makespans
     if (stage == Stage::measured) {
+      // In il+sim+real, stage III is an extra: without executors now, or when it fails, the job
+      // keeps what stages I and II learned instead of failing with it.
+      const bool optional = t.stage == "il+sim+real";
+      if (optional && !measurer->offered()) {
+        log_line("gantry: job " + job_id + ": the executors left before stage III; it is skipped");
+        continue;
+      }
       if (measured_problems.empty()) {
         auto teachers = measured_teachers(p.training, *measurer);
+        if (!teachers && optional && !stop()) {
+          log_line("gantry: job " + job_id + ": stage III skipped: " + teachers.error().message);
+          continue;
+        }
+        if (!teachers && stop()) break;  // stopped: what the stages before learned is kept
         if (!teachers) return teachers.error();
         measured_problems = std::move(teachers).value();
       }
-      result = train_measured(model, p, measured_problems, *measurer, system, pool, spec, job_id, o, train_hooks);
+      result = train_measured(model, p, measured_problems, *measurer, system, pool, spec, job_id, o, train_hooks,
+                              &measured_bests);
+      if (!result && optional && !stop()) {
+        log_line("gantry: job " + job_id + ": stage III failed and is left out: " + result.error().message);
+        continue;
+      }
     } else {
       PoolEpisodeSource source(system, pool, job_id, p.specs, spec.priority);  // its batches queue by the job's priority
       try {  // an exception must not unwind through the source's actors
@@ -386,7 +412,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     report.seconds += r.seconds;
     report.rollout_seconds += r.rollout_seconds;
     report.learner_seconds += r.learner_seconds;
-    if (stage == Stage::measured) {  // measured bests replace simulated ones: the clocks differ
+    if (measured_bests) {  // measured bests replace simulated ones: the clocks differ
       measured_last = true;
       for (std::size_t i = 0; i < report.graphs.size(); ++i) {
         report.graphs[i].teacher_makespan = measured_problems[i].teacher_makespan;

@@ -21,6 +21,7 @@ std::optional<Result<EpisodeBatch>> MeasuredEpisodeSource::next(double) {
   if (!batch) return batch;
   for (Episode& episode : batch.value().episodes) {
     auto m = measurer_.measure(request.problem, replay_placement(problem, episode));
+    if (!m && measurer_.stopping()) return std::nullopt;  // the trainer sees the stop and ends
     if (!m) return Result<EpisodeBatch>(make_error(problem.label + ": measuring an episode: " + m.error().message));
     episode.makespan = m.value().answer.median;
   }

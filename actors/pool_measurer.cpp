@@ -5,6 +5,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
+#include "sim/simulator.hpp"
 
 namespace gantry {
 
@@ -43,6 +44,14 @@ bool PoolMeasurer::offered() const {
   return true;
 }
 
+// How long a measurement may take on its worker: its runs at ten times the simulated makespan
+// (when the costs are in seconds), plus a minute for building the graph's tensors and threads.
+double time_limit(const BuiltProblem& problem, const Placement& placement, const MeasureRequest& request) {
+  if (problem.graph.cost_unit() != "s") return 0;  // the pool's lease alone bounds it
+  const double makespan = Simulator(problem.graph, *problem.costs, problem.cluster, problem.sim).makespan(placement);
+  return 60 + 10 * makespan * (request.warmup + request.repeats);
+}
+
 Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {
   const BuiltProblem& built = *problems_.at(static_cast<std::size_t>(problem));
   const std::string kind = measure_kind(built.cluster);
@@ -53,15 +62,27 @@ Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& plac
   task.kind = kind;
   task.problem = built.key;
   task.body = encode_body(request);
+  task.seconds = time_limit(built, placement, request);
   task.sequence = ++sequence_;
   tasks_.submit(std::move(task), sequence_);
+  auto offered_last = std::chrono::steady_clock::now();
   for (;;) {
     if (should_stop_ && should_stop_()) {
       tasks_.withdraw();
       return make_error("stopped while a measurement was queued or running");
     }
     auto answer = tasks_.next(0.2);
-    if (!answer) continue;
+    if (!answer) {  // the worker that offered the devices may have gone (its lease comes back to the queue)
+      const auto now = std::chrono::steady_clock::now();
+      if (tasks_.slots(kind) > 0) offered_last = now;
+      else if (std::chrono::duration<double>(now - offered_last).count() > wait_for_worker_seconds_) {
+        tasks_.withdraw();
+        return make_error("the worker that offered " + kind + " left and none came back within " +
+                          std::to_string(static_cast<int>(wait_for_worker_seconds_)) + " s");
+      }
+      continue;
+    }
+    if (answer->tag < 0) return answer->result.error();  // the pool stopped: nothing more comes
     if (answer->tag != sequence_) continue;  // a withdrawn earlier one
     if (!answer->result) return make_error("the rollout pool failed the measurement: " + answer->result.error().message);
     const TaskResult& r = answer->result.value();

@@ -37,6 +37,8 @@ class PoolMeasurer {
 
   // Whether a live worker offers the devices of every problem now (executors are attached).
   bool offered() const;
+  // The job is being stopped: measure() refuses, and a refusal is not a failure.
+  bool stopping() const { return should_stop_ && should_stop_(); }
 
   Result<PoolMeasurement> measure(int problem, const Placement& placement);
   Result<PoolMeasurement> measure(const Placement& placement) { return measure(0, placement); }

@@ -52,7 +52,15 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   if (args.rollouts > 0) t.threads = args.rollouts;  // the embedded worker's slots, as for search
   // With executors attached (a coordinator's workers with --devices, or --devices here), stage III
   // follows on measured makespans; the learner skips it when none offers the cluster's devices.
+  if (!args.devices.empty() && !remote.endpoint.empty())
+    throw CliError("--devices is for a run in this process; a coordinator's workers offer their own (gantry worker --devices)");
   t.devices = parse_executor_devices(args.devices);
+  if (t.devices.count > 0) {  // stage III needs every device of the cluster on this machine
+    auto cluster = Cluster::load(args.problem.cluster);
+    if (cluster && cluster.value().size() > t.devices.count)
+      throw CliError("--devices " + args.devices + ": the cluster " + cluster.value().name() + " has " +
+                     std::to_string(cluster.value().size()) + " devices; stage III measures on as many");
+  }
   t.stage = !remote.endpoint.empty() || t.devices.count > 0 ? "il+sim+real" : "il+sim";
   t.imitate = "pick";
   t.data = args.data.empty() ? default_data_dir() : args.data;

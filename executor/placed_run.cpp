@@ -52,7 +52,7 @@ class PlacedRun {
     std::vector<std::thread> threads;
     try {
       for (int dev = 0; dev < d_; ++dev)
-        for (int s = 0; s < streams(dev); ++s) threads.emplace_back([this, dev] { device_loop(dev); });
+        for (int s = 0; s < streams(dev); ++s) threads.emplace_back([this, dev, s] { device_loop(dev, s); });
       for (int link : links_used_) threads.emplace_back([this, link] { link_loop(link); });
     } catch (const std::exception& e) {  // out of threads: end the run, let the started ones leave
       std::lock_guard<std::mutex> lock(mu_);
@@ -61,7 +61,7 @@ class PlacedRun {
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
-      backend_.begin_run();
+      if (auto failure = attempt([this] { backend_.begin_run(); })) fail("starting the run on the devices: " + *failure);
       go_ = true;
       wake_all();
       done_cv_.wait(lock, [this] { return stop_; });
@@ -69,7 +69,8 @@ class PlacedRun {
     }
     for (std::thread& t : threads) t.join();
     if (!error_.empty()) return make_error(error_);
-    if (outputs) collect_outputs(*outputs);
+    if (outputs)
+      if (auto failure = attempt([&] { collect_outputs(*outputs); })) return make_error("reading the outputs: " + *failure);
     return std::move(record_);
   }
 
@@ -179,8 +180,25 @@ class PlacedRun {
     fail("the fixed order deadlocks: " + waits);
   }
 
-  void device_loop(int dev) {
-    backend_.enter_device_thread(dev);
+  // A backend's call on this thread, its exception as the message (the thread must not end by one).
+  template <class Call>
+  static std::optional<std::string> attempt(Call call) {
+    try {
+      call();
+      return std::nullopt;
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      return what.substr(0, what.find('\n'));
+    } catch (...) {
+      return std::string("an exception that is not a std::exception");
+    }
+  }
+
+  void device_loop(int dev, int slot) {
+    if (auto failure = attempt([&] { backend_.enter_device_thread(dev, slot); })) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return fail("preparing device " + std::to_string(dev) + ": " + *failure);
+    }
     std::unique_lock<std::mutex> lock(mu_);
     device_cv_[static_cast<std::size_t>(dev)].wait(lock, [this] { return go_; });
     OpId op = 0;
@@ -243,7 +261,10 @@ class PlacedRun {
 
   void link_loop(int link) {
     const int from = link / d_, to = link % d_;
-    backend_.enter_link_thread(from, to);
+    if (auto failure = attempt([&] { backend_.enter_link_thread(from, to); })) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return fail("preparing the link from device " + std::to_string(from) + " to " + std::to_string(to) + ": " + *failure);
+    }
     std::unique_lock<std::mutex> lock(mu_);
     auto& queue = link_queue_[static_cast<std::size_t>(link)];
     auto& cv = link_cv_[static_cast<std::size_t>(link)];

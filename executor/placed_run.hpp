@@ -27,8 +27,11 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual const char* name() const = 0;  // Measurement::backend
-  // Called on each device stream thread, and each link thread, before its first op or copy.
-  virtual void enter_device_thread(int device) = 0;
+  // Called on each device stream thread (`slot`: which of the device's streams it is), and each
+  // link thread, before its first op or copy of a run. Threads are new each run; a backend that
+  // keeps per-stream state (CUDA streams, events) finds it again by (device, slot) or (from, to).
+  // These three may throw: the run then ends with the message.
+  virtual void enter_device_thread(int device, int slot) = 0;
   virtual void enter_link_thread(int from, int to) = 0;
   // The time base of a run: called before its first op may start.
   virtual void begin_run() = 0;

@@ -49,7 +49,7 @@ class CpuBackend : public DeviceBackend {
       : program_(program), cluster_(cluster), options_(options) {}
 
   const char* name() const override { return "cpu"; }
-  void enter_device_thread(int device) override {
+  void enter_device_thread(int device, int) override {
     single_threaded_kernels();
     if (options_.pin_threads) pin_to_core(device);
   }

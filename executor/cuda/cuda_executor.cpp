@@ -7,8 +7,12 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "executor/placed_run.hpp"
@@ -20,10 +24,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Threads launch on their own stream of their GPU: set once per thread, as ATen's current stream.
-void use_own_stream(int gpu) {
-  c10::cuda::set_device(static_cast<c10::DeviceIndex>(gpu));
-  c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(gpu)));
+// A thread's place on a GPU: its stream and the events it times its work with. Made once per
+// (device, stream slot) and per link, and kept across runs: the caching allocator keeps its
+// blocks per stream and cuBLAS its workspace per stream, so warm-up runs warm what the timed runs
+// use, and no event is created while work is being timed.
+struct Lane {
+  Lane(int gpu, c10::cuda::CUDAStream stream) : gpu(gpu), stream(stream) {}
+  int gpu;
+  c10::cuda::CUDAStream stream;
+  at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
+  std::optional<c10::cuda::CUDAStream> source;  // a link between two GPUs: its stream on the source GPU
+};
+
+thread_local Lane* current_lane = nullptr;  // this thread's lane in the current run
+
+c10::cuda::CUDAStream pool_stream(int gpu) {
+  return c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(gpu));
 }
 
 class CudaBackend : public DeviceBackend {
@@ -38,8 +54,26 @@ class CudaBackend : public DeviceBackend {
   }
 
   const char* name() const override { return "cuda"; }
-  void enter_device_thread(int device) override { use_own_stream(gpu(device)); }
-  void enter_link_thread(int, int to) override { use_own_stream(gpu(to)); }
+
+  void enter_device_thread(int device, int slot) override {
+    Lane& l = lane(device_lanes_, {device, slot}, gpu(device));
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(l.gpu));
+    c10::cuda::setCurrentCUDAStream(l.stream);
+    current_lane = &l;
+  }
+
+  // ATen copies between GPUs on the source GPU's current stream (the destination's waits for it):
+  // each link has its own stream on both.
+  void enter_link_thread(int from, int to) override {
+    Lane& l = lane(link_lanes_, {from, to}, gpu(to));
+    if (gpu(from) != l.gpu) {
+      if (!l.source) l.source = pool_stream(gpu(from));
+      c10::cuda::setCurrentCUDAStream(*l.source);
+    }
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(l.gpu));
+    c10::cuda::setCurrentCUDAStream(l.stream);
+    current_lane = &l;
+  }
 
   // One time base per GPU: an event recorded after the GPU went idle, and when that was on the
   // host relative to GPU 0's (events of different GPUs do not compare directly).
@@ -49,41 +83,37 @@ class CudaBackend : public DeviceBackend {
       const auto index = static_cast<c10::DeviceIndex>(g);
       c10::cuda::set_device(index);
       c10::cuda::device_synchronize();
-      base_[static_cast<std::size_t>(g)] = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
-      base_[static_cast<std::size_t>(g)]->record(c10::cuda::getCurrentCUDAStream(index));
-      base_[static_cast<std::size_t>(g)]->synchronize();
+      at::cuda::CUDAEvent& base = *base_[static_cast<std::size_t>(g)];
+      base.record(c10::cuda::getCurrentCUDAStream(index));
+      base.synchronize();
       const Clock::time_point now = Clock::now();
       if (g == 0) first = now;
       offset_[static_cast<std::size_t>(g)] = std::chrono::duration<double>(now - first).count();
     }
   }
 
-  Timed run_op(int device, OpId op, const std::vector<at::Tensor>& inputs) override {
-    const int g = gpu(device);
-    const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(g));
-    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-    start.record(stream);
+  Timed run_op(int, OpId op, const std::vector<at::Tensor>& inputs) override {
+    Lane& l = *current_lane;
+    l.start.record(l.stream);
     Timed out;
-    out.value = programs_[static_cast<std::size_t>(g)]->run(op, inputs);
-    end.record(stream);
-    end.synchronize();  // finished before its consumers may start: values cross streams safely
-    out.start = since_base(g, start);
-    out.end = since_base(g, end);
+    out.value = programs_[static_cast<std::size_t>(l.gpu)]->run(op, inputs);
+    l.end.record(l.stream);
+    l.end.synchronize();  // finished before its consumers may start: values cross streams safely
+    out.start = since_base(l.gpu, l.start);
+    out.end = since_base(l.gpu, l.end);
     return out;
   }
 
   Timed copy(int from, int to, const at::Tensor& value) override {
-    const int g = gpu(to);
-    const auto stream = c10::cuda::getCurrentCUDAStream(static_cast<c10::DeviceIndex>(g));
+    Lane& l = *current_lane;
     const Clock::time_point begin = Clock::now();
-    at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-    start.record(stream);
+    l.start.record(l.stream);
     Timed out;
-    out.value = value.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(g)), /*non_blocking=*/true, /*copy=*/true);
-    end.record(stream);
-    end.synchronize();
-    out.start = since_base(g, start);
-    out.end = since_base(g, end);
+    out.value = value.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(l.gpu)), /*non_blocking=*/true, /*copy=*/true);
+    l.end.record(l.stream);
+    l.end.synchronize();
+    out.start = since_base(l.gpu, l.start);
+    out.end = since_base(l.gpu, l.end);
     // Throttled: delivered no sooner than the cluster path's latency + bytes / bandwidth after it began.
     const Link& path = cluster_.link(from, to);
     const double bytes = static_cast<double>(value.numel()) * static_cast<double>(value.element_size());
@@ -96,9 +126,17 @@ class CudaBackend : public DeviceBackend {
   }
 
  private:
+  using Lanes = std::map<std::pair<int, int>, std::unique_ptr<Lane>>;
+
   int gpu(int device) const { return device % gpus_; }
   double since_base(int g, const at::cuda::CUDAEvent& event) const {
     return offset_[static_cast<std::size_t>(g)] + base_[static_cast<std::size_t>(g)]->elapsed_time(event) / 1e3;
+  }
+  Lane& lane(Lanes& lanes, std::pair<int, int> key, int gpu) {
+    std::lock_guard<std::mutex> lock(lanes_mutex_);
+    std::unique_ptr<Lane>& l = lanes[key];
+    if (!l) l = std::make_unique<Lane>(gpu, pool_stream(gpu));
+    return *l;
   }
 
   const Cluster& cluster_;
@@ -107,6 +145,8 @@ class CudaBackend : public DeviceBackend {
   std::vector<std::unique_ptr<Program>> programs_;           // per GPU: the graph's tensors there
   std::vector<std::unique_ptr<at::cuda::CUDAEvent>> base_;   // per GPU: the run's time base
   std::vector<double> offset_;                               // per GPU: its base after GPU 0's, s
+  std::mutex lanes_mutex_;
+  Lanes device_lanes_, link_lanes_;
 };
 
 }  // namespace
@@ -117,6 +157,7 @@ Result<Measurement> execute_on_cuda(const Graph& graph, const Placement& placeme
                                     const ExecOptions& options) {
   const int gpus = cuda_device_count();
   if (gpus == 0) return make_error("no CUDA device is visible to this process");
+  if (auto fits = placement.check(graph, cluster, "placement"); !fits) return fits.error();  // before building tensors
   std::unique_ptr<CudaBackend> backend;
   try {
     backend = std::make_unique<CudaBackend>(graph, cluster, options, gpus);

@@ -48,20 +48,19 @@ void print_summary(const ProfileTable& table) {
   t.print(std::cout);
 }
 
+// Each device pair's fitted link (its own transfers, else its kinds').
 void print_links(const ProfileTable& table, const Cluster& cluster) {
-  std::map<std::pair<std::string, std::string>, bool> pairs;
   for (int a = 0; a < cluster.size(); ++a)
-    for (int b = 0; b < cluster.size(); ++b)
-      if (a != b) pairs[{cluster.device(a).kind, cluster.device(b).kind}] = true;
-  for (const auto& [pair, unused] : pairs) {
-    auto fit = table.link(pair.first, pair.second);
-    std::cout << "transfers " << pair.first << " -> " << pair.second << ": ";
-    if (fit && fit->bandwidth > 0)
-      std::cout << "latency " << format_time(fit->latency, "s") << ", bandwidth " << format_bytes(fit->bandwidth)
-                << "/s (least squares over the measured sizes)\n";
-    else
-      std::cout << "not enough distinct sizes measured for a fit\n";
-  }
+    for (int b = 0; b < cluster.size(); ++b) {
+      if (a == b) continue;
+      auto fit = table.link(cluster.device(a).kind, cluster.device(b).kind, 0, std::pair{a, b});
+      std::cout << "transfers " << cluster.device(a).name << " -> " << cluster.device(b).name << ": ";
+      if (fit && fit->bandwidth > 0)
+        std::cout << "latency " << format_time(fit->latency, "s") << ", bandwidth " << format_bytes(fit->bandwidth)
+                  << "/s (least squares over the measured sizes)\n";
+      else
+        std::cout << "not enough distinct sizes measured for a fit\n";
+    }
 }
 
 void run_profile(const ProfileArgs& args) {

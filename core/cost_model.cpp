@@ -79,7 +79,8 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
       const Link& link = cluster.link(a, b);
       std::size_t pair = static_cast<std::size_t>(a) * d_ + b;
       if (profiles)
-        if (auto fit = profiles->link(cluster.device(a).kind, cluster.device(b).kind, cluster.path_bandwidth(a, b));
+        if (auto fit = profiles->link(cluster.device(a).kind, cluster.device(b).kind, cluster.path_bandwidth(a, b),
+                                      std::pair{a, b});
             fit && fit->bandwidth > 0) {
           latency_[pair] = fit->latency;
           inv_bandwidth_[pair] = 1.0 / fit->bandwidth;

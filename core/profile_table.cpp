@@ -83,9 +83,21 @@ std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSig
   return by_rate ? op.work * std::exp(log_rate / weights) : time / weights;
 }
 
+std::string transfer_kind(const std::string& from_kind, const std::string& to_kind) { return from_kind + "->" + to_kind; }
+
+std::string transfer_pair_kind(const std::string& from_kind, const std::string& to_kind, int from, int to) {
+  return transfer_kind(from_kind, to_kind) + "@" + std::to_string(from) + "-" + std::to_string(to);
+}
+
 std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const std::string& to_kind,
-                                          double nominal_bandwidth) const {
-  const std::string kind = from_kind + "->" + to_kind;
+                                          double nominal_bandwidth, std::optional<std::pair<int, int>> devices) const {
+  if (devices)
+    if (auto fit = fit_link(transfer_pair_kind(from_kind, to_kind, devices->first, devices->second), nominal_bandwidth))
+      return fit;
+  return fit_link(transfer_kind(from_kind, to_kind), nominal_bandwidth);
+}
+
+std::optional<LinkFit> ProfileTable::fit_link(const std::string& kind, double nominal_bandwidth) const {
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
   for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
     const double x = it->second.op.work, y = it->second.seconds.mean;

@@ -8,6 +8,7 @@
 // least squares over the measured sizes.
 #include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -50,15 +51,24 @@ class ProfileTable {
   // less than a factor of 4 cannot tell latency from bandwidth (a line through nearly one x is any
   // slope): then the bandwidth is `nominal_bandwidth` (the link's, bytes/s) and the latency what
   // the measurements leave over it. nullopt: nothing measured, or no fit and no nominal bandwidth.
-  std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind,
-                              double nominal_bandwidth = 0) const;
+  // With `devices` (from, to), that pair's own transfers are fitted first (links of one kind pair
+  // differ: NVLink and PCIe pairs of one box), the kind pair's when the pair has no fit.
+  std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind, double nominal_bandwidth = 0,
+                              std::optional<std::pair<int, int>> devices = std::nullopt) const;
   // The content, each mean to 3 significant digits: more samples that do not move a mean do not
   // change it, so stored bests keyed by it stay current (sim/runtime_fingerprint.hpp).
   Fingerprint fingerprint() const;
 
  private:
+  std::optional<LinkFit> fit_link(const std::string& kind, double nominal_bandwidth) const;
+
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, signature)
 };
+
+// Where transfer samples are filed: under the kind pair "A->B", and under the device pair of the
+// cluster they were measured on, "A->B@FROM-TO" (device indices).
+std::string transfer_kind(const std::string& from_kind, const std::string& to_kind);
+std::string transfer_pair_kind(const std::string& from_kind, const std::string& to_kind, int from, int to);
 
 // The table as JSON text (a job carries the profiles it was tuned with), and back; the error names
 // `source` and the entry.

@@ -60,8 +60,11 @@ void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRe
     double& free = link_free[{t->from, t->to}];
     const double begin = std::max(run.ops[static_cast<std::size_t>(t->op)].end, free);
     free = t->end;
-    samples->add(cluster.device(t->from).kind + "->" + cluster.device(t->to).kind, transfer_signature(t->bytes),
-                 t->end - begin + wake);
+    const std::string& from = cluster.device(t->from).kind;
+    const std::string& to = cluster.device(t->to).kind;
+    const double seconds = t->end - begin + wake;
+    samples->add(transfer_kind(from, to), transfer_signature(t->bytes), seconds);
+    samples->add(transfer_pair_kind(from, to, t->from, t->to), transfer_signature(t->bytes), seconds);
   }
 }
 

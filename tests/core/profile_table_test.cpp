@@ -63,6 +63,17 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   CHECK(nominal->bandwidth == 1e9);
   CHECK(nominal->latency == Approx((3e-6 - 1000 / 1e9 + 2e-6 - 1010 / 1e9) / 2));
 
+  // A device pair's own transfers fit first: an NVLink pair and a PCIe pair of one kind pair.
+  for (double bytes : {1e3, 1e5, 1e7}) {
+    t.add(transfer_pair_kind("CPU", "CPU", 0, 1), transfer_signature(bytes), 1e-6 + bytes / 100e9);
+    t.add(transfer_pair_kind("CPU", "CPU", 1, 0), transfer_signature(bytes), 5e-6 + bytes / 10e9);
+  }
+  CHECK(t.link("CPU", "CPU", 0, std::pair{0, 1})->bandwidth == Approx(100e9));
+  CHECK(t.link("CPU", "CPU", 0, std::pair{0, 1})->latency == Approx(1e-6));
+  CHECK(t.link("CPU", "CPU", 0, std::pair{1, 0})->bandwidth == Approx(10e9));
+  CHECK(t.link("CPU", "CPU", 0, std::pair{0, 2})->bandwidth == Approx(4e9));  // unmeasured pair: the kinds'
+  CHECK(t.link("CPU", "CPU")->bandwidth == Approx(4e9));
+
   const Fingerprint before = t.fingerprint();
   t.add("CPU", {"matmul/f32", "mm-big", 4e6, {}}, 4e-3);  // the mean does not move
   CHECK(t.fingerprint() == before);

@@ -73,23 +73,30 @@ wire::Done next_done(caf::scoped_actor& uplink) {
   return out;
 }
 
-// The fixture's problem, built into `cache` as a worker would build it.
-Result<std::shared_ptr<const BuiltProblem>> build_fixture_problem(ProblemCache& cache, const TuneProblem& p) {
-  auto built = cache.build(make_problem_spec(p.graph, p.cluster, p.sim, p.graph_label, p.graph_json));
-  REQUIRE(built.ok());
-  return built;
-}
-
-}  // namespace
-
-TEST_CASE("a rollout that never answers loses its lease at the deadline and its slot gets a fresh rollout", "[actors]") {
+// An actor system, the tune fixture's problem, and that problem built into a worker's cache.
+struct WorkerSetup {
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
   testing::TuneFixture f;
   ProblemCache cache;
-  const TuneProblem p = f.problem();
-  auto built = build_fixture_problem(cache, p);
-  const Fingerprint key = built.value()->key;
+  TuneProblem p = f.problem();
+  std::shared_ptr<const BuiltProblem> built = build(cache, p);
+
+  static std::shared_ptr<const BuiltProblem> build(ProblemCache& cache, const TuneProblem& p) {
+    auto built = cache.build(make_problem_spec(p.graph, p.cluster, p.sim, p.graph_label, p.graph_json));
+    REQUIRE(built.ok());
+    return built.value();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a rollout that never answers loses its lease at the deadline and its slot gets a fresh rollout", "[actors]") {
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  ProblemCache& cache = setup.cache;
+  const std::shared_ptr<const BuiltProblem>& built = setup.built;
+  const Fingerprint key = built->key;
   WorkerOptions options;
   options.name = "w";
   options.heartbeat_seconds = 0.1;  // the tick that checks deadlines
@@ -111,19 +118,17 @@ TEST_CASE("a rollout that never answers loses its lease at the deadline and its 
   CHECK(done.result.error.empty());
   const PlacementOutcome outcome = decode_place_result(done.result.body).value();
   CHECK(outcome.method == "single");
-  CHECK(outcome.placement.size() == f.graph.size());
-  CHECK(outcome.makespan == f.simulate(outcome.placement));
+  CHECK(outcome.placement.size() == setup.f.graph.size());
+  CHECK(outcome.makespan == setup.f.simulate(outcome.placement));
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("a worker with executor devices offers measure kinds and runs a measurement alone", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  testing::TuneFixture f;
-  ProblemCache cache;
-  const TuneProblem p = f.problem();
-  auto built = build_fixture_problem(cache, p);
-  const Fingerprint key = built.value()->key;
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  ProblemCache& cache = setup.cache;
+  const std::shared_ptr<const BuiltProblem>& built = setup.built;
+  const Fingerprint key = built->key;
   WorkerOptions options;
   options.name = "meter";
   options.devices = ExecutorDevices{"cpu", 2};
@@ -169,12 +174,10 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
 }
 
 TEST_CASE("a measurement with no worker offering the devices fails after the wait and says how to start one", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  testing::TuneFixture f;
-  ProblemCache cache;
-  const TuneProblem p = f.problem();
-  auto built = build_fixture_problem(cache, p);
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  const TuneProblem& p = setup.p;
+  const std::shared_ptr<const BuiltProblem>& built = setup.built;
   PoolOptions pool_options;
   pool_options.announce = false;
   caf::actor pool = spawn_rollout_pool(system, pool_options);
@@ -182,7 +185,7 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
   const std::string devices = "cuda:" + std::to_string(p.cluster.size());
   REQUIRE(measure_kind(p.cluster) == "measure:" + devices);
   {
-    PoolMeasurer measurer(system, pool, "job", {built.value()}, 0, MeasureRequest{}, nullptr, 0.3);
+    PoolMeasurer measurer(system, pool, "job", {built}, 0, MeasureRequest{}, nullptr, 0.3);
     const auto begin = std::chrono::steady_clock::now();
     Placement single;
     single.device.assign(static_cast<std::size_t>(p.graph.size()), 0);
@@ -196,12 +199,10 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
 }
 
 TEST_CASE("a lease whose problem never comes fails at its deadline and does not hold the worker", "[actors]") {
-  caf::actor_system_config cfg;
-  caf::actor_system system{cfg};
-  testing::TuneFixture f;
-  ProblemCache cache;
-  const TuneProblem p = f.problem();
-  auto built = build_fixture_problem(cache, p);
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  ProblemCache& cache = setup.cache;
+  const std::shared_ptr<const BuiltProblem>& built = setup.built;
   WorkerOptions options;
   options.name = "w";
   options.heartbeat_seconds = 0.1;
@@ -214,7 +215,7 @@ TEST_CASE("a lease whose problem never comes fails at its deadline and does not 
   // rollout leased after it, until its deadline.
   const Fingerprint unknown{1, 2};
   uplink->send(worker, net_in_atom::value, assign(1, unknown, 1, measure_kind("cuda", 2), 0.3));
-  uplink->send(worker, net_in_atom::value, assign(2, built.value()->key, 2, kPlaceTask, 10));
+  uplink->send(worker, net_in_atom::value, assign(2, built->key, 2, kPlaceTask, 10));
   const wire::Done failed = next_done(uplink);
   CHECK(failed.lease == 1);
   CHECK_THAT(failed.result.error, Catch::Contains("deadline"));

@@ -417,7 +417,7 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCount
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : pool.workers)
     workers.push_back({{"name", w.name}, {"host", w.host}, {"pid", w.pid}, {"slots", w.slots}, {"busy", w.busy}, {"done", w.done},
-                       {"busy_seconds", w.busy_seconds}, {"silent_seconds", w.silent_seconds}});
+                       {"busy_seconds", w.busy_seconds}, {"silent_seconds", w.silent_seconds}, {"executors", w.executors}});
   nlohmann::json queued = nlohmann::json::array(), running = nlohmann::json::array();
   for (const Job& j : s.queue) {  // the head of the queue: a status stays cheap with thousands queued
     if (queued.size() >= 20) break;

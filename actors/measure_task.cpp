@@ -101,6 +101,13 @@ std::string encode_body(const MeasureAnswer& a) {
   return w.take();
 }
 
+std::string executor_devices_of(const std::vector<std::string>& kinds) {
+  std::pair<std::string, int> largest{"", 0};
+  for (const std::string& kind : kinds)
+    if (auto parsed = parse_kind(kind); parsed.second > largest.second) largest = parsed;
+  return largest.second > 0 ? largest.first + ":" + std::to_string(largest.second) : "";
+}
+
 Result<MeasureRequest> decode_measure_request(std::string_view body) {
   return wire::read_value<MeasureRequest>(body, "measure request", read_measure_request);
 }

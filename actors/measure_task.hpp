@@ -43,6 +43,8 @@ std::string measure_kind(const Cluster& cluster);  // the kind that measures pla
 bool is_measure_kind(std::string_view kind);
 // The kinds a worker with `devices` runs: measure:BACKEND:1 .. measure:BACKEND:count.
 std::vector<std::string> measure_kinds(const ExecutorDevices& devices);
+// The other way: "BACKEND:N" for the largest measure kind among `kinds` ("" when there is none).
+std::string executor_devices_of(const std::vector<std::string>& kinds);
 
 struct MeasureRequest {
   Placement placement;

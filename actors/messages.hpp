@@ -161,6 +161,7 @@ struct PoolStatus {
     long done = 0;              // results of this worker committed
     double busy_seconds = 0;    // its rollouts' time on them
     double silent_seconds = 0;  // since its last message
+    std::string executors;      // its executor devices ("cpu:2"; empty: none), from the measure kinds it runs
   };
   std::vector<Worker> workers;
   long queued = 0, leased = 0;

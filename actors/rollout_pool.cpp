@@ -355,7 +355,7 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
         PoolStatus out = st.counters;
         for (const auto& [peer, w] : st.workers)
           out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, w.done, w.busy_seconds,
-                                 seconds_since(w.last_seen)});
+                                 seconds_since(w.last_seen), executor_devices_of(w.hello.kinds)});
         out.queued = static_cast<long>(st.queue.size());
         out.leased = static_cast<long>(st.leases.size());
         return out;

@@ -28,11 +28,13 @@ void run_status(const StatusArgs& args) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  TextTable workers({"worker", "host", "pid", "slots", "busy", "tasks done", "rollout time", "last heard"});
-  for (const auto& w : j.value("workers", nlohmann::json::array()))
+  TextTable workers({"worker", "host", "pid", "slots", "executors", "busy", "tasks done", "rollout time", "last heard"});
+  for (const auto& w : j.value("workers", nlohmann::json::array())) {
+    const std::string executors = w.value("executors", "");
     workers.add({w.value("name", ""), w.value("host", ""), std::to_string(w.value("pid", 0L)), std::to_string(w.value("slots", 0)),
-                 std::to_string(w.value("busy", 0)), std::to_string(w.value("done", 0L)),
+                 executors.empty() ? "-" : executors, std::to_string(w.value("busy", 0)), std::to_string(w.value("done", 0L)),
                  format_fixed(w.value("busy_seconds", 0.0), 1) + " s", format_fixed(w.value("silent_seconds", 0.0), 1) + " s ago"});
+  }
   workers.print(std::cout);
   std::cout << j["workers"].size() << " worker(s), " << j.value("slots", 0) << " slots, " << j.value("leases", 0L)
             << " tasks leased, " << j.value("queued_tasks", 0L) << " queued\n"

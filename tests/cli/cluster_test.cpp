@@ -611,6 +611,11 @@ TEST_CASE("execute --coordinator and train --stage real measure on the worker wi
   c.start_worker("plain");
   c.start_worker("meter", 1, {"--devices", "cpu:2"});
   REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  {  // status says which workers are executors
+    const auto status = c.status();
+    CHECK((*c.worker(status, "meter"))["executors"] == "cpu:2");
+    CHECK((*c.worker(status, "plain"))["executors"] == "");
+  }
   const std::string workload = "ffnn:layers=2,blocks=2,batch=64,hidden=64";
   const std::vector<std::string> problem = {"--workload", workload, "--cluster", "cpu-2"};
   auto with_problem = [&](std::vector<std::string> args) {

@@ -197,7 +197,10 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   record.ablation = t.ablation;
   for (const LearnedGraph& g : report.graphs) append_once(record.graphs, g.label);
   for (const TrainingProblem& t : problems.training) append_once(record.cluster_name, t.cluster->name());
+  // The device count it was trained on; 0 when its clusters differ (a gdp policy has one count).
   record.devices = problems.training.front().cluster->size();
+  for (const TrainingProblem& t : problems.training)
+    if (t.cluster->size() != record.devices) record.devices = 0;
   record.episodes = init.parent_episodes + report.episodes;
   record.seconds = report.seconds;
   record.best_ratio = report.best_ratio;

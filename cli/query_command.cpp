@@ -302,7 +302,8 @@ void run_policies(const QueryArgs& args) {
   }
   TextTable t({"policy", "stage", "ablation", "devices", "episodes", "best/teacher", "greedy/teacher", "from", "created", "graphs"});
   for (const PolicyRecord& p : list)
-    t.add({p.name + ":" + std::to_string(p.version), p.stage, p.ablation, std::to_string(p.devices), std::to_string(p.episodes),
+    t.add({p.name + ":" + std::to_string(p.version), p.stage, p.ablation, p.devices > 0 ? std::to_string(p.devices) : "mixed",
+           std::to_string(p.episodes),
            format_fixed(p.best_ratio, 3), format_fixed(p.greedy_ratio, 3), p.parent.empty() ? "-" : p.parent,
            format_unix_time(p.created), p.graphs});
   t.print(std::cout);

@@ -68,11 +68,11 @@ struct PolicyRecord {
   std::string name;
   std::uint64_t version = 0;   // 1, 2, ... per name
   std::string weights;         // the policy's bytes (learner/policy_weights.hpp), opaque here
-  std::string stage;           // how it was trained: "il", "sim", "il+sim"
+  std::string stage;           // how it was trained: "il", "sim", "il+sim", "real", "il+sim+real"
   std::string ablation;        // dual, plc-only, random-sel, gdp
   std::string graphs;          // what it was trained on (labels, comma separated)
   std::string cluster_name;
-  int devices = 0;
+  int devices = 0;             // of its training clusters; 0 when they differ in size
   long episodes = 0;           // episodes of training behind this version (its parent's included)
   double seconds = 0;          // training time of this version
   double best_ratio = 0;       // best makespan / teacher makespan reached, mean over its graphs

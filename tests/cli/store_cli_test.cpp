@@ -275,6 +275,19 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
   CHECK(policies[0]["version"] == 1);
   CHECK(policies[0]["stage"] == "il+sim");
   CHECK(policies[0]["episodes"].get<long>() >= 64);
+  CHECK(policies[0]["devices"] == 4);
+
+  // Trained on clusters of two sizes, a policy has no one device count: it says so.
+  gantry_cli({"train", "--data", data.path, "--episodes", "16", "--name", "both", "--hidden", "8", "--head", "8", "--state",
+              "4", "--steps", "1", "--workload", "ffnn:costs=doppler,layers=2", "--cluster", "identical:2", "--cluster",
+              "identical:3", "--sim", "doppler"},
+             &code);
+  REQUIRE(code == 0);
+  auto both = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path, "-f", "json"}));
+  REQUIRE(both.size() == 2);
+  CHECK(both[0]["name"] == "both");
+  CHECK(both[0]["devices"] == 0);
+  CHECK(both[0]["cluster"] == "identical:2,identical:3");
 
   // The best placement is stored under the key `tune` would use, as found by method doppler, and
   // re-simulates to its makespan.

@@ -247,8 +247,8 @@ std::vector<std::pair<Stage, double>> stage_plan(const TrainSpec& t) {
 
 // Stage III: every episode measured, or (measured_share < 1) that share of them with simulated
 // episodes from the workers beside them. The result's bests are measured (measure_outcomes).
-// `measured_bests`: whether the result's bests are measured makespans (they are not when a mixed
-// stage was stopped before its outcomes were measured: they are then on the simulator's clock).
+// `measured_bests`: whether the result's bests are measured makespans (they are not when the stage
+// was stopped before its outcomes were measured: the trainer's are the simulator's prices).
 Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const std::vector<TrainingProblem>& measured_problems,
                                    PoolMeasurer& measurer, caf::actor_system& system, const caf::actor& pool,
                                    const JobSpec& spec, const std::string& job_id, const TrainOptions& o,
@@ -267,13 +267,18 @@ Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const 
     } else {
       result = train(model, measured_problems, measured_source, o, train_hooks);
     }
-    // Stopped: the outcomes are not measured again (a stop must not wait for executors); the
-    // bests of an all-measured stage are measured episodes already.
-    *measured_bests = !mixed;
+    // The trainer prices its bests and its greedy episode with the simulator: they are measured
+    // here, on a copy that replaces the result only when every measurement came back. A stop
+    // (before or during them) keeps the simulated ones: a stop must not wait for executors.
+    *measured_bests = false;
     if (result && !measurer.stopping()) {
-      if (auto on_clock = measure_outcomes(model.weights(), measured_problems, measurer, &result.value()); !on_clock)
+      TrainResult measured = result.value();
+      if (auto on_clock = measure_outcomes(model.weights(), measured_problems, measurer, &measured); on_clock) {
+        result = std::move(measured);
+        *measured_bests = true;
+      } else if (!measurer.stopping()) {
         result = on_clock.error();
-      *measured_bests = true;
+      }
     }
   } catch (const std::exception& e) {
     result = make_error(std::string("training failed: ") + e.what());
@@ -395,10 +400,12 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
         if (!teachers) return teachers.error();
         measured_problems = std::move(teachers).value();
       }
+      const PolicyWeights before = model.weights();
       result = train_measured(model, p, measured_problems, *measurer, system, pool, spec, job_id, o, train_hooks,
                               &measured_bests);
-      if (!result && optional && !stop()) {
+      if (!result && optional && !stop()) {  // the stored policy is the one its report describes
         log_line("gantry: job " + job_id + ": stage III failed and is left out: " + result.error().message);
+        model.load(before);
         continue;
       }
     } else {

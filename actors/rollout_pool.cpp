@@ -97,25 +97,24 @@ bool can_take(const Worker& w, const std::string& kind, bool draining) {
   return is_measure_kind(kind) ? w.busy == 0 : w.busy < w.hello.slots && !draining;
 }
 
-// The workers to drain: for each queued measurement that no worker can take now, the busy worker
-// offering its kind that has the fewest leases (it becomes idle soonest), so rollouts that keep
-// coming cannot starve the measurement.
+// The workers reserved for queued measurements: for each, one worker offering its kind (an idle
+// one when there is one, else the one with the fewest leases, which becomes idle soonest) that
+// takes no rollouts meanwhile, so rollouts that keep coming (of a higher-priority job, or queued
+// ahead of it) cannot starve the measurement.
 std::set<std::string> workers_to_drain(const PoolState& s) {
   std::set<std::string> drain;
   for (const Task& t : s.queue) {
     if (!is_measure_kind(t.task.kind)) continue;
     const std::string* pick = nullptr;
     int fewest = 0;
-    bool idle = false;
     for (const auto& [id, w] : s.workers) {
       if (!runs(w, t.task.kind) || w.measuring > 0 || drain.count(id)) continue;
-      if (w.busy == 0) idle = true;
       if (!pick || w.busy < fewest) {
         pick = &id;
         fewest = w.busy;
       }
     }
-    if (!idle && pick) drain.insert(*pick);
+    if (pick) drain.insert(*pick);
   }
   return drain;
 }

@@ -7,6 +7,8 @@
 // destination GPU's stream of the link's thread (a peer copy between GPUs, a device-to-device copy
 // within one); kernels run through ATen, with the graph's tensors built once per GPU. The runtime
 // rules are the simulator's (executor/placed_run.hpp). Built only where LibTorch has CUDA.
+// Streams come from ATen's pool, 32 per GPU in turn: more than 32 stream threads and links on one
+// GPU (many devices mapped onto it) share streams, which serialises them and inflates their times.
 #include "core/cluster.hpp"
 #include "core/placement.hpp"
 #include "core/result.hpp"

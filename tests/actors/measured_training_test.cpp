@@ -45,7 +45,9 @@ TEST_CASE("a stage III job stopped while it measures ends CANCELLED and keeps it
   INFO(outcome.value().stop_reason);
   REQUIRE(report);
   CHECK(report->stopped);
-  CHECK(report->measured);
+  // Stopped before its outcomes were measured: its bests are the simulator's prices of its
+  // placements, on the simulator's clock with its teacher, not measured ones.
+  CHECK_FALSE(report->measured);
   CHECK(report->episodes > 0);
   CHECK_FALSE(report->policy.empty());  // stored
   REQUIRE(report->graphs.size() == 1);

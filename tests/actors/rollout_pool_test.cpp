@@ -250,3 +250,17 @@ TEST_CASE("a measurement is leased only to an idle worker, which is drained for 
   m->send(pool, net_in_atom::value, done("m", measure, "measured"));
   CHECK(next_assign(m, "m").task.sequence == 4);
 }
+
+TEST_CASE("rollouts of a higher-priority job cannot starve a queued measurement of its worker", "[actors]") {
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
+  caf::scoped_actor m{system}, job{system};
+  m->send(pool, net_in_atom::value, hello("m", {"anneal", "measure:cpu:2"}, 1));
+  job->send(pool, run_task_atom::value, std::string("busy"), 5, task(1));
+  const wire::Assign first = next_assign(m, "m");
+  job->send(pool, run_task_atom::value, std::string("measure"), 0, task(2, "measure:cpu:2"));
+  for (long k = 3; k < 6; ++k) job->send(pool, run_task_atom::value, std::string("busy"), 5, task(k));  // queued ahead of it
+  m->send(pool, net_in_atom::value, done("m", first, "1"));
+  CHECK(next_assign(m, "m").task.sequence == 2);  // the idle worker goes to the measurement
+}

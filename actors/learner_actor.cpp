@@ -38,7 +38,8 @@ TuneOutcome outcome_of(const LearnerConfig& config, const Result<LearnerReport>&
   o.graph = first.graph;
   o.runtime = first.runtime;
   char ratios[96];
-  std::snprintf(ratios, sizeof ratios, "best %.3fx and greedy %.3fx the cp teacher", r.best_ratio, r.greedy_ratio);
+  std::snprintf(ratios, sizeof ratios, "best %.3fx and greedy %.3fx the cp teacher%s", r.best_ratio, r.greedy_ratio,
+                r.measured ? ", measured" : "");
   o.stop_reason = "policy " + r.policy + " stored: " + std::to_string(r.episodes) + " episodes, " + ratios +
                   (r.graphs.size() > 1 ? " (mean of " + std::to_string(r.graphs.size()) + " graphs)" : "") +
                   (r.stopped ? "; stopped early" : "");

@@ -48,7 +48,7 @@ void run_jobs(const JobsArgs& args) {
 
 void add_jobs_command(CLI::App& app) {
   auto args = std::make_shared<JobsArgs>();
-  CLI::App* cmd = app.add_subcommand("jobs", "jobs (tune, train, pipeline tune): of the local store (read-only: works while a job runs) or of a coordinator");
+  CLI::App* cmd = app.add_subcommand("jobs", "jobs (tune, train, pipeline tune, measure): of the local store (read-only: works while a job runs) or of a coordinator");
   cmd->add_option("job", args->job, "only this job");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");

@@ -671,4 +671,19 @@ TEST_CASE("execute --coordinator and train --stage real measure on the worker wi
   const auto policies = nlohmann::json::parse(run_cli({"query", "policies", "--coordinator", c.endpoint, "-f", "json"}).out);
   REQUIRE(policies.size() == 1);
   CHECK(policies[0]["stage"] == "real");
+
+  // tune --method doppler on the coordinator: its executors attached, stage III follows stages I
+  // and II, and the stored best carries a measurement.
+  const auto measured_before = (*c.worker(c.status(), "meter"))["done"].get<long>();
+  const auto doppler = with_problem({"tune", "--method", "doppler", "--budget", "3s"});
+  INFO(doppler.err);
+  REQUIRE(doppler.code == 0);
+  CHECK((*c.worker(c.status(), "meter"))["done"].get<long>() > measured_before);
+  const auto jobs = nlohmann::json::parse(run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"}).out);
+  const nlohmann::json* last = nullptr;  // the doppler job: the train job that started last
+  for (const auto& j : jobs)
+    if (j["kind"] == "train" && (!last || j["started"].get<double>() > (*last)["started"].get<double>())) last = &j;
+  REQUIRE(last);
+  CHECK_THAT((*last)["message"].get<std::string>(), Catch::Contains("measured"));  // stage III ran last
+  CHECK(c.coordinator->log().find("stage III skipped") == std::string::npos);
 }

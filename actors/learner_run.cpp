@@ -169,11 +169,12 @@ TrainOptions stage_options(const JobSpec& spec, Stage stage, double share, long 
   return o;
 }
 
-// Keeps each graph's best over the stages; the greedy makespan is the last stage's.
-void merge_stage(std::vector<LearnedGraph>& graphs, const TrainResult& r) {
+// Keeps each graph's best over the stages; the greedy makespan is the last stage's. `replace`: the
+// stage's bests are on another clock (measured), so they replace the earlier ones.
+void merge_stage(std::vector<LearnedGraph>& graphs, const TrainResult& r, bool replace) {
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     const ProblemOutcome& o = r.problems[i];
-    if (graphs[i].best.device.empty() || o.best_makespan < graphs[i].best_makespan) {
+    if (replace || graphs[i].best.device.empty() || o.best_makespan < graphs[i].best_makespan) {
       graphs[i].best_makespan = o.best_makespan;
       graphs[i].best = o.best;
     }
@@ -349,7 +350,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     g.ops = static_cast<long>(tp.graph->size());
     g.teacher_makespan = tp.teacher_makespan;
     g.graph = fingerprint(*tp.graph);
-    g.runtime = runtime_fingerprint(*tp.cluster, tp.sim);
+    g.runtime = p.built[i]->runtime;  // with the profiles' fingerprint when it is costed with them
     report.graphs.push_back(std::move(g));
   }
   for (std::size_t k = 0; k < stages.size(); ++k) {
@@ -424,12 +425,10 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     report.learner_seconds += r.learner_seconds;
     if (measured_bests) {  // measured bests replace simulated ones: the clocks differ
       measured_last = true;
-      for (std::size_t i = 0; i < report.graphs.size(); ++i) {
+      for (std::size_t i = 0; i < report.graphs.size(); ++i)
         report.graphs[i].teacher_makespan = measured_problems[i].teacher_makespan;
-        report.graphs[i].best.device.clear();
-      }
     }
-    merge_stage(report.graphs, r);
+    merge_stage(report.graphs, r, measured_bests);
   }
   report.stopped = stop();
   report.measured = measured_last;

@@ -27,8 +27,6 @@ namespace wire {
 struct Decoder;
 }
 
-inline constexpr const char* kMeasureTaskPrefix = "measure:";
-
 // A worker's executor devices: none, K CPU devices, or K devices on its GPUs.
 struct ExecutorDevices {
   std::string backend = "cpu";  // "cpu" or "cuda"

@@ -28,8 +28,12 @@ struct WorkerState {
   caf::actor uplink;
   std::vector<caf::actor> rollouts;
   std::vector<caf::actor> idle;
-  std::deque<wire::Assign> waiting;          // assigned, waiting for a slot or for its problem
-  std::map<std::uint64_t, Clock::time_point> waiting_until;  // by lease: when a waiting one is worthless
+  // Assigned, waiting for a slot or for its problem, with the lease's deadline (from its arrival).
+  struct Waiting {
+    wire::Assign assign;
+    Clock::time_point deadline;
+  };
+  std::deque<Waiting> waiting;
   // Leases on rollouts now, with the time by which their answer is worthless. A lease past it is
   // failed on the tick and its rollout replaced (a timeout per request would cost a clock entry
   // for its whole length: at thousands of tiny tasks a second, a minute of them).
@@ -76,17 +80,20 @@ bool measuring(const WorkerState& s) {
 
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
 // A measurement runs alone: while one waits, no other task starts, and it starts once the running
-// ones have finished; while it runs, nothing else starts.
+// ones have finished; while it runs, nothing else starts. (The pool already leases a measurement
+// only to an idle worker and nothing beside it; this holds for leases of a coordinator from before
+// a restart, or of one that does not know the rule.)
 void run_waiting(Self self) {
   WorkerState& s = self->state;
-  const bool drain = std::any_of(s.waiting.begin(), s.waiting.end(), [](const wire::Assign& a) { return is_measure_kind(a.task.kind); });
+  const bool drain = std::any_of(s.waiting.begin(), s.waiting.end(),
+                                 [](const WorkerState::Waiting& w) { return is_measure_kind(w.assign.task.kind); });
   for (auto it = s.waiting.begin(); it != s.waiting.end() && !s.idle.empty() && !measuring(s);) {
-    const bool measure = is_measure_kind(it->task.kind);
+    const bool measure = is_measure_kind(it->assign.task.kind);
     if (drain && !measure) {
       ++it;
       continue;
     }
-    const Fingerprint key = it->task.problem;
+    const Fingerprint key = it->assign.task.problem;
     auto problem = s.cache->find(key);
     if (!problem) {
       if (s.asked.insert({key.hi, key.lo}).second) send_up(self, wire::Type::need_problem, wire::encode(wire::NeedProblem{key}));
@@ -97,13 +104,12 @@ void run_waiting(Self self) {
       ++it;
       continue;
     }
-    wire::Assign assign = std::move(*it);
+    wire::Assign assign = std::move(it->assign);
+    const auto deadline = it->deadline;
     it = s.waiting.erase(it);
-    s.waiting_until.erase(assign.lease);
     caf::actor rollout = s.idle.back();
     s.idle.pop_back();
     const std::uint64_t lease = assign.lease;
-    const auto deadline = deadline_after(assign.deadline_seconds);
     s.running[lease] = WorkerState::Running{rollout, assign.task.sequence, deadline, measure};
     self->request(rollout, caf::infinite, run_task_atom::value, problem, std::move(assign.task))
         .then(
@@ -152,13 +158,12 @@ void drop_stale_waiting(Self self) {
   WorkerState& s = self->state;
   const auto now = Clock::now();
   for (auto it = s.waiting.begin(); it != s.waiting.end();) {
-    auto until = s.waiting_until.find(it->lease);
-    if (until == s.waiting_until.end() || until->second >= now) {
+    if (it->deadline >= now) {
       ++it;
       continue;
     }
-    answer_failed(self, it->lease, it->task.sequence, "waited past the lease's deadline for its problem or a free slot");
-    s.waiting_until.erase(until);
+    answer_failed(self, it->assign.lease, it->assign.task.sequence,
+                  "waited past the lease's deadline for its problem or a free slot");
     it = s.waiting.erase(it);
   }
   s.asked.clear();
@@ -183,8 +188,8 @@ void on_message(Self self, const wire::Envelope& e) {
         log_line(std::string() + "gantry worker: dropped an assign: " + m.error().message);
         return;
       }
-      s.waiting_until[m.value().lease] = deadline_after(m.value().deadline_seconds);
-      s.waiting.push_back(std::move(m).value());
+      const auto deadline = deadline_after(m.value().deadline_seconds);
+      s.waiting.push_back({std::move(m).value(), deadline});
       return run_waiting(self);
     }
     case wire::Type::problem: {
@@ -199,12 +204,12 @@ void on_message(Self self, const wire::Envelope& e) {
                                                       : Result<std::shared_ptr<const BuiltProblem>>(make_error("content does not match its key"));
       if (!built) {  // every lease of it fails (the coordinator gives up after a few attempts)
         for (auto it = s.waiting.begin(); it != s.waiting.end();) {
-          if (it->task.problem != key) {
+          if (it->assign.task.problem != key) {
             ++it;
             continue;
           }
-          answer_failed(self, it->lease, it->task.sequence, "cannot build problem " + key.hex() + ": " + built.error().message);
-          s.waiting_until.erase(it->lease);
+          answer_failed(self, it->assign.lease, it->assign.task.sequence,
+                        "cannot build problem " + key.hex() + ": " + built.error().message);
           it = s.waiting.erase(it);
         }
       }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "bench/median.hpp"
 #include "core/cost_model.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/profiler.hpp"
@@ -51,18 +52,12 @@ std::vector<std::pair<std::string, Placement>> placements(const PlacementProblem
   return out;
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t k = values.size();
-  return k % 2 ? values[k / 2] : (values[k / 2 - 1] + values[k / 2]) / 2;
-}
-
 // Rounds 1, 3, 5, ... against rounds 2, 4, ...: how far two measurements of one placement differ.
 double half_against_half(const std::vector<double>& rounds) {
   std::vector<double> odd, even;
   for (std::size_t r = 0; r < rounds.size(); ++r) (r % 2 ? even : odd).push_back(rounds[r]);
   if (odd.empty() || even.empty()) return 0;
-  return median_of(odd) / median_of(even) - 1;
+  return median(odd) / median(even) - 1;
 }
 
 std::pair<double, double> mean_and_p90(std::vector<double> errors) {
@@ -126,9 +121,9 @@ FidelityReport run_fidelity_bench(const FidelityOptions& o) {
   std::vector<double> errors, roofline_errors, noise;
   for (Case& c : cases) {
     noise.push_back(half_against_half(c.makespans));  // in round order
-    const double median = median_of(c.makespans);
+    const double measured = median(c.makespans);
     const auto [low, high] = std::minmax_element(c.makespans.begin(), c.makespans.end());
-    FidelityRow row{o.graphs[c.graph], c.name, median, (*high - *low) / median, c.predicted, c.roofline};
+    FidelityRow row{o.graphs[c.graph], c.name, measured, (*high - *low) / measured, c.predicted, c.roofline};
     errors.push_back(row.error());
     roofline_errors.push_back(row.roofline / row.measured - 1);
     report.rows.push_back(row);

@@ -2,7 +2,9 @@
 // `gantry bench fidelity`: how well the simulator, calibrated by measured profiles, predicts real
 // makespans. It profiles the cluster (executor/profiler.hpp), then measures and predicts random,
 // heuristic and searched placements of chainmm, ffnn and llama-block graphs sized to run in
-// 20-200 ms on cpu-2, and reports each error and their mean and 90th percentile.
+// 20-200 ms on cpu-2 (on this project's 2-core machine ffnn and llama-block take 45-120 ms, chainmm
+// 140-380 ms), and reports each error and their mean and 90th percentile, beside the machine's own
+// noise (odd rounds against even rounds).
 #include <functional>
 #include <string>
 #include <vector>

@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 
+#include "bench/median.hpp"
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
 #include "actors/embedded_job.hpp"
@@ -25,11 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct BenchGraph {
   Graph graph;

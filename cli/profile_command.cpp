@@ -128,7 +128,7 @@ void add_profile_command(CLI::App& app) {
                                                                   "one device at a time and round-robin")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
-  cmd->add_option("--repeats", args->repeats, "timed runs per placement (the median run's times are kept)")
+  cmd->add_option("--repeats", args->repeats, "rounds: each placement runs once per round, interleaved with the others; every run's times are kept, except where a signature took more than 1.5x its lower median over the rounds (a burst of interference)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   cmd->add_option("--seed", args->seed, "seed of the random placements")->capture_default_str();

@@ -23,6 +23,7 @@
 #include "cli/policy_source.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
+#include "executor/cuda/cuda_executor.hpp"
 #include "cli/train_job.hpp"
 #include "core/hex.hpp"
 #include "storage/store.hpp"
@@ -164,6 +165,10 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   const bool stage_three = args.stage == "real" || args.stage == "il+sim+real";
   if (args.devices.count > 0) options.devices = args.devices;
   else if (stage_three) options.devices = embedded_devices(spec);
+  if (stage_three && options.devices.backend == "cuda" && cuda_device_count() == 0)
+    throw CliError("stage III on " + clusters + " measures on GPUs (the clusters' devices are not of kind CPU), and this "
+                   "process sees none (or its LibTorch has no CUDA); use a cpu-N cluster or a coordinator with a "
+                   "`gantry worker --devices cuda:N`");
   options.cancel = &StopSignals::requested();
   options.hooks.on_learning = print_point;
   options.hooks.on_learned = [&](const LearnerReport& r) { report = r; };
@@ -207,8 +212,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str();
   args->sim.add_to(*cmd);
   cmd->add_option("--stage", args->stage,
-                  "il, sim, il+sim, real (stage III: policy gradient on makespans measured on this machine's CPU "
-                  "devices, or with --coordinator on a worker's (--devices), median of 3 runs, relative to the "
+                  "il, sim, il+sim, real (stage III: policy gradient on makespans measured by executors: this machine's "
+                  "cores for cpu-N clusters, its GPUs for others, or with --coordinator a worker's --devices; median of 3 runs, relative to the "
                   "teacher's measured makespan; start it from a stage II policy with --init), or il+sim+real (all "
                   "three; stage III gets a quarter of the budget after imitation, and is skipped when no worker "
                   "offers the cluster's devices)")

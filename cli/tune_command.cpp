@@ -1,5 +1,6 @@
 // gantry tune: a tuning job. Rollout actors search in parallel, the tuner keeps the best, and the
 // store keeps everything, so `gantry query` answers later from any process.
+#include <algorithm>
 #include <unistd.h>
 
 #include <atomic>
@@ -55,11 +56,13 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   if (!args.devices.empty() && !remote.endpoint.empty())
     throw CliError("--devices is for a run in this process; a coordinator's workers offer their own (gantry worker --devices)");
   t.devices = parse_executor_devices(args.devices);
-  if (t.devices.count > 0) {  // stage III needs every device of the cluster on this machine
+  if (t.devices.count > 0) {  // stage III needs the measure kind of the cluster, as the pool leases it
     auto cluster = Cluster::load(args.problem.cluster);
-    if (cluster && cluster.value().size() > t.devices.count)
-      throw CliError("--devices " + args.devices + ": the cluster " + cluster.value().name() + " has " +
-                     std::to_string(cluster.value().size()) + " devices; stage III measures on as many");
+    const std::vector<std::string> offered = measure_kinds(t.devices);
+    if (cluster && std::find(offered.begin(), offered.end(), measure_kind(cluster.value())) == offered.end())
+      throw CliError("--devices " + args.devices + ": the cluster " + cluster.value().name() + " is measured by " +
+                     measure_kind(cluster.value()) + " tasks (" + std::to_string(cluster.value().size()) + " " +
+                     measure_backend(cluster.value()) + " devices)");
   }
   t.stage = !remote.endpoint.empty() || t.devices.count > 0 ? "il+sim+real" : "il+sim";
   t.imitate = "pick";

@@ -209,19 +209,12 @@ class PlacedRun {
       ++active_;
       lock.unlock();
       Timed result;
-      std::optional<std::string> failure;
-      try {
-        result = backend_.run_op(dev, op, inputs);
-      } catch (const std::exception& e) {
-        failure = e.what();
-      } catch (...) {
-        failure = "an exception that is not a std::exception";
-      }
+      const std::optional<std::string> failure = attempt([&] { result = backend_.run_op(dev, op, inputs); });
       inputs.clear();  // its inputs may be freed as soon as their last reader released them
       lock.lock();
       --active_;
       if (failure) {
-        fail("op " + g_.name(op) + ": " + failure->substr(0, failure->find('\n')));
+        fail("op " + g_.name(op) + ": " + *failure);
         return;
       }
       complete(op, dev, std::move(result.value), result.start, result.end);
@@ -275,21 +268,14 @@ class PlacedRun {
       queue.pop_front();
       lock.unlock();
       const double bytes = static_cast<double>(transfer.value.numel()) * static_cast<double>(transfer.value.element_size());
-      Timed copy;
-      std::optional<std::string> failure;
-      try {  // an exception must not leave the thread (out of memory for a large copy)
-        copy = backend_.copy(from, to, transfer.value);
-      } catch (const std::exception& e) {
-        failure = e.what();
-      } catch (...) {
-        failure = "an exception that is not a std::exception";
-      }
+      Timed copy;  // an exception must not leave the thread (out of memory for a large copy)
+      const std::optional<std::string> failure = attempt([&] { copy = backend_.copy(from, to, transfer.value); });
       transfer.value = at::Tensor();
       lock.lock();
       --active_;
       if (failure) {
         fail("copying " + g_.name(transfer.op) + " from device " + std::to_string(from) + " to " + std::to_string(to) +
-             ": " + failure->substr(0, failure->find('\n')));
+             ": " + *failure);
         return;
       }
       record_.transfers.push_back({transfer.op, from, to, copy.start, copy.end, bytes});
@@ -368,11 +354,15 @@ Status check_order(const Graph& graph, const Placement& placement, int devices, 
 
 }  // namespace
 
-Result<Measurement> execute_placed(const Graph& graph, const Placement& placement, const Cluster& cluster,
-                                   const ExecOptions& options, DeviceBackend& backend) {
+Status check_placed_run(const Graph& graph, const Placement& placement, const Cluster& cluster, const ExecOptions& options) {
   if (auto fits = placement.check(graph, cluster, "placement"); !fits) return fits.error();
   if (auto ordered = check_order(graph, placement, cluster.size(), options); !ordered) return ordered.error();
   if (options.repeats < 1) return make_error("repeats must be at least 1");
+  return Ok{};
+}
+
+Result<Measurement> execute_placed(const Graph& graph, const Placement& placement, const Cluster& cluster,
+                                   const ExecOptions& options, DeviceBackend& backend) {
   PlacedRun run(graph, placement, cluster, options, backend);
   Measurement m;
   m.backend = backend.name();

@@ -42,9 +42,13 @@ class DeviceBackend {
   virtual Timed copy(int from, int to, const at::Tensor& value) = 0;
 };
 
-// options.warmup untimed runs, then options.repeats timed ones, on `backend`. Errors name the
-// problem: a placement that does not fit, a fixed order that is not a permutation of each
-// device's ops or deadlocks, an op whose kernel fails (with its name and the kernel's message).
+// What a run needs of its input, checked before a backend builds tensors for it: a placement that
+// fits the graph and cluster, a fixed order that is a permutation of each device's ops, a repeat.
+Status check_placed_run(const Graph& graph, const Placement& placement, const Cluster& cluster, const ExecOptions& options);
+
+// options.warmup untimed runs, then options.repeats timed ones, on `backend`, of a run that passed
+// check_placed_run. Errors name the problem: a fixed order that deadlocks, an op whose kernel
+// fails (with its name and the kernel's message).
 Result<Measurement> execute_placed(const Graph& graph, const Placement& placement, const Cluster& cluster,
                                    const ExecOptions& options, DeviceBackend& backend);
 

@@ -93,6 +93,7 @@ class CpuBackend : public DeviceBackend {
 
 Result<Measurement> execute_on_cpu(const Graph& graph, const Placement& placement, const Cluster& cluster,
                                    const ExecOptions& options) {
+  if (Status ok = check_placed_run(graph, placement, cluster, options); !ok) return ok.error();  // before building tensors
   std::unique_ptr<Program> program;
   try {
     program = std::make_unique<Program>(graph);

@@ -157,7 +157,7 @@ Result<Measurement> execute_on_cuda(const Graph& graph, const Placement& placeme
                                     const ExecOptions& options) {
   const int gpus = cuda_device_count();
   if (gpus == 0) return make_error("no CUDA device is visible to this process");
-  if (auto fits = placement.check(graph, cluster, "placement"); !fits) return fits.error();  // before building tensors
+  if (Status ok = check_placed_run(graph, placement, cluster, options); !ok) return ok.error();  // before building tensors
   std::unique_ptr<CudaBackend> backend;
   try {
     backend = std::make_unique<CudaBackend>(graph, cluster, options, gpus);

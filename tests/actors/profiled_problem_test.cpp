@@ -53,6 +53,7 @@ TEST_CASE("profiles travel with a job and cost its problem", "[actors]") {
   auto roofline = build_problem(plain);
   REQUIRE(roofline.ok());
   CHECK(roofline.value()->runtime == runtime_fingerprint(cluster.value(), sim));
+  CHECK(built.value()->runtime != roofline.value()->runtime);  // the profiles are in the key
 
   ProblemSpec broken = profiled;
   broken.profiles_json = R"({"entries": [{"kind": "CPU"}]})";

@@ -97,26 +97,33 @@ std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const st
   return fit_link(transfer_kind(from_kind, to_kind), nominal_bandwidth);
 }
 
+// Weighted least squares with weights 1 / time^2: the line's relative error is what is minimised,
+// so a 4 KiB transfer's microseconds count as much as a 16 MiB one's milliseconds (plain least
+// squares lets the largest sizes set the intercept, often below zero).
 std::optional<LinkFit> ProfileTable::fit_link(const std::string& kind, double nominal_bandwidth) const {
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
+  double n = 0, sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0, total_y = 0, total_x = 0;
   for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
     const double x = it->second.op.work, y = it->second.seconds.mean;
     smallest = n == 0 ? x : std::min(smallest, x);
     largest = std::max(largest, x);
     n += 1;
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+    total_x += x;
+    total_y += y;
+    const double w = y > 0 ? 1 / (y * y) : 0;
+    sw += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
   }
   if (n == 0) return std::nullopt;
-  const double det = n * sxx - sx * sx;
+  const double det = sw * sxx - sx * sx;
   if (n >= 2 && det > 0 && largest >= 4 * std::max(smallest, 1.0)) {
-    const double slope = (n * sxy - sx * sy) / det, intercept = (sy - slope * sx) / n;
+    const double slope = (sw * sxy - sx * sy) / det, intercept = (sy - slope * sx) / sw;
     if (slope > 0) return LinkFit{std::max(0.0, intercept), 1 / slope};
   }
   if (!(nominal_bandwidth > 0)) return std::nullopt;
-  return LinkFit{std::max(0.0, (sy - sx / nominal_bandwidth) / n), nominal_bandwidth};
+  return LinkFit{std::max(0.0, (total_y - total_x / nominal_bandwidth) / n), nominal_bandwidth};
 }
 
 Fingerprint ProfileTable::fingerprint() const {

@@ -5,7 +5,7 @@
 // time per unit of work of the family's nearest measured shapes (by their features: a GEMM's rows,
 // inner and output widths), averaged in log space with inverse-squared-distance weights. Transfers
 // are filed under the kind pair "A->B" and fitted with a line, latency + bytes / bandwidth, by
-// least squares over the measured sizes.
+// least squares of the relative error over the measured sizes.
 #include <map>
 #include <optional>
 #include <utility>

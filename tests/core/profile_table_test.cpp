@@ -53,6 +53,15 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   CHECK(fit->latency == Approx(2e-5));
   CHECK(fit->bandwidth == Approx(4e9));
   CHECK_FALSE(t.link("CPU", "GPU").has_value());
+  // The fit weighs relative errors: a largest size 50% slower than the line (fresh pages, say) does
+  // not drag the latency that five exactly measured small sizes show down to zero, as a plain
+  // least-squares line would (its intercept goes below zero here).
+  ProfileTable skewed;
+  for (double bytes : {1e3, 1e4, 1e5, 1e6, 1e7}) skewed.add("A->B", transfer_signature(bytes), 3e-5 + bytes / 5e9);
+  skewed.add("A->B", transfer_signature(1e8), 1.5 * (3e-5 + 1e8 / 5e9));
+  auto relative = skewed.link("A", "B");
+  REQUIRE(relative.has_value());
+  CHECK(relative->latency == Approx(3e-5).epsilon(0.1));
   // Sizes within a factor of 4 of each other: the nominal bandwidth, and the mean time it leaves.
   ProfileTable close;
   close.add("A->B", transfer_signature(1000), 3e-6);

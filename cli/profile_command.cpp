@@ -19,7 +19,7 @@ namespace gantry::cli {
 namespace {
 
 struct ProfileArgs {
-  std::string cluster = "cpu-2", data;
+  std::string cluster = "cpu-2", data, link_ladder = "link-ladder";
   std::vector<std::string> workloads;
   int random_placements = 3, repeats = 3;
   bool no_store = false, no_pin = false;
@@ -78,6 +78,7 @@ void run_profile(const ProfileArgs& args) {
   options.exec.repeats = args.repeats;
   options.exec.pin_threads = !args.no_pin;
   options.seed = args.seed;
+  options.link_ladder = args.link_ladder == "none" ? "" : args.link_ladder;
   const bool interactive = isatty(STDERR_FILENO) && !args.out.json();
   options.progress = [&](const std::string& graph, int done, int total) {
     if (interactive) std::fprintf(stderr, "\r  %3d/%d runs  %-70.70s", done, total, graph.c_str());
@@ -123,7 +124,12 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--cluster", args->cluster, "cluster whose devices run on this machine's cores")->capture_default_str();
   cmd->add_option("--workload", args->workloads,
                   "workloads whose ops to measure (repeatable; default: a grid of chainmm, ffnn, llama-block, "
-                  "llama-layer and proxy-GEMM sizes)");
+                  "llama-layer and proxy-GEMM sizes; op-grid is a sweep of GEMM shapes, whose times run faster "
+                  "than inside real graphs)");
+  cmd->add_option("--link-ladder", args->link_ladder,
+                  "workload run once per ordered device pair, its sources on one device and its readers on the "
+                  "other, to fit each link's latency and bandwidth (none: only the workloads' own transfers)")
+      ->capture_default_str();
   cmd->add_option("--random-placements", args->random_placements, "random placements per workload, besides "
                                                                   "one device at a time and round-robin")
       ->capture_default_str()

@@ -6,6 +6,7 @@
 
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/profile_samples.hpp"
+#include "workloads/workload.hpp"
 
 namespace gantry {
 
@@ -29,6 +30,26 @@ std::vector<Placement> placements_for(const Graph& graph, int devices, int rando
   return out;
 }
 
+// Per ordered device pair (from, to): every source on `from`, every other op on `to`. On the link
+// ladder each edge is then a transfer from -> to.
+std::vector<Placement> pair_placements(const Graph& graph, int devices) {
+  std::vector<Placement> out;
+  for (int from = 0; from < devices; ++from)
+    for (int to = 0; to < devices; ++to) {
+      if (from == to) continue;
+      Placement p;
+      for (OpId op = 0; op < graph.size(); ++op) p.device.push_back(graph.in_edges(op).empty() ? from : to);
+      out.push_back(std::move(p));
+    }
+  return out;
+}
+
+struct PlannedGraph {
+  std::string name;
+  const Graph* graph;
+  std::vector<Placement> placements;
+};
+
 }  // namespace
 
 std::vector<std::string> default_profile_workloads() {
@@ -46,12 +67,19 @@ std::vector<std::string> default_profile_workloads() {
 
 Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<std::pair<std::string, Graph>>& graphs,
                                      const ProfilerOptions& options) {
-  std::vector<std::vector<Placement>> plans;
-  int total = 0;
-  for (std::size_t i = 0; i < graphs.size(); ++i) {
-    plans.push_back(placements_for(graphs[i].second, cluster.size(), options.random_placements, options.seed + i));
-    total += static_cast<int>(plans.back().size());
+  std::vector<PlannedGraph> plans;
+  for (std::size_t i = 0; i < graphs.size(); ++i)
+    plans.push_back({graphs[i].first, &graphs[i].second,
+                     placements_for(graphs[i].second, cluster.size(), options.random_placements, options.seed + i)});
+  Graph ladder;
+  if (!options.link_ladder.empty() && cluster.size() > 1) {
+    auto built = make_workload(options.link_ladder);
+    if (!built) return make_error("the link ladder: " + built.error().message);
+    ladder = std::move(built).value();
+    plans.push_back({options.link_ladder, &ladder, pair_placements(ladder, cluster.size())});
   }
+  int total = 0;
+  for (const PlannedGraph& plan : plans) total += static_cast<int>(plan.placements.size());
   // Rounds of one run per (graph, placement), as the fidelity benchmark measures: a burst of
   // interference then slows one run of many. Each run's per-signature means are kept apart, and a
   // run more than 1.5 times its signature's median over the rounds (a burst) is left out.
@@ -60,17 +88,17 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
   std::map<std::pair<std::string, std::string>, std::vector<ProfileEntry>> runs;
   int done = 0;
   for (int round = 0; round < rounds; ++round)
-    for (std::size_t i = 0; i < graphs.size(); ++i)
-      for (const Placement& placement : plans[i]) {
+    for (const PlannedGraph& plan : plans)
+      for (const Placement& placement : plan.placements) {
         ExecOptions exec = options.exec;
         exec.repeats = 1;
         exec.warmup = round == 0 ? std::max(1, options.exec.warmup) : 0;
-        auto m = execute_on_cpu(graphs[i].second, placement, cluster, exec);
-        if (!m) return make_error(graphs[i].first + ": " + m.error().message);
+        auto m = execute_on_cpu(*plan.graph, placement, cluster, exec);
+        if (!m) return make_error(plan.name + ": " + m.error().message);
         ProfileTable run;
-        add_profile_samples(graphs[i].second, cluster, m.value().median_run, &run);
+        add_profile_samples(*plan.graph, cluster, m.value().median_run, &run);
         for (ProfileEntry& e : run.entries()) runs[{e.device_kind, e.op.signature}].push_back(std::move(e));
-        if (options.progress) options.progress(graphs[i].first, ++done, total);
+        if (options.progress) options.progress(plan.name, ++done, total);
       }
   ProfileTable samples;
   for (auto& [key, entries] : runs) {

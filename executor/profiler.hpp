@@ -19,6 +19,9 @@ namespace gantry {
 
 struct ProfilerOptions {
   int random_placements = 3;
+  // The workload run once per ordered device pair, its sources on one device and the rest on the
+  // other, so that every link is timed over a wide range of sizes (empty: none).
+  std::string link_ladder = "link-ladder";
   ExecOptions exec;  // repeats (rounds), warm-up, pinning
   std::uint64_t seed = 1;
   std::function<void(const std::string& graph, int done, int total)> progress;
@@ -26,7 +29,9 @@ struct ProfilerOptions {
 
 // The workloads `gantry profile` measures by default on CPU devices: the generators' op families
 // over a grid of sizes (block GEMMs from 64 to 1024 on a side, transformer blocks of widths 256 to
-// 768, proxy GEMMs from 1e6 to 1e9 flops).
+// 768, proxy GEMMs from 1e6 to 1e9 flops). Not the op-grid sweep: its GEMMs, timed among
+// independent ops, run 5-8% faster than the same shapes inside real graphs, and profiles with it
+// predicted measured makespans worse (docs/architecture.md, "Profiles").
 std::vector<std::string> default_profile_workloads();
 
 Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<std::pair<std::string, Graph>>& graphs,

@@ -80,8 +80,7 @@ std::vector<OpId> add_layer(GraphBuilder& graph, const FfnnShape& s, std::int64_
       sum_spec.operation = operation(TensorFn::add, s.dtype_bytes, edge_operands(static_cast<int>(b)));
       OpId sum = graph.add_op(std::move(sum_spec));
       for (std::size_t k = 0; k < partials.size(); ++k) link(graph, partials[k], sum, static_cast<int>(k));
-      OpSpec relu_spec = make_op(label(prefix, "relu", {i, j}), OpKind::elementwise, elements,
-                                 2 * elements * s.dtype_bytes, elements * s.dtype_bytes, shape);
+      OpSpec relu_spec = relu_op(label(prefix, "relu", {i, j}), elements, s.dtype_bytes, shape);
       relu_spec.operation = operation(TensorFn::relu, s.dtype_bytes, edge_operands(1));
       OpId relu = graph.add_op(std::move(relu_spec));
       link(graph, sum, relu, 0);

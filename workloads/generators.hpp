@@ -35,6 +35,12 @@ Result<Graph> make_random_dag(const WorkloadParams& params);
 WorkloadInfo stg_random_info();
 Result<Graph> make_stg_random(const WorkloadParams& params);
 
+WorkloadInfo op_grid_info();
+Result<Graph> make_op_grid(const WorkloadParams& params);
+
+WorkloadInfo link_ladder_info();
+Result<Graph> make_link_ladder(const WorkloadParams& params);
+
 // LLaMA transformer dimensions, shared by llama-block and llama-layer.
 struct LlamaDims {
   std::int64_t batch = 1;
@@ -131,6 +137,12 @@ inline OpSpec sum_op(std::string name, OpKind kind, double elements, int inputs,
                      std::vector<std::int64_t> shape) {
   return make_op(std::move(name), kind, (inputs - 1) * elements, (inputs + 1) * elements * dtype_bytes,
                  elements * dtype_bytes, std::move(shape));
+}
+
+// max(x, 0) on `elements`: one flop per element, reads and writes the tensor.
+inline OpSpec relu_op(std::string name, double elements, double dtype_bytes, std::vector<std::int64_t> shape) {
+  return make_op(std::move(name), OpKind::elementwise, elements, 2 * elements * dtype_bytes, elements * dtype_bytes,
+                 std::move(shape));
 }
 
 // An edge shipping the producer's whole output tensor; `slot` is the operand of dst's operation it

@@ -26,6 +26,7 @@ const std::vector<Entry>& registry() {
       {chainmm_info(), make_chainmm},       {ffnn_info(), make_ffnn},
       {llama_block_info(), make_llama_block}, {llama_layer_info(), make_llama_layer},
       {random_dag_info(), make_random_dag},   {stg_random_info(), make_stg_random},
+      {op_grid_info(), make_op_grid},         {link_ladder_info(), make_link_ladder},
   };
   return entries;
 }

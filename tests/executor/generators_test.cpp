@@ -173,6 +173,33 @@ TEST_CASE("chainmm run on one device equals C (D E) + A B", "[executor]") {
   }
 }
 
+TEST_CASE("op-grid's ops compute the products, sums and relus of the inputs' corners", "[executor]") {
+  const std::int64_t side = 32;
+  const Graph g = workload("op-grid:min_size=8,max_size=32,max_flops=20000");
+  auto out = run_on_one_device(g);
+  const at::Tensor a = named("grid.a", {side, side}, 1), b = named("grid.b", {side, side}, 1);
+  int gemms = 0;
+  for (std::int64_t r : {8, 16, 32})
+    for (std::int64_t k : {8, 16, 32})
+      for (std::int64_t c : {8, 16, 32}) {
+        const std::string name = "mm[" + std::to_string(r) + "," + std::to_string(k) + "," + std::to_string(c) + "]";
+        if (2 * r * k * c > 20000) {
+          CHECK_FALSE(out.count(name));
+          continue;
+        }
+        REQUIRE(out.count(name));
+        check_close(out[name], at::matmul(a.narrow(0, 0, r).narrow(1, 0, k), b.narrow(0, 0, k).narrow(1, 0, c)), name);
+        ++gemms;
+      }
+  CHECK(gemms == 23);  // of the 27 triples, 16 x 32 x 32 (three orders) and 32^3 exceed 10000 = max_flops / 2
+  for (std::int64_t rows = 1; rows <= side; rows *= 2) {
+    const std::string shape = std::to_string(rows) + "," + std::to_string(side) + "]";
+    REQUIRE(out.count("add[" + shape));
+    check_close(out["add[" + shape], a.narrow(0, 0, rows) + b.narrow(0, 0, rows), "add[" + shape);
+    check_close(out["relu[" + shape], a.narrow(0, 0, rows).clamp_min(0), "relu[" + shape);
+  }
+}
+
 TEST_CASE("llama-block run on one device equals the unblocked transformer block", "[executor]") {
   const Dims d{2, 10, 40, 5, 22, 0};  // 3 blocks: rows 4 3 3, head groups 2 2 1, MLP slices 8 7 7
   const at::Tensor x = named("x", {d.batch, d.seq, d.hidden}, 1);

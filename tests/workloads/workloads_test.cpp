@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -102,7 +103,7 @@ void check_counts(const std::string& spec, Counts expected) {
 }  // namespace
 
 TEST_CASE("every workload builds with defaults, acyclic, with roofline costs", "[workloads]") {
-  REQUIRE(workload_list().size() == 6);
+  REQUIRE(workload_list().size() == 8);
   for (const auto& info : workload_list()) {
     INFO(info.name);
     const Graph g = build(info.name);
@@ -144,6 +145,42 @@ TEST_CASE("op and edge counts follow each generator's formula", "[workloads]") {
   CHECK(llama_layer_counts(4, 1).ops == 237);
 }
 
+TEST_CASE("op-grid has one GEMM per grid shape under the flops cap and pointwise ops per row count",
+          "[workloads]") {
+  // Sizes 32, 64, 128; 2 r k c <= 1e6 keeps the triples whose exponents sum to at most 18:
+  // one of 15, three of 16, six of 17 ((5,5,7) and (5,6,6)), seven of 18 ((5,6,7) and (6,6,6)).
+  const Graph g = build("op-grid:min_size=32,max_size=128,max_flops=1e6");
+  CHECK(count_kind(g, OpKind::matmul) == 17);
+  // An add and a relu for 1, 2, ..., 128 rows, and the copy each GEMM's left operand comes from.
+  CHECK(count_kind(g, OpKind::elementwise) == 16 + 17);
+  CHECK(g.num_edges() == 17);
+  for (EdgeId e = 0; e < g.num_edges(); ++e) CHECK(g.kind(g.edge_dst(e)) == OpKind::matmul);
+  for (OpId op = 0; op < g.size(); ++op) {
+    INFO(g.name(op));
+    REQUIRE(g.operation(op) != nullptr);
+    if (g.kind(op) == OpKind::matmul) CHECK(g.flops(op) <= 1e6);
+  }
+  // The largest GEMM is 128 x 64 . 64 x 32 (2^19 flops) in some order of the three sizes.
+  double largest = 0;
+  for (OpId op = 0; op < g.size(); ++op) largest = std::max(largest, g.kind(op) == OpKind::matmul ? g.flops(op) : 0.0);
+  CHECK(largest == 2.0 * 128 * 64 * 32);
+  CHECK_FALSE(make_workload("op-grid:min_size=64,max_size=32").ok());
+}
+
+TEST_CASE("link-ladder sends one tensor per size from min_bytes to max_bytes in steps of four", "[workloads]") {
+  const Graph g = build("link-ladder:min_bytes=4096,max_bytes=65536");
+  REQUIRE(g.size() == 6);
+  REQUIRE(g.num_edges() == 3);
+  std::vector<double> sizes;
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    sizes.push_back(g.edge_bytes(e));
+    CHECK(g.in_edges(g.edge_src(e)).empty());
+  }
+  std::sort(sizes.begin(), sizes.end());
+  CHECK(sizes == std::vector<double>{4096, 16384, 65536});
+  CHECK_FALSE(make_workload("link-ladder:min_bytes=8192,max_bytes=4096").ok());
+}
+
 TEST_CASE("workload descriptions state their default op counts", "[workloads]") {
   const std::pair<const char*, double> stated[] = {{"chainmm", chainmm_counts(2, 4).ops},
                                                    {"ffnn", ffnn_counts(4, 3).ops},
@@ -166,7 +203,7 @@ TEST_CASE("edges ship the producer's output tensor", "[workloads]") {
 }
 
 TEST_CASE("tensor workloads name every op uniquely and give it a shape", "[workloads]") {
-  for (const char* name : {"chainmm", "ffnn", "llama-block", "llama-layer", "llama-layer:layers=2"}) {
+  for (const char* name : {"chainmm", "ffnn", "llama-block", "llama-layer", "llama-layer:layers=2", "op-grid", "link-ladder"}) {
     INFO(name);
     const Graph g = build(name);
     std::set<std::string> names;

@@ -139,12 +139,34 @@ Fingerprint ProfileTable::fingerprint() const {
   return h.finish();
 }
 
+nlohmann::json profile_entry_json(const ProfileEntry& e) {
+  return {{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature}, {"work", e.op.work},
+          {"features", e.op.features}, {"count", e.seconds.count}, {"mean", e.seconds.mean}, {"m2", e.seconds.m2}};
+}
+
+Result<ProfileEntry> profile_entry_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return make_error(where + ": not an object");
+  ProfileEntry entry;
+  try {
+    entry.device_kind = j.at("kind").get<std::string>();
+    entry.op.family = j.at("family").get<std::string>();
+    entry.op.signature = j.at("signature").get<std::string>();
+    entry.op.work = j.value("work", 0.0);
+    entry.op.features = j.value("features", std::vector<double>{});
+    entry.seconds.count = j.at("count").get<double>();
+    entry.seconds.mean = j.at("mean").get<double>();
+    entry.seconds.m2 = j.value("m2", 0.0);
+  } catch (const nlohmann::json::exception& ex) {
+    return make_error(where + ": " + ex.what());
+  }
+  if (!(entry.seconds.count >= 1) || !std::isfinite(entry.seconds.mean) || entry.seconds.mean < 0)
+    return make_error(where + ": count must be at least 1 and mean a non-negative number");
+  return entry;
+}
+
 std::string profiles_to_json(const ProfileTable& table) {
   nlohmann::json entries = nlohmann::json::array();
-  for (const ProfileEntry& e : table.entries())
-    entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
-                       {"work", e.op.work}, {"features", e.op.features}, {"count", e.seconds.count},
-                       {"mean", e.seconds.mean}, {"m2", e.seconds.m2}});
+  for (const ProfileEntry& e : table.entries()) entries.push_back(profile_entry_json(e));
   return nlohmann::json{{"format", "gantry-profiles"}, {"entries", entries}}.dump();
 }
 
@@ -157,24 +179,9 @@ Result<ProfileTable> profiles_from_json(const std::string& text, const std::stri
   ProfileTable table;
   const nlohmann::json& entries = root["entries"];
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    const nlohmann::json& e = entries[i];
-    const std::string where = source + ": $.entries[" + std::to_string(i) + "]";
-    try {
-      ProfileEntry entry;
-      entry.device_kind = e.at("kind").get<std::string>();
-      entry.op.family = e.at("family").get<std::string>();
-      entry.op.signature = e.at("signature").get<std::string>();
-      entry.op.work = e.at("work").get<double>();
-      entry.op.features = e.value("features", std::vector<double>{});
-      entry.seconds.count = e.at("count").get<double>();
-      entry.seconds.mean = e.at("mean").get<double>();
-      entry.seconds.m2 = e.value("m2", 0.0);
-      if (!(entry.seconds.count >= 1) || !std::isfinite(entry.seconds.mean) || entry.seconds.mean < 0)
-        return make_error(where + ": count must be at least 1 and mean a non-negative number");
-      table.merge(entry);
-    } catch (const nlohmann::json::exception& ex) {
-      return make_error(where + ": " + ex.what());
-    }
+    auto entry = profile_entry_from_json(entries[i], source + ": $.entries[" + std::to_string(i) + "]");
+    if (!entry) return entry.error();
+    table.merge(entry.value());
   }
   return table;
 }

@@ -7,6 +7,7 @@
 // are filed under the kind pair "A->B" and fitted with a line, latency + bytes / bandwidth, by
 // least squares of the relative error over the measured sizes.
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <utility>
 #include <string>
@@ -69,6 +70,12 @@ class ProfileTable {
 // cluster they were measured on, "A->B@FROM-TO" (device indices).
 std::string transfer_kind(const std::string& from_kind, const std::string& to_kind);
 std::string transfer_pair_kind(const std::string& from_kind, const std::string& to_kind, int from, int to);
+
+// One entry as a JSON object (kind, family, signature, work, features, count, mean, m2): an entry
+// of the profiles format and the store's record of it. Reading checks the types, a count of at
+// least 1 and a non-negative mean; the error starts with `where`.
+nlohmann::json profile_entry_json(const ProfileEntry& entry);
+Result<ProfileEntry> profile_entry_from_json(const nlohmann::json& json, const std::string& where);
 
 // The table as JSON text (a job carries the profiles it was tuned with), and back; the error names
 // `source` and the entry.

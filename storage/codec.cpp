@@ -477,16 +477,8 @@ std::string encode(const PolicyRecord& r) {
 }
 
 std::string encode(const ProfileEntry& e) {
-  json j;
+  json j = profile_entry_json(e);
   j["v"] = kVersion;
-  j["kind"] = e.device_kind;
-  j["family"] = e.op.family;
-  j["signature"] = e.op.signature;
-  j["work"] = e.op.work;
-  j["features"] = e.op.features;
-  j["count"] = e.seconds.count;
-  j["mean"] = e.seconds.mean;
-  j["m2"] = e.seconds.m2;
   return to_bytes(j);
 }
 
@@ -495,26 +487,7 @@ std::string profile_key(const ProfileEntry& e) { return e.device_kind + "|" + e.
 Result<ProfileEntry> decode_profile(std::string_view bytes) {
   auto j = parse_record(bytes, "profiles");
   if (!j) return j.error();
-  Fields f(j.value(), "profiles");
-  ProfileEntry e;
-  f.text("kind", e.device_kind, /*required=*/true);
-  f.text("family", e.op.family, /*required=*/true);
-  f.text("signature", e.op.signature, /*required=*/true);
-  f.number("work", e.op.work);
-  f.number("count", e.seconds.count, /*required=*/true);
-  f.number("mean", e.seconds.mean, /*required=*/true);
-  f.number("m2", e.seconds.m2);
-  if (!f.ok()) return f.error();
-  if (auto it = j.value().find("features"); it != j.value().end()) {
-    if (!it->is_array()) return make_error("profiles value: field 'features' is not an array");
-    for (const auto& x : *it) {
-      if (!x.is_number()) return make_error("profiles value: field 'features' holds a non-number");
-      e.op.features.push_back(x.get<double>());
-    }
-  }
-  if (!(e.seconds.count >= 1) || !std::isfinite(e.seconds.mean) || e.seconds.mean < 0)
-    return make_error("profiles value: count must be at least 1 and mean a non-negative number");
-  return e;
+  return profile_entry_from_json(j.value(), "profiles value");
 }
 
 Result<PolicyRecord> decode_policy(std::string_view bytes) {

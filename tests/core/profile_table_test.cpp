@@ -114,3 +114,29 @@ TEST_CASE("the cost table prefers profiles to the roofline, explicit costs to bo
   CHECK(with.op_time(1, 0) == 0.5);
   CHECK(with.transfer_time(0, 0, 1) == Approx(1e-5 + 1e6 / 1e9));
 }
+
+TEST_CASE("profiles JSON keeps every entry's statistics and refuses bad entries by position", "[core]") {
+  ProfileTable t;
+  t.add("CPU", {"matmul/f32", "matmul/f32/a", 2e6, {7, 8, 9}}, 1e-3);
+  t.add("CPU", {"matmul/f32", "matmul/f32/a", 2e6, {7, 8, 9}}, 3e-3);
+  t.add("CPU->CPU", transfer_signature(4096), 2e-5);
+  auto back = profiles_from_json(profiles_to_json(t), "t.json");
+  REQUIRE(back.ok());
+  const auto entries = back.value().entries();
+  REQUIRE(entries.size() == 2);
+  for (const ProfileEntry& e : entries) {
+    if (e.device_kind != "CPU") continue;
+    CHECK(e.op.features == std::vector<double>{7, 8, 9});
+    CHECK(e.seconds.count == 2);
+    CHECK(e.seconds.mean == Approx(2e-3));
+    CHECK(e.seconds.variance() == Approx(2e-6));  // samples 1 ms and 3 ms
+  }
+  const std::string good = R"({"kind": "CPU", "family": "f", "signature": "s", "work": 1, "count": 1, "mean": 1})";
+  const std::string zero_count = R"({"kind": "CPU", "family": "f", "signature": "s", "work": 1, "count": 0, "mean": 1})";
+  const std::string no_kind = R"({"family": "f", "signature": "s", "work": 1, "count": 1, "mean": 1})";
+  for (const auto& [bad, why] : {std::pair{zero_count, "count must be at least 1"}, std::pair{no_kind, "kind"}}) {
+    auto refused = profiles_from_json(R"({"entries": [)" + good + "," + bad + "]}", "p.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("p.json: $.entries[1]") && Catch::Contains(why));
+  }
+}

@@ -43,6 +43,52 @@ std::vector<ProfileEntry> ProfileTable::entries() const {
   return out;
 }
 
+namespace {
+
+struct WeightedPoint {
+  double weight, x, y;
+};
+
+double weighted_mean(const std::vector<WeightedPoint>& points) {
+  double w = 0, y = 0;
+  for (const WeightedPoint& p : points) {
+    w += p.weight;
+    y += p.weight * p.y;
+  }
+  return y / w;
+}
+
+// log(time) at log(work) = x from the neighbours' (log work, log time), on a weighted least-squares
+// line whose slope is clamped to [0, 1]: 1 where compute dominates (time grows with work), towards
+// 0 where a fixed per-op cost does (small ops): a larger op is never faster, nor less efficient.
+// Beyond the largest neighbour the line goes on with slope 1 (the efficiency there is kept, as for
+// compute-bound ops), and where the neighbours' works lie within a factor of 1.6 of each other they
+// cannot tell a slope: slope 1 through their mean, each contributing its time per unit of work.
+double log_time_at(const std::vector<WeightedPoint>& points, double x) {
+  double w = 0, mx = 0, my = 0, largest = -1e300, smallest = 1e300;
+  for (const WeightedPoint& p : points) {
+    w += p.weight;
+    mx += p.weight * p.x;
+    my += p.weight * p.y;
+    largest = std::max(largest, p.x);
+    smallest = std::min(smallest, p.x);
+  }
+  mx /= w;
+  my /= w;
+  double sxx = 0, sxy = 0;
+  for (const WeightedPoint& p : points) {
+    sxx += p.weight * (p.x - mx) * (p.x - mx);
+    sxy += p.weight * (p.x - mx) * (p.y - my);
+  }
+  constexpr double kLeastSpread = 0.5;  // in log work: a factor of e^0.5, about 1.6
+  if (largest - smallest < kLeastSpread || !(sxx > 0)) return my + (x - mx);
+  const double slope = std::clamp(sxy / sxx, 0.0, 1.0);
+  if (x <= largest) return my + slope * (x - mx);
+  return my + slope * (largest - mx) + (x - largest);
+}
+
+}  // namespace
+
 std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSignature& op) const {
   auto exact = entries_.find({kind, op.signature});
   if (exact != entries_.end()) return exact->second.seconds.mean;
@@ -61,26 +107,22 @@ std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSig
     family.push_back({std::sqrt(d2), &e});
   }
   if (family.empty()) return std::nullopt;
-  // The nearest measured shapes, weighted by inverse squared distance; each contributes its time per
-  // unit of work (its efficiency), so a shape between measured ones runs at an efficiency between
-  // theirs. Without work (bookkeeping ops) the times themselves are averaged.
+  // The nearest measured shapes, weighted by inverse squared distance.
   constexpr std::size_t kNeighbours = 3;
   const std::size_t k = std::min(kNeighbours, family.size());
   std::partial_sort(family.begin(), family.begin() + static_cast<std::ptrdiff_t>(k), family.end(),
                     [](const Near& a, const Near& b) { return a.distance < b.distance; });
-  double weights = 0, log_rate = 0, time = 0;
-  bool by_rate = op.work > 0;
-  for (std::size_t i = 0; i < k; ++i) by_rate = by_rate && family[i].entry->op.work > 0 && family[i].entry->seconds.mean > 0;
+  bool by_work = op.work > 0;
+  for (std::size_t i = 0; i < k; ++i) by_work = by_work && family[i].entry->op.work > 0 && family[i].entry->seconds.mean > 0;
+  std::vector<WeightedPoint> points;
   for (std::size_t i = 0; i < k; ++i) {
     const ProfileEntry& e = *family[i].entry;
     const double w = 1 / ((family[i].distance + 0.25) * (family[i].distance + 0.25));
-    weights += w;
-    if (by_rate)
-      log_rate += w * std::log(e.seconds.mean / e.op.work);
-    else
-      time += w * e.seconds.mean;
+    points.push_back({w, by_work ? std::log(e.op.work) : 0.0, by_work ? std::log(e.seconds.mean) : e.seconds.mean});
   }
-  return by_rate ? op.work * std::exp(log_rate / weights) : time / weights;
+  // Without work (bookkeeping ops) the times themselves are averaged.
+  if (!by_work) return weighted_mean(points);
+  return std::exp(log_time_at(points, std::log(op.work)));
 }
 
 std::string transfer_kind(const std::string& from_kind, const std::string& to_kind) { return from_kind + "->" + to_kind; }

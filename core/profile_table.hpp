@@ -1,9 +1,11 @@
 #pragma once
 // Measured op and transfer times per device kind (the store's `profiles` family): running
 // statistics per (device kind, op signature), and the cost model's lookup. An op whose exact
-// signature was measured costs its mean; another op of a measured family costs its work times the
-// time per unit of work of the family's nearest measured shapes (by their features: a GEMM's rows,
-// inner and output widths), averaged in log space with inverse-squared-distance weights. Transfers
+// signature was measured costs its mean; another op of a measured family is read off a line in log
+// time against log work through the family's three nearest measured shapes (by their features: a
+// GEMM's rows, inner and output widths; inverse-squared-distance weights), its slope clamped to
+// [0, 1]: 1 keeps the neighbours' time per unit of work (compute-bound ops), lower slopes follow
+// small ops' fixed costs; beyond the largest neighbour the line goes on with slope 1. Transfers
 // are filed under the kind pair "A->B" and fitted with a line, latency + bytes / bandwidth, by
 // least squares of the relative error over the measured sizes.
 #include <map>

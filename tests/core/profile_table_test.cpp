@@ -34,10 +34,18 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   // Without features the distance is in log2(work). Halfway between (1e6, 2 ms) and (4e6, 4 ms)
   // both weigh the same: the geometric mean of their 2e-9 and 1e-9 s per flop, times 2e6 flops.
   CHECK(*t.op_time("CPU", {"matmul/f32", "other", 2e6, {}}) == Approx(2e6 * std::sqrt(2e-9 * 1e-9)));
-  // At 8e6 the distances are 3 and 1: weights 1 / 3.25^2 and 1 / 1.25^2.
-  const double w_small = 1 / (3.25 * 3.25), w_big = 1 / (1.25 * 1.25);
-  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6, {}}) ==
-        Approx(8e6 * std::exp((w_small * std::log(2e-9) + w_big * std::log(1e-9)) / (w_small + w_big))));
+  // Beyond the largest measured work the largest's efficiency holds: 8e6 flops at 1e-9 s per flop.
+  CHECK(*t.op_time("CPU", {"matmul/f32", "huge", 8e6, {}}) == Approx(8e-3));
+  // Between two measured works the time lies on the power law through both, whatever the weights:
+  // 1e4 in 10 us and 1e6 in 100 us (a fixed cost shows as a slope below 1) give 3e5 in
+  // 10 us x 30^0.5, not 3e5 times a mean time per unit of work.
+  t.add("CPU", {"rmsnorm/f32", "n-small", 1e4, {}}, 1e-5);
+  t.add("CPU", {"rmsnorm/f32", "n-big", 1e6, {}}, 1e-4);
+  CHECK(*t.op_time("CPU", {"rmsnorm/f32", "n-mid", 3e5, {}}) == Approx(1e-5 * std::sqrt(30.0)));
+  // A larger op measured faster (noise) makes no negative slope: halfway, the two times' geometric mean.
+  t.add("CPU", {"softmax/f32", "s-small", 1e4, {}}, 2e-5);
+  t.add("CPU", {"softmax/f32", "s-big", 1e6, {}}, 1e-5);
+  CHECK(*t.op_time("CPU", {"softmax/f32", "s-mid", 1e5, {}}) == Approx(std::sqrt(2e-5 * 1e-5)));
   // Features, when there are, place an op: equal features to a measured shape give its efficiency.
   t.add("CPU", {"matmul/bf16", "matmul/bf16/a", 1e6, {8, 8, 8}}, 1e-3);
   t.add("CPU", {"matmul/bf16", "matmul/bf16/b", 1e6, {4, 12, 8}}, 9e-3);

@@ -3,8 +3,7 @@
 // with every source on one device and every reader on another, each edge is one transfer between
 // them: `gantry profile` runs it for every ordered device pair, and sizes spanning several orders
 // of magnitude let the profile tell a link's latency from its bandwidth (core/profile_table.hpp).
-// The default stops at 16 MiB: larger tensors than CPU-sized graphs move, whose fresh pages cost
-// the allocator more than the copy (64 MiB took 35-39 ms here against 2 ms for 16 MiB).
+// The default stops at 16 MiB, beyond the tensors CPU-sized graphs move.
 #include "workloads/generators.hpp"
 
 namespace gantry {

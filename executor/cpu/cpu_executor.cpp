@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "executor/cpu/device_arena.hpp"
 #include "executor/placed_run.hpp"
 #include "executor/program.hpp"
 
@@ -41,8 +42,8 @@ void pin_to_core(int core) {
   pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a refusal is not an error
 }
 
-// Devices are threads of this process, values live in its memory, a copy is a clone; the clock is
-// the host's steady clock.
+// Devices are threads of this process, each allocating from its own arena (device_arena.hpp); a
+// copy is a clone into the destination's arena; the clock is the host's steady clock.
 class CpuBackend : public DeviceBackend {
  public:
   CpuBackend(const Program& program, const Cluster& cluster, const ExecOptions& options)
@@ -52,8 +53,9 @@ class CpuBackend : public DeviceBackend {
   void enter_device_thread(int device, int) override {
     single_threaded_kernels();
     if (options_.pin_threads) pin_to_core(device);
+    use_device_arena(device);
   }
-  void enter_link_thread(int, int) override {}
+  void enter_link_thread(int, int to) override { use_device_arena(to); }
   void begin_run() override { start_ = Clock::now(); }
 
   Timed run_op(int, OpId op, const std::vector<at::Tensor>& inputs) override {

@@ -1,0 +1,147 @@
+#include "executor/cpu/device_arena.hpp"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace gantry {
+
+namespace {
+
+class Arena;
+
+// Every block starts with this header, so that a data pointer alone finds its arena: LibTorch may
+// free through raw_deallocate, which passes nothing else.
+struct alignas(64) BlockHeader {
+  Arena* arena;        // nullptr: a plain block of a thread without an arena
+  std::size_t capacity;  // bytes after the header
+};
+static_assert(sizeof(BlockHeader) == 64, "the header keeps data 64-byte aligned");
+
+// 64-byte granules up to a page, whole pages above: runs repeat the same sizes, so blocks of one
+// size class are reused exactly.
+std::size_t size_class(std::size_t n) {
+  constexpr std::size_t kPage = 4096;
+  if (n <= kPage) return (n + 63) / 64 * 64;
+  return (n + kPage - 1) / kPage * kPage;
+}
+
+BlockHeader* new_block(Arena* arena, std::size_t capacity) {
+  void* raw = nullptr;
+  if (posix_memalign(&raw, 64, sizeof(BlockHeader) + capacity) != 0) throw std::bad_alloc();
+  auto* header = static_cast<BlockHeader*>(raw);
+  header->arena = arena;
+  header->capacity = capacity;
+  return header;
+}
+
+void* data_of(BlockHeader* header) { return reinterpret_cast<char*>(header) + sizeof(BlockHeader); }
+BlockHeader* header_of(void* data) {
+  return reinterpret_cast<BlockHeader*>(static_cast<char*>(data) - sizeof(BlockHeader));
+}
+
+class Arena {
+ public:
+  BlockHeader* take(std::size_t n) {
+    const std::size_t capacity = size_class(n);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.allocations;
+      auto it = free_.find(capacity);
+      if (it != free_.end() && !it->second.empty()) {
+        BlockHeader* header = it->second.back();
+        it->second.pop_back();
+        ++stats_.reused;
+        stats_.cached_bytes -= capacity;
+        return header;
+      }
+    }
+    return new_block(this, capacity);
+  }
+
+  // Kept for reuse up to kMaxCached bytes; beyond, given back to the system.
+  void give_back(BlockHeader* header) {
+    constexpr std::size_t kMaxCached = std::size_t{4} << 30;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stats_.cached_bytes + header->capacity <= kMaxCached) {
+        free_[header->capacity].push_back(header);
+        stats_.cached_bytes += header->capacity;
+        return;
+      }
+    }
+    std::free(header);
+  }
+
+  ArenaStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::size_t, std::vector<BlockHeader*>> free_;
+  ArenaStats stats_;
+};
+
+thread_local Arena* t_arena = nullptr;
+
+void release(void* data) {
+  if (!data) return;
+  BlockHeader* header = header_of(data);
+  if (header->arena)
+    header->arena->give_back(header);
+  else
+    std::free(header);
+}
+
+class ArenaAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(std::size_t n) const override {
+    BlockHeader* header = t_arena ? t_arena->take(n) : new_block(nullptr, size_class(n));
+    void* data = data_of(header);
+    return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+};
+
+// Never destroyed: blocks may be freed during static destruction, after any arena would be.
+std::mutex& registry_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::vector<Arena*>& registry() {
+  static auto* arenas = new std::vector<Arena*>;
+  return *arenas;
+}
+
+Arena* arena_for(int device) {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  auto& arenas = registry();
+  while (static_cast<int>(arenas.size()) <= device) arenas.push_back(new Arena);
+  return arenas[static_cast<std::size_t>(device)];
+}
+
+}  // namespace
+
+void install_device_arenas() {
+  static std::once_flag once;
+  std::call_once(once, [] { c10::SetCPUAllocator(new ArenaAllocator, /*priority=*/1); });
+}
+
+void use_device_arena(int device) {
+  install_device_arenas();
+  t_arena = device >= 0 ? arena_for(device) : nullptr;
+}
+
+ArenaStats device_arena_stats(int device) {
+  if (device < 0) return {};
+  return arena_for(device)->stats();
+}
+
+}  // namespace gantry

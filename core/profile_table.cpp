@@ -113,12 +113,14 @@ std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSig
   std::partial_sort(family.begin(), family.begin() + static_cast<std::ptrdiff_t>(k), family.end(),
                     [](const Near& a, const Near& b) { return a.distance < b.distance; });
   bool by_work = op.work > 0;
-  for (std::size_t i = 0; i < k; ++i) by_work = by_work && family[i].entry->op.work > 0 && family[i].entry->seconds.mean > 0;
+  for (std::size_t i = 0; i < k; ++i) by_work = by_work && family[i].entry->op.work > 0;
   std::vector<WeightedPoint> points;
   for (std::size_t i = 0; i < k; ++i) {
     const ProfileEntry& e = *family[i].entry;
     const double w = 1 / ((family[i].distance + 0.25) * (family[i].distance + 0.25));
-    points.push_back({w, by_work ? std::log(e.op.work) : 0.0, by_work ? std::log(e.seconds.mean) : e.seconds.mean});
+    // A time of zero (a clock's resolution) counts as a nanosecond, so it keeps its place on the line.
+    points.push_back({w, by_work ? std::log(e.op.work) : 0.0,
+                      by_work ? std::log(std::max(e.seconds.mean, 1e-9)) : e.seconds.mean});
   }
   // Without work (bookkeeping ops) the times themselves are averaged.
   if (!by_work) return weighted_mean(points);
@@ -143,26 +145,39 @@ std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const st
 // so a 4 KiB transfer's microseconds count as much as a 16 MiB one's milliseconds (plain least
 // squares lets the largest sizes set the intercept, often below zero).
 std::optional<LinkFit> ProfileTable::fit_link(const std::string& kind, double nominal_bandwidth) const {
-  double n = 0, sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0, total_y = 0, total_x = 0;
+  struct Point {
+    double x, y, w;
+  };
+  std::vector<Point> points;
+  double n = 0, total_x = 0, total_y = 0;
   for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
     const double x = it->second.op.work, y = it->second.seconds.mean;
-    smallest = n == 0 ? x : std::min(smallest, x);
-    largest = std::max(largest, x);
     n += 1;
     total_x += x;
     total_y += y;
-    const double w = y > 0 ? 1 / (y * y) : 0;
-    sw += w;
-    sx += w * x;
-    sy += w * y;
-    sxx += w * x * x;
-    sxy += w * x * y;
+    if (y > 0) points.push_back({x, y, 1 / (y * y)});  // a zero time weighs nothing: left out
   }
   if (n == 0) return std::nullopt;
-  const double det = sw * sxx - sx * sx;
-  if (n >= 2 && det > 0 && largest >= 4 * std::max(smallest, 1.0)) {
-    const double slope = (sw * sxy - sx * sy) / det, intercept = (sy - slope * sx) / sw;
-    if (slope > 0) return LinkFit{std::max(0.0, intercept), 1 / slope};
+  if (points.size() >= 2) {
+    double sw = 0, mx = 0, my = 0, smallest = points[0].x, largest = points[0].x;
+    for (const Point& p : points) {
+      sw += p.w;
+      mx += p.w * p.x;
+      my += p.w * p.y;
+      smallest = std::min(smallest, p.x);
+      largest = std::max(largest, p.x);
+    }
+    mx /= sw;
+    my /= sw;
+    double sxx = 0, sxy = 0;  // centred: the raw sums of x^2 / y^2 cancel badly
+    for (const Point& p : points) {
+      sxx += p.w * (p.x - mx) * (p.x - mx);
+      sxy += p.w * (p.x - mx) * (p.y - my);
+    }
+    if (sxx > 0 && largest >= 4 * std::max(smallest, 1.0)) {
+      const double slope = sxy / sxx, intercept = my - slope * mx;
+      if (slope > 0) return LinkFit{std::max(0.0, intercept), 1 / slope};
+    }
   }
   if (!(nominal_bandwidth > 0)) return std::nullopt;
   return LinkFit{std::max(0.0, (total_y - total_x / nominal_bandwidth) / n), nominal_bandwidth};

@@ -29,7 +29,7 @@ Result<GridShape> read_shape(const WorkloadParams& p) {
   GridShape s;
   auto min_size = p.get_int("min_size", 32, 1, std::int64_t{1} << 20);
   if (!min_size) return min_size.error();
-  auto max_size = p.get_int("max_size", 2048, 1, std::int64_t{1} << 20);
+  auto max_size = p.get_int("max_size", 2048, 1, 32768);  // the two inputs: 4 GiB each at most in f32
   if (!max_size) return max_size.error();
   auto max_flops = p.get_real("max_flops", 3e8, 1, 1e15);
   if (!max_flops) return max_flops.error();
@@ -105,7 +105,8 @@ Result<Graph> make_op_grid(const WorkloadParams& given) {
   auto shape = read_shape(params);
   if (!shape) return shape.error();
   const double sizes = static_cast<double>(doublings(shape.value().min_size, shape.value().max_size).size());
-  auto budget = check_budget(params, sizes * sizes * sizes + 2 * 21);
+  const double rows = static_cast<double>(doublings(1, shape.value().max_size).size());
+  auto budget = check_budget(params, 2 * sizes * sizes * sizes + 2 * rows, sizes * sizes * sizes);
   if (!budget) return budget.error();
   GraphBuilder graph("op-grid");
   add_gemms(graph, shape.value());

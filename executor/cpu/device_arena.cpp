@@ -3,7 +3,10 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
@@ -18,15 +21,17 @@ class Arena;
 // Every block starts with this header, so that a data pointer alone finds its arena: LibTorch may
 // free through raw_deallocate, which passes nothing else.
 struct alignas(64) BlockHeader {
-  Arena* arena;        // nullptr: a plain block of a thread without an arena
-  std::size_t capacity;  // bytes after the header
+  Arena* arena;            // nullptr: a plain block of a thread without an arena
+  std::size_t capacity;    // bytes after the header
+  std::uint64_t freed_at;  // when it was last given back (the oldest cached block goes first)
 };
 static_assert(sizeof(BlockHeader) == 64, "the header keeps data 64-byte aligned");
 
 // 64-byte granules up to a page, whole pages above: runs repeat the same sizes, so blocks of one
 // size class are reused exactly.
+constexpr std::size_t kPage = 4096;
+
 std::size_t size_class(std::size_t n) {
-  constexpr std::size_t kPage = 4096;
   if (n <= kPage) return (n + 63) / 64 * 64;
   return (n + kPage - 1) / kPage * kPage;
 }
@@ -45,6 +50,12 @@ BlockHeader* header_of(void* data) {
   return reinterpret_cast<BlockHeader*>(static_cast<char*>(data) - sizeof(BlockHeader));
 }
 
+// Bytes kept for reuse by all arenas together; past it, an arena gives back its oldest cached
+// blocks (sizes that runs no longer ask for) before it caches another.
+constexpr std::size_t kMaxCachedBytes = std::size_t{2} << 30;
+std::atomic<std::size_t> g_cached_bytes{0};
+std::atomic<std::uint64_t> g_clock{0};
+
 class Arena {
  public:
   BlockHeader* take(std::size_t n) {
@@ -57,25 +68,27 @@ class Arena {
         BlockHeader* header = it->second.back();
         it->second.pop_back();
         ++stats_.reused;
-        stats_.cached_bytes -= capacity;
+        uncache(capacity);
         return header;
       }
     }
     return new_block(this, capacity);
   }
 
-  // Kept for reuse up to kMaxCached bytes; beyond, given back to the system.
-  void give_back(BlockHeader* header) {
-    constexpr std::size_t kMaxCached = std::size_t{4} << 30;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stats_.cached_bytes + header->capacity <= kMaxCached) {
-        free_[header->capacity].push_back(header);
-        stats_.cached_bytes += header->capacity;
-        return;
-      }
+  // Called from tensor deleters, which must not throw: a block that cannot be cached is freed.
+  void give_back(BlockHeader* header) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (g_cached_bytes.load() + header->capacity > kMaxCachedBytes && evict_oldest()) {
     }
-    std::free(header);
+    if (g_cached_bytes.load() + header->capacity > kMaxCachedBytes) return std::free(header);
+    try {
+      free_[header->capacity].push_back(header);
+    } catch (...) {
+      return std::free(header);
+    }
+    header->freed_at = ++g_clock;
+    stats_.cached_bytes += header->capacity;
+    g_cached_bytes += header->capacity;
   }
 
   ArenaStats stats() {
@@ -84,6 +97,31 @@ class Arena {
   }
 
  private:
+  void uncache(std::size_t capacity) {
+    stats_.cached_bytes -= capacity;
+    g_cached_bytes -= capacity;
+  }
+
+  // Frees this arena's longest-cached block; false when it caches none.
+  bool evict_oldest() {
+    std::vector<BlockHeader*>* oldest_list = nullptr;
+    std::size_t oldest_index = 0;
+    for (auto& [capacity, blocks] : free_)
+      for (std::size_t i = 0; i < blocks.size(); ++i)
+        if (!oldest_list || blocks[i]->freed_at < (*oldest_list)[oldest_index]->freed_at) {
+          oldest_list = &blocks;
+          oldest_index = i;
+        }
+    if (!oldest_list) return false;
+    BlockHeader* victim = (*oldest_list)[oldest_index];
+    (*oldest_list)[oldest_index] = oldest_list->back();
+    oldest_list->pop_back();
+    uncache(victim->capacity);
+    ++stats_.evicted;
+    std::free(victim);
+    return true;
+  }
+
   std::mutex mutex_;
   std::map<std::size_t, std::vector<BlockHeader*>> free_;
   ArenaStats stats_;
@@ -103,7 +141,8 @@ void release(void* data) {
 class ArenaAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(std::size_t n) const override {
-    BlockHeader* header = t_arena ? t_arena->take(n) : new_block(nullptr, size_class(n));
+    if (n > std::numeric_limits<std::size_t>::max() - kPage - sizeof(BlockHeader)) throw std::bad_alloc();
+    BlockHeader* header = t_arena ? t_arena->take(n) : new_block(nullptr, n);
     void* data = data_of(header);
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
@@ -133,6 +172,15 @@ void install_device_arenas() {
   static std::once_flag once;
   std::call_once(once, [] { c10::SetCPUAllocator(new ArenaAllocator, /*priority=*/1); });
 }
+
+namespace {
+
+// Installed when the program starts, before its threads and almost every allocation: LibTorch's
+// allocator registry is not safe to change while other threads allocate, and a buffer the previous
+// allocator made must not be freed through raw_deallocate after the switch (MKL-DNN frees that way).
+const bool g_installed_at_start = (install_device_arenas(), true);
+
+}  // namespace
 
 void use_device_arena(int device) {
   install_device_arenas();

@@ -8,14 +8,17 @@
 // reused ones.
 //
 // LibTorch allocates CPU tensors through one process-wide allocator; install_device_arenas()
-// replaces it with one that serves a thread from its arena when it has one, and from the previous
-// allocator otherwise, so other users of LibTorch in the process (the learner) are unaffected.
-// Arenas live until the process ends: a value may be freed after its run, by any thread.
+// replaces it, when a program linking the executor starts, with one that serves a thread from its
+// arena when it has one, and with plain 64-byte-aligned blocks otherwise (other users of LibTorch
+// in the process, such as the learner, get no caching and lose only the default allocator's
+// profiler memory reports). Arenas live until the process ends, since a value may be freed after
+// its run, by any thread; the blocks they cache for reuse are at most 2 GiB in all, the oldest
+// freed going first.
 #include <cstddef>
 
 namespace gantry {
 
-// Idempotent and thread-safe.
+// Idempotent; runs when the program starts (device_arena.cpp).
 void install_device_arenas();
 
 // Until the next call, this thread's CPU tensors come from `device`'s arena (-1: none, the
@@ -26,6 +29,7 @@ struct ArenaStats {
   std::size_t allocations = 0;  // blocks requested from this arena
   std::size_t reused = 0;       // of which served from freed blocks
   std::size_t cached_bytes = 0; // freed blocks kept for reuse
+  std::size_t evicted = 0;      // cached blocks freed to stay under the cap
 };
 ArenaStats device_arena_stats(int device);
 

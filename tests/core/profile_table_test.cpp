@@ -42,6 +42,15 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   t.add("CPU", {"rmsnorm/f32", "n-small", 1e4, {}}, 1e-5);
   t.add("CPU", {"rmsnorm/f32", "n-big", 1e6, {}}, 1e-4);
   CHECK(*t.op_time("CPU", {"rmsnorm/f32", "n-mid", 3e5, {}}) == Approx(1e-5 * std::sqrt(30.0)));
+  // Three shapes: the line is fitted with the weights. Works 1e4, 1e5, 1e6 (log2 distances L, 0, L
+  // from an op of 1e5 flops, L = log2 10) and times 1, 4, 10 us: the slope through the symmetric
+  // outer pair, and at the middle the weighted mean of the three log times.
+  t.add("CPU", {"silu_mul/f32", "u-1", 1e4, {}}, 1e-6);
+  t.add("CPU", {"silu_mul/f32", "u-2", 1e5, {}}, 4e-6);
+  t.add("CPU", {"silu_mul/f32", "u-3", 1e6, {}}, 1e-5);
+  const double far = 1 / std::pow(std::log2(10.0) + 0.25, 2), near = 1 / (0.25 * 0.25);
+  CHECK(*t.op_time("CPU", {"silu_mul/f32", "u-mid", 1e5, {}}) ==
+        Approx(std::exp((far * std::log(1e-6) + near * std::log(4e-6) + far * std::log(1e-5)) / (2 * far + near))));
   // A larger op measured faster (noise) makes no negative slope: halfway, the two times' geometric mean.
   t.add("CPU", {"softmax/f32", "s-small", 1e4, {}}, 2e-5);
   t.add("CPU", {"softmax/f32", "s-big", 1e6, {}}, 1e-5);
@@ -70,6 +79,11 @@ TEST_CASE("profiles give exact times, interpolate a family in log-log and fit li
   auto relative = skewed.link("A", "B");
   REQUIRE(relative.has_value());
   CHECK(relative->latency == Approx(3e-5).epsilon(0.1));
+  // A transfer timed at zero weighs nothing: with one other size there is no line to fit.
+  ProfileTable zero;
+  zero.add("A->B", transfer_signature(1e3), 0);
+  zero.add("A->B", transfer_signature(1e6), 1e-4);
+  CHECK_FALSE(zero.link("A", "B").has_value());
   // Sizes within a factor of 4 of each other: the nominal bandwidth, and the mean time it leaves.
   ProfileTable close;
   close.add("A->B", transfer_signature(1000), 3e-6);

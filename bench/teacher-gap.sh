@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How much room the critical-path teacher leaves on this machine's CPU devices: for llama-block
-# graphs of several sizes, the teacher's makespan, the best a 5-second search finds, and the lower
+# graphs of thirteen sizes, the teacher's makespan, the best a 5-second search finds, and the lower
 # bound (work / devices, or the critical path), all on profiles measured here first. Stage III's
 # target asks for a policy 10% below the teacher; where the teacher is within a few percent of the
 # bound, no placement can be.
@@ -36,4 +36,7 @@ blocks=2,seq=2048,hidden=256,heads=4,ffn=688
 blocks=4,seq=2048,hidden=256,heads=4,ffn=688,fused_attention=0
 blocks=8,seq=64,hidden=128,heads=8,ffn=344
 blocks=5,seq=640,hidden=320,heads=5,ffn=864
+blocks=8,seq=1024,hidden=128,heads=8,ffn=344
+blocks=8,seq=128,hidden=256,heads=8,ffn=688
+blocks=8,seq=256,hidden=128,heads=8,ffn=344
 SIZES

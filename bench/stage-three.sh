@@ -4,8 +4,11 @@
 # critical-path teacher. Each placement is measured afresh (median of REPEATS timed runs, the three
 # placements interleaved round by round) and simulated twice: on the roofline the policies trained
 # on, and on profiles measured here first (gantry profile). Also the profiled lower bound.
-#   usage: bench/stage-three.sh [WORKLOAD] [STAGE2_EPISODES] [STAGE3_EPISODES] [GANTRY]
+# With PROFILED=1, stages II and III and the teacher cost the graph with those profiles (stage II
+# then trains on the calibrated simulator) instead of the roofline.
+#   usage: [PROFILED=1] bench/stage-three.sh [WORKLOAD] [STAGE2_EPISODES] [STAGE3_EPISODES] [GANTRY]
 set -euo pipefail
+profiled=$([[ "${PROFILED:-0}" == 1 ]] && echo --profiled || true)
 workload=${1:-llama-block:blocks=4,seq=512,hidden=640,heads=10,ffn=1728,dtype_bytes=4}
 stage2=${2:-4000}
 stage3=${3:-160}
@@ -19,13 +22,13 @@ g=(--workload "$workload" --cluster "$cluster")
 echo "profiling $cluster ..." >&2
 "$gantry" profile --cluster "$cluster" --data "$data/store" > /dev/null
 echo "stage II: $stage2 episodes ..." >&2
-"$gantry" train "${g[@]}" --stage il+sim --episodes "$stage2" --name stage2 --data "$data/store" > /dev/null 2>&1
+"$gantry" train "${g[@]}" --stage il+sim --episodes "$stage2" --name stage2 --data "$data/store" $profiled > /dev/null 2>&1
 echo "stage III: $stage3 measured episodes from the stage II policy ..." >&2
 "$gantry" train "${g[@]}" --stage real --init stage2 --episodes "$stage3" --batch 8 --name stage3 --data "$data/store" \
-  > /dev/null 2>&1
-"$gantry" place "${g[@]}" --method cp -f json > "$data/cp.json"
-"$gantry" place "${g[@]}" --method doppler --policy stage2 --data "$data/store" -f json > "$data/stage2.json"
-"$gantry" place "${g[@]}" --method doppler --policy stage3 --data "$data/store" -f json > "$data/stage3.json"
+  $profiled > /dev/null 2>&1
+"$gantry" place "${g[@]}" --method cp --data "$data/store" $profiled -f json > "$data/cp.json"
+"$gantry" place "${g[@]}" --method doppler --policy stage2 --data "$data/store" $profiled -f json > "$data/stage2.json"
+"$gantry" place "${g[@]}" --method doppler --policy stage3 --data "$data/store" $profiled -f json > "$data/stage3.json"
 names=(cp stage2 stage3)
 for round in $(seq "$rounds"); do
   echo "measuring, round $round of $rounds ..." >&2

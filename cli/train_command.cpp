@@ -36,6 +36,8 @@ namespace {
 // others follow it.
 std::vector<ProblemSpec> problem_specs(const TrainArgs& args, const SimOptions& sim) {
   std::vector<ProblemSpec> specs;
+  ProfileTable profiles;
+  if (args.profiled) profiles = load_profiles(args.data);  // before the job opens the store as its writer
   auto add = [&](const std::string& graph, const std::string& workload) {
     for (const std::string& cluster : args.clusters) {
       ProblemArgs p;
@@ -44,7 +46,8 @@ std::vector<ProblemSpec> problem_specs(const TrainArgs& args, const SimOptions& 
       p.cluster = cluster;
       p.seed = args.seed;
       const Problem loaded = load_problem(p);
-      specs.push_back(make_problem_spec(loaded.graph, loaded.cluster, sim, loaded.graph_label));
+      specs.push_back(make_problem_spec(loaded.graph, loaded.cluster, sim, loaded.graph_label, "",
+                                        args.profiled ? &profiles : nullptr));
     }
   };
   for (const std::string& g : args.graphs) add(g, "");
@@ -226,6 +229,10 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--name", args->name, "name to store the policy under")->capture_default_str();
   cmd->add_option("--ablation", args->ablation, "dual (DOPPLER), plc-only (topological order), random-sel, gdp (one pass)")
       ->check(CLI::IsMember({"dual", "plc-only", "random-sel", "gdp"}))->capture_default_str();
+  cmd->add_flag("--profiled", args->profiled,
+                "cost the graphs with the measured profiles of --data (gantry profile) instead of the roofline: "
+                "stage II then trains on the calibrated simulator, and bests are stored under the profiles' key "
+                "(with --coordinator the profiles travel with the job)");
   cmd->add_option("--curve", args->curve, "write the learning curve (.csv or .svg)");
   cmd->add_option("--save", args->save, "also write the policy to this file (.policy)");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");

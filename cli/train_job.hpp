@@ -24,6 +24,7 @@ struct TrainArgs {
   long progress_every = 0;
   std::string stale = "weight", imitate = "ties";
   bool no_store = false;
+  bool profiled = false;  // cost the graphs with --data's measured profiles, which travel with the job
 };
 
 // Runs the learner job in this process, or on `remote`'s coordinator when its endpoint is set.

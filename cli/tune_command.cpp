@@ -41,13 +41,13 @@ void end_of_job(const TuneOutcome& t, const TuneOptions& options) {
 // learner job, here or on --coordinator's cluster).
 void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   if (args.evals > 0) throw CliError("tune --method doppler takes a time budget (--budget), not --evals");
-  if (args.profiled) throw CliError("tune --method doppler does not take --profiled: the learner trains on the roofline");
   TrainArgs t;
   if (!args.problem.graph_file.empty()) t.graphs.push_back(args.problem.graph_file);
   if (!args.problem.workload.empty()) t.workloads.push_back(args.problem.workload);
   t.clusters = {args.problem.cluster};
   t.seed = args.problem.seed;
   t.sim = args.sim;
+  t.profiled = args.profiled;
   t.budget = args.budget;
   t.priority = args.priority;
   if (args.rollouts > 0) t.threads = args.rollouts;  // the embedded worker's slots, as for search

@@ -126,6 +126,38 @@ TEST_CASE("tune --method doppler with executor devices follows stages I and II w
   CHECK(without["method"] == "doppler");
 }
 
+TEST_CASE("train --profiled learns on the calibrated simulator and stores its best under the profiles' key", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::string data = dir.sub("data");
+  const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";
+  const std::vector<std::string> problem{"--workload", graph, "--cluster", "cpu-2", "--data", data};
+  auto with = [&](std::vector<std::string> verb, const std::vector<std::string>& extra = {}) {
+    verb.insert(verb.end(), problem.begin(), problem.end());
+    verb.insert(verb.end(), extra.begin(), extra.end());
+    return verb;
+  };
+  // Without profiles in the store the flag is refused, naming what to run.
+  CHECK_THROWS_WITH(run_gantry(with({"train", "--stage", "il", "--episodes", "4", "--profiled"})),
+                    Catch::Contains("gantry profile"));
+  run_gantry({"profile", "--workload", graph, "--random-placements", "0", "--repeats", "1", "--link-ladder", "none",
+              "--data", data});
+  run_gantry(with({"train", "--stage", "il", "--episodes", "8", "--batch", "4", "--profiled"}));
+  // The best is found under the profiled key only, and its makespan is what the profiled simulator
+  // gives its placement (the roofline's differs).
+  auto best = nlohmann::json::parse(run_gantry(with({"query", "best", "--profiled", "-f", "json"})));
+  CHECK(best["method"] == "doppler");
+  CHECK_THROWS_WITH(run_gantry(with({"query", "best", "-f", "json"})), Catch::Contains("no stored placement"));
+  const std::string placement = dir.sub("p.json");
+  {
+    std::ofstream out(placement);
+    out << run_gantry(with({"query", "export", "--profiled"}));
+  }
+  auto profiled = nlohmann::json::parse(run_gantry(with({"simulate", "--placement", placement, "--profiled", "-f", "json"})));
+  auto roofline = nlohmann::json::parse(run_gantry(with({"simulate", "--placement", placement, "-f", "json"})));
+  CHECK(profiled["makespan"].get<double>() == Approx(best["makespan"].get<double>()));
+  CHECK(roofline["makespan"].get<double>() != Approx(best["makespan"].get<double>()));
+}
+
 TEST_CASE("train --stage real learns on measured makespans and stores the best with its measurement", "[cli]") {
   const gantry::testing::TempDir dir;
   const std::string data = dir.sub("data");

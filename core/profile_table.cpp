@@ -58,6 +58,33 @@ double weighted_mean(const std::vector<WeightedPoint>& points) {
   return y / w;
 }
 
+// A weighted least-squares line's sums, centred on the weighted means (raw sums of squares cancel
+// badly), and the range of x. The points' weights must not all be zero.
+struct LineSums {
+  double mx = 0, my = 0, sxx = 0, sxy = 0, smallest = 0, largest = 0;
+  double slope() const { return sxy / sxx; }
+};
+
+LineSums line_sums(const std::vector<WeightedPoint>& points) {
+  LineSums l;
+  double w = 0;
+  l.smallest = l.largest = points.front().x;
+  for (const WeightedPoint& p : points) {
+    w += p.weight;
+    l.mx += p.weight * p.x;
+    l.my += p.weight * p.y;
+    l.smallest = std::min(l.smallest, p.x);
+    l.largest = std::max(l.largest, p.x);
+  }
+  l.mx /= w;
+  l.my /= w;
+  for (const WeightedPoint& p : points) {
+    l.sxx += p.weight * (p.x - l.mx) * (p.x - l.mx);
+    l.sxy += p.weight * (p.x - l.mx) * (p.y - l.my);
+  }
+  return l;
+}
+
 // log(time) at log(work) = x from the neighbours' (log work, log time), on a weighted least-squares
 // line whose slope is clamped to [0, 1]: 1 where compute dominates (time grows with work), towards
 // 0 where a fixed per-op cost does (small ops): a larger op is never faster, nor less efficient.
@@ -65,26 +92,12 @@ double weighted_mean(const std::vector<WeightedPoint>& points) {
 // compute-bound ops), and where the neighbours' works lie within a factor of 1.6 of each other they
 // cannot tell a slope: slope 1 through their mean, each contributing its time per unit of work.
 double log_time_at(const std::vector<WeightedPoint>& points, double x) {
-  double w = 0, mx = 0, my = 0, largest = -1e300, smallest = 1e300;
-  for (const WeightedPoint& p : points) {
-    w += p.weight;
-    mx += p.weight * p.x;
-    my += p.weight * p.y;
-    largest = std::max(largest, p.x);
-    smallest = std::min(smallest, p.x);
-  }
-  mx /= w;
-  my /= w;
-  double sxx = 0, sxy = 0;
-  for (const WeightedPoint& p : points) {
-    sxx += p.weight * (p.x - mx) * (p.x - mx);
-    sxy += p.weight * (p.x - mx) * (p.y - my);
-  }
+  const LineSums l = line_sums(points);
   constexpr double kLeastSpread = 0.5;  // in log work: a factor of e^0.5, about 1.6
-  if (largest - smallest < kLeastSpread || !(sxx > 0)) return my + (x - mx);
-  const double slope = std::clamp(sxy / sxx, 0.0, 1.0);
-  if (x <= largest) return my + slope * (x - mx);
-  return my + slope * (largest - mx) + (x - largest);
+  if (l.largest - l.smallest < kLeastSpread || !(l.sxx > 0)) return l.my + (x - l.mx);
+  const double slope = std::clamp(l.slope(), 0.0, 1.0);
+  if (x <= l.largest) return l.my + slope * (x - l.mx);
+  return l.my + slope * (l.largest - l.mx) + (x - l.largest);
 }
 
 }  // namespace
@@ -145,39 +158,20 @@ std::optional<LinkFit> ProfileTable::link(const std::string& from_kind, const st
 // so a 4 KiB transfer's microseconds count as much as a 16 MiB one's milliseconds (plain least
 // squares lets the largest sizes set the intercept, often below zero).
 std::optional<LinkFit> ProfileTable::fit_link(const std::string& kind, double nominal_bandwidth) const {
-  struct Point {
-    double x, y, w;
-  };
-  std::vector<Point> points;
+  std::vector<WeightedPoint> points;
   double n = 0, total_x = 0, total_y = 0;
   for (auto it = entries_.lower_bound({kind, ""}); it != entries_.end() && it->first.first == kind; ++it) {
     const double x = it->second.op.work, y = it->second.seconds.mean;
     n += 1;
     total_x += x;
     total_y += y;
-    if (y > 0) points.push_back({x, y, 1 / (y * y)});  // a zero time weighs nothing: left out
+    if (y > 0) points.push_back({1 / (y * y), x, y});  // a zero time would weigh nothing: left out
   }
   if (n == 0) return std::nullopt;
   if (points.size() >= 2) {
-    double sw = 0, mx = 0, my = 0, smallest = points[0].x, largest = points[0].x;
-    for (const Point& p : points) {
-      sw += p.w;
-      mx += p.w * p.x;
-      my += p.w * p.y;
-      smallest = std::min(smallest, p.x);
-      largest = std::max(largest, p.x);
-    }
-    mx /= sw;
-    my /= sw;
-    double sxx = 0, sxy = 0;  // centred: the raw sums of x^2 / y^2 cancel badly
-    for (const Point& p : points) {
-      sxx += p.w * (p.x - mx) * (p.x - mx);
-      sxy += p.w * (p.x - mx) * (p.y - my);
-    }
-    if (sxx > 0 && largest >= 4 * std::max(smallest, 1.0)) {
-      const double slope = sxy / sxx, intercept = my - slope * mx;
-      if (slope > 0) return LinkFit{std::max(0.0, intercept), 1 / slope};
-    }
+    const LineSums l = line_sums(points);
+    if (l.sxx > 0 && l.largest >= 4 * std::max(l.smallest, 1.0) && l.slope() > 0)
+      return LinkFit{std::max(0.0, l.my - l.slope() * l.mx), 1 / l.slope()};
   }
   if (!(nominal_bandwidth > 0)) return std::nullopt;
   return LinkFit{std::max(0.0, (total_y - total_x / nominal_bandwidth) / n), nominal_bandwidth};

@@ -2,6 +2,7 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <torch/version.h>
 
 #include <atomic>
 #include <cstdint>
@@ -138,15 +139,28 @@ void release(void* data) {
     std::free(header);
 }
 
+// LibTorch 2.3 made allocate() non-const and added copy_data(); the standalone gantry-exec builds
+// against the GPU machines' newer LibTorch, the main build against Debian's 1.13.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define GANTRY_ALLOCATE_CONST
+#define GANTRY_ALLOCATOR_COPIES 1
+#else
+#define GANTRY_ALLOCATE_CONST const
+#define GANTRY_ALLOCATOR_COPIES 0
+#endif
+
 class ArenaAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(std::size_t n) const override {
+  c10::DataPtr allocate(std::size_t n) GANTRY_ALLOCATE_CONST override {
     if (n > std::numeric_limits<std::size_t>::max() - kPage - sizeof(BlockHeader)) throw std::bad_alloc();
     BlockHeader* header = t_arena ? t_arena->take(n) : new_block(nullptr, n);
     void* data = data_of(header);
     return {data, data, &release, c10::Device(c10::DeviceType::CPU)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &release; }
+#if GANTRY_ALLOCATOR_COPIES
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
+#endif
 };
 
 // Never destroyed: blocks may be freed during static destruction, after any arena would be.

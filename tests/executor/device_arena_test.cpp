@@ -70,3 +70,22 @@ TEST_CASE("a run on two CPU devices allocates from both devices' arenas", "[exec
   CHECK(device_arena_stats(1).allocations > one.allocations);
   CHECK(device_arena_stats(0).reused > zero.reused);  // the timed runs reuse the warm-up's blocks
 }
+
+TEST_CASE("a transfer is copied into the destination device's arena", "[executor]") {
+  // One tensor of a size no other test uses, made on device 0 and read on device 1: the only
+  // block of that size device 1's arena can hold is the link thread's copy.
+  constexpr double kBytes = 3 * 1024 * 1024 + 8192;
+  auto graph = make_workload("link-ladder:min_bytes=3153920,max_bytes=3153920");
+  REQUIRE(graph.ok());
+  REQUIRE(graph.value().size() == 2);
+  auto cluster = Cluster::load("cpu-2");
+  REQUIRE(cluster.ok());
+  Placement placement;
+  for (OpId op = 0; op < graph.value().size(); ++op) placement.device.push_back(graph.value().in_edges(op).empty() ? 0 : 1);
+  const ArenaStats before = device_arena_stats(1);
+  ExecOptions options;
+  options.repeats = 1;
+  options.warmup = 0;
+  REQUIRE(execute_on_cpu(graph.value(), placement, cluster.value(), options).ok());
+  CHECK(device_arena_stats(1).cached_bytes >= before.cached_bytes + static_cast<std::size_t>(kBytes));
+}

@@ -57,7 +57,7 @@ void print_links(const ProfileTable& table, const Cluster& cluster) {
       std::cout << "transfers " << cluster.device(a).name << " -> " << cluster.device(b).name << ": ";
       if (fit && fit->bandwidth > 0)
         std::cout << "latency " << format_time(fit->latency, "s") << ", bandwidth " << format_bytes(fit->bandwidth)
-                  << "/s (least squares over the measured sizes)\n";
+                  << "/s (least squares of the relative error over the measured sizes)\n";
       else
         std::cout << "not enough distinct sizes measured for a fit\n";
     }

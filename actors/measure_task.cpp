@@ -148,7 +148,9 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   if (!measured) return measured.error();
   const Measurement& m = measured.value();
   ProfileTable samples;
-  add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples);
+  std::vector<double> slowdowns;  // solo times, by the co-run slowdown of the profiles the problem is costed with
+  for (int d = 0; d < problem->cluster.size(); ++d) slowdowns.push_back(problem->costs->co_run_slowdown(d));
+  add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples, slowdowns);
   MeasureAnswer answer{m.backend, m.makespans, m.median, m.min, m.max, profiles_to_json(samples)};
   return encode_body(answer);
 }

@@ -87,6 +87,7 @@ FidelityReport run_fidelity_bench(const FidelityOptions& o) {
   if (!profiles) throw std::runtime_error(profiles.error().message);
   report.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.profile_signatures = static_cast<int>(profiles.value().size());
+  report.co_run_slowdown = profiles.value().co_run_slowdown(cluster.value().device(0).kind);
 
   // Every placement is measured once per round, round after round: a burst of interference from
   // other tenants of the machine then slows one run of many placements, not every run of one.

@@ -21,6 +21,7 @@ struct FidelityReport {
   std::vector<FidelityRow> rows;
   int profile_signatures = 0;
   double profile_seconds = 0;
+  double co_run_slowdown = 1;  // the profile's, for the first device's kind
   double mean_error = 0, p90_error = 0;                   // of |error|
   double roofline_mean_error = 0, roofline_p90_error = 0;  // the uncalibrated model, for contrast
   // The machine's own disagreement: each placement's median over the odd rounds "predicting" its

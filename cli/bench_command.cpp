@@ -399,7 +399,7 @@ void add_bench_fidelity(CLI::App& bench) {
                         {"roofline", row.roofline}});
       std::cout << nlohmann::json{{"cluster", options->cluster}, {"profile", options->profile},
                                   {"profile_signatures", r.profile_signatures}, {"profile_seconds", r.profile_seconds},
-                                  {"rows", rows}, {"mean_error", r.mean_error}, {"p90_error", r.p90_error},
+                                  {"co_run_slowdown", r.co_run_slowdown}, {"rows", rows}, {"mean_error", r.mean_error}, {"p90_error", r.p90_error},
                                   {"roofline_mean_error", r.roofline_mean_error},
                                   {"roofline_p90_error", r.roofline_p90_error},
                                   {"noise_mean_error", r.noise_mean_error}, {"noise_p90_error", r.noise_p90_error}}
@@ -414,7 +414,8 @@ void add_bench_fidelity(CLI::App& bench) {
                  format_time(row.roofline, "s")});
     table.print(std::cout);
     std::cout << "\nprofiled " << r.profile_signatures << " signatures (" << options->profile << ") in "
-              << format_fixed(r.profile_seconds, 1) << " s\n"
+              << format_fixed(r.profile_seconds, 1) << " s; ops beside a busy device: "
+              << format_fixed(r.co_run_slowdown, 3) << "x their solo time\n"
               << r.rows.size() << " placements: mean |error| " << format_fixed(100 * r.mean_error, 1) << "%, 90th percentile "
               << format_fixed(100 * r.p90_error, 1) << "% (uncalibrated roofline: " << format_fixed(100 * r.roofline_mean_error, 1)
               << "%, " << format_fixed(100 * r.roofline_p90_error, 1) << "%)\n"

@@ -14,6 +14,7 @@
 #include "core/graph_io.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/measured_timeline.hpp"
+#include "executor/co_run.hpp"
 #include "executor/profile_samples.hpp"
 #include "storage/store.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -181,8 +182,11 @@ void run_execute(const ExecuteArgs& args) {
       std::fprintf(stderr, "gantry: the stored best changed while this ran; the measurement was not recorded with it\n");
   }
   if (store && !args.no_record) {  // every run teaches the profiles
-    ProfileTable samples;
-    add_profile_samples(problem.graph, problem.cluster, m.median_run, &samples);
+    ProfileTable samples;  // solo times, by the co-run slowdown the store's profiles know
+    auto stored = store->profiles();
+    if (!stored) throw CliError(stored.error().message);
+    add_profile_samples(problem.graph, problem.cluster, m.median_run, &samples,
+                        co_run_slowdowns(problem.cluster, &stored.value()));
     if (auto added = store->add_profiles(samples); !added)
       std::fprintf(stderr, "gantry: the measurement was not added to the profiles: %s\n", added.error().message.c_str());
   }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_common.hpp"
@@ -35,6 +36,7 @@ struct FamilySummary {
 void print_summary(const ProfileTable& table) {
   std::map<std::pair<std::string, std::string>, FamilySummary> families;
   for (const ProfileEntry& e : table.entries()) {
+    if (e.op.family == "co-run") continue;  // a factor, not an op's time: print_co_run
     FamilySummary& f = families[{e.device_kind, e.op.family}];
     ++f.signatures;
     f.samples += e.seconds.count;
@@ -46,6 +48,16 @@ void print_summary(const ProfileTable& table) {
     t.add({key.first, key.second, std::to_string(f.signatures), format_fixed(f.samples, 0), format_time(f.fastest, "s"),
            format_time(f.slowest, "s")});
   t.print(std::cout);
+}
+
+// Each device kind's co-run slowdown (core/profile_table.hpp).
+void print_co_run(const ProfileTable& table, const Cluster& cluster) {
+  std::set<std::string> kinds;
+  for (const Device& d : cluster.devices())
+    if (kinds.insert(d.kind).second)
+      std::cout << "ops on " << d.kind << " devices beside another busy device of their host: "
+                << format_fixed(table.co_run_slowdown(d.kind), 3)
+                << "x their solo time (the times above are solo times; 1x: not measured, or no slowdown)\n";
 }
 
 // Each device pair's fitted link (its own transfers, else its kinds').
@@ -103,7 +115,13 @@ void run_profile(const ProfileArgs& args) {
       entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
                          {"work", e.op.work}, {"count", e.seconds.count}, {"mean", e.seconds.mean},
                          {"stddev", std::sqrt(e.seconds.variance())}});
-    std::cout << nlohmann::json{{"cluster", cluster.value().name()}, {"entries", entries}, {"stored", !args.no_store}}.dump(2)
+    nlohmann::json co_run = nlohmann::json::object();
+    for (const Device& d : cluster.value().devices()) co_run[d.kind] = table.value().co_run_slowdown(d.kind);
+    std::cout << nlohmann::json{{"cluster", cluster.value().name()},
+                                {"entries", entries},
+                                {"co_run_slowdown", co_run},
+                                {"stored", !args.no_store}}
+                     .dump(2)
               << "\n";
     return;
   }
@@ -111,6 +129,7 @@ void run_profile(const ProfileArgs& args) {
             << table.value().size() << " signatures, " << stored << "\n\n";
   print_summary(table.value());
   std::cout << "\n";
+  print_co_run(table.value(), cluster.value());
   print_links(table.value(), cluster.value());
 }
 
@@ -131,7 +150,8 @@ void add_profile_command(CLI::App& app) {
                   "other, to fit each link's latency and bandwidth (none: only the workloads' own transfers)")
       ->capture_default_str();
   cmd->add_option("--random-placements", args->random_placements, "random placements per workload, besides "
-                                                                  "one device at a time and round-robin")
+                                                                  "all ops on one device (one per device kind: solo "
+                                                                  "times) and round-robin")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
   cmd->add_option("--repeats", args->repeats, "rounds: each placement runs once per round, interleaved with the others; every run's times are kept, except where a signature took more than 1.5x its lower median over the rounds (a burst of interference)")

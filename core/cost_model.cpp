@@ -71,6 +71,12 @@ CostTable::CostTable(const Graph& graph, const Cluster& cluster, const CostModel
     edge_bytes_[e] = graph.edge_bytes(e);
   }
 
+  if (profiles) {
+    std::vector<double> co_run(d_, 1.0);
+    for (int d = 0; d < d_; ++d) co_run[d] = profiles->co_run_slowdown(cluster.device(d).kind);
+    if (std::any_of(co_run.begin(), co_run.end(), [](double f) { return f != 1.0; })) co_run_ = std::move(co_run);
+  }
+
   latency_.assign(static_cast<std::size_t>(d_) * d_, 0);
   inv_bandwidth_.assign(static_cast<std::size_t>(d_) * d_, 0);
   for (int a = 0; a < d_; ++a)

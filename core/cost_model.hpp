@@ -65,12 +65,17 @@ class CostTable {
   double mean_op_time(OpId op) const { return mean_op_time_[op]; }
   double min_op_time(OpId op) const { return min_op_time_[op]; }
   double mean_transfer_time(EdgeId e) const;
+  // How much longer an op runs on `device` while another device of its host is busy (the
+  // profiles' co-run slowdown of its kind; 1 without profiles), and whether any device has one.
+  double co_run_slowdown(int device) const { return co_run_.empty() ? 1.0 : co_run_[device]; }
+  bool has_co_run_slowdown() const { return !co_run_.empty(); }
 
  private:
   int n_ = 0, d_ = 0, row_ = 0, column_ = 1;
   std::vector<double> op_time_, mean_op_time_, min_op_time_;
   std::vector<double> edge_fixed_, edge_bytes_;
   std::vector<double> latency_, inv_bandwidth_;
+  std::vector<double> co_run_;  // per device; empty when every factor is 1
 };
 
 }  // namespace gantry

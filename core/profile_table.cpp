@@ -177,6 +177,20 @@ std::optional<LinkFit> ProfileTable::fit_link(const std::string& kind, double no
   return LinkFit{std::max(0.0, (total_y - total_x / nominal_bandwidth) / n), nominal_bandwidth};
 }
 
+namespace {
+const OpSignature& co_run_signature() {
+  static const OpSignature signature{"co-run", "co-run", 0, {}};
+  return signature;
+}
+}  // namespace
+
+double ProfileTable::co_run_slowdown(const std::string& kind) const {
+  auto it = entries_.find({kind, co_run_signature().signature});
+  return it == entries_.end() ? 1.0 : std::max(1.0, it->second.seconds.mean);
+}
+
+void ProfileTable::add_co_run_slowdown(const std::string& kind, double factor) { add(kind, co_run_signature(), factor); }
+
 Fingerprint ProfileTable::fingerprint() const {
   Hasher h;
   h.add_string("profiles-v1");

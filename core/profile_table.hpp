@@ -58,6 +58,13 @@ class ProfileTable {
   // differ: NVLink and PCIe pairs of one box), the kind pair's when the pair has no fit.
   std::optional<LinkFit> link(const std::string& from_kind, const std::string& to_kind, double nominal_bandwidth = 0,
                               std::optional<std::pair<int, int>> devices = std::nullopt) const;
+  // How much longer an op takes on a device of `kind` while another device of its host runs an op
+  // beside it (cores sharing caches, memory bandwidth and clocks; partitions of one GPU). The
+  // table's op times are solo times, and the simulator stretches an op that starts beside a busy
+  // device by this factor. 1 when never measured. Filed as an entry of the family "co-run" whose
+  // mean is the factor, so it is stored, carried and fingerprinted with the op times.
+  double co_run_slowdown(const std::string& kind) const;
+  void add_co_run_slowdown(const std::string& kind, double factor);
   // The content, each mean to 3 significant digits: more samples that do not move a mean do not
   // change it, so stored bests keyed by it stay current (sim/runtime_fingerprint.hpp).
   Fingerprint fingerprint() const;

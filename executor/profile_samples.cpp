@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "executor/co_run.hpp"
+
 namespace gantry {
 
 namespace {
@@ -45,9 +47,15 @@ double median_wake_gap(const Graph& graph, const RunRecord& run) {
 
 }  // namespace
 
-void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples) {
-  for (const OpRecord& r : run.ops)
-    samples->add(cluster.device(r.device).kind, op_signature(graph, r.op), r.end - r.start);
+void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples,
+                         const std::vector<double>& co_run_slowdown) {
+  const bool solo = std::any_of(co_run_slowdown.begin(), co_run_slowdown.end(), [](double s) { return s != 1.0; });
+  const std::vector<double> shares = solo ? co_run_shares(run, cluster) : std::vector<double>{};
+  for (const OpRecord& r : run.ops) {
+    double seconds = r.end - r.start;
+    if (solo) seconds = solo_seconds(seconds, shares[static_cast<std::size_t>(r.op)], co_run_slowdown[static_cast<std::size_t>(r.device)]);
+    samples->add(cluster.device(r.device).kind, op_signature(graph, r.op), seconds);
+  }
   // A transfer as the simulator times it: from when both the tensor and the link were ready (the
   // producer's end, the link's previous transfer) to when the consumer could start, so the link
   // thread's wake-up and the median wake-up of an idle consumer device count as the transfer's.

@@ -1,13 +1,18 @@
 #pragma once
 // A measured run as profile samples (core/profile_table.hpp): each op's duration under its device's
-// kind and its signature, each transfer's duration under "FROM_KIND->TO_KIND" and its size. Every
+// kind and its signature, as its solo time (executor/co_run.hpp: divided by 1 + (slowdown - 1) x
+// the share of it another device of its host ran beside it, with `co_run_slowdown` per device;
+// empty: as measured), each transfer's duration under "FROM_KIND->TO_KIND" and its size. Every
 // executor run can add them to the store's profiles, so the cost model keeps learning the machine.
+#include <vector>
+
 #include "core/cluster.hpp"
 #include "core/profile_table.hpp"
 #include "executor/measurement.hpp"
 
 namespace gantry {
 
-void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples);
+void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run, ProfileTable* samples,
+                         const std::vector<double>& co_run_slowdown = {});
 
 }  // namespace gantry

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
+#include "executor/co_run.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/profile_samples.hpp"
 #include "workloads/workload.hpp"
@@ -12,10 +14,15 @@ namespace gantry {
 
 namespace {
 
-std::vector<Placement> placements_for(const Graph& graph, int devices, int random, std::uint64_t seed) {
+// Every op on the first device of each kind (its solo times, against which the other placements'
+// co-run slowdown is fitted), round-robin, and `random` random placements.
+std::vector<Placement> placements_for(const Graph& graph, const Cluster& cluster, int random, std::uint64_t seed) {
   std::vector<Placement> out;
   const auto n = static_cast<std::size_t>(graph.size());
-  if (devices == 1) out.push_back({std::vector<std::int32_t>(n, 0), {}});
+  const int devices = cluster.size();
+  std::set<std::string> kinds;
+  for (int d = 0; d < devices; ++d)
+    if (kinds.insert(cluster.device(d).kind).second) out.push_back({std::vector<std::int32_t>(n, d), {}});
   if (devices > 1) {
     Placement round_robin;
     for (std::size_t op = 0; op < n; ++op) round_robin.device.push_back(static_cast<std::int32_t>(op % devices));
@@ -50,6 +57,23 @@ struct PlannedGraph {
   std::vector<Placement> placements;
 };
 
+struct MeasuredRun {
+  const PlannedGraph* plan;
+  RunRecord run;
+};
+
+// Per device kind, the co-run slowdown its runs show (executor/co_run.hpp).
+std::map<std::string, double> fit_slowdowns(const Cluster& cluster, const std::vector<MeasuredRun>& measured) {
+  std::vector<CoRunSample> samples;
+  for (const MeasuredRun& m : measured) {
+    const std::vector<double> shares = co_run_shares(m.run, cluster);
+    for (const OpRecord& r : m.run.ops)
+      samples.push_back({cluster.device(r.device).kind, op_signature(*m.plan->graph, r.op).signature, r.end - r.start,
+                         shares[static_cast<std::size_t>(r.op)]});
+  }
+  return fit_co_run_slowdowns(samples);
+}
+
 }  // namespace
 
 std::vector<std::string> default_profile_workloads() {
@@ -70,7 +94,7 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
   std::vector<PlannedGraph> plans;
   for (std::size_t i = 0; i < graphs.size(); ++i)
     plans.push_back({graphs[i].first, &graphs[i].second,
-                     placements_for(graphs[i].second, cluster.size(), options.random_placements, options.seed + i)});
+                     placements_for(graphs[i].second, cluster, options.random_placements, options.seed + i)});
   Graph ladder;
   if (!options.link_ladder.empty() && cluster.size() > 1) {
     auto built = make_workload(options.link_ladder);
@@ -85,7 +109,7 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
   // run more than 1.5 times its signature's median over the rounds (a burst) is left out.
   const int rounds = std::max(1, options.exec.repeats);
   total *= rounds;
-  std::map<std::pair<std::string, std::string>, std::vector<ProfileEntry>> runs;
+  std::vector<MeasuredRun> measured;
   int done = 0;
   for (int round = 0; round < rounds; ++round)
     for (const PlannedGraph& plan : plans)
@@ -95,12 +119,21 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
         exec.warmup = round == 0 ? std::max(1, options.exec.warmup) : 0;
         auto m = execute_on_cpu(*plan.graph, placement, cluster, exec);
         if (!m) return make_error(plan.name + ": " + m.error().message);
-        ProfileTable run;
-        add_profile_samples(*plan.graph, cluster, m.value().median_run, &run);
-        for (ProfileEntry& e : run.entries()) runs[{e.device_kind, e.op.signature}].push_back(std::move(e));
+        measured.push_back({&plan, std::move(m.value().median_run)});
         if (options.progress) options.progress(plan.name, ++done, total);
       }
+  // Op times are kept as solo times, with each kind's slowdown beside a busy device filed apart.
+  const std::map<std::string, double> slowdowns = fit_slowdowns(cluster, measured);
+  std::vector<double> slowdown_of_device;
+  for (const Device& d : cluster.devices()) slowdown_of_device.push_back(slowdowns.count(d.kind) ? slowdowns.at(d.kind) : 1.0);
+  std::map<std::pair<std::string, std::string>, std::vector<ProfileEntry>> runs;
+  for (const MeasuredRun& m : measured) {
+    ProfileTable run;
+    add_profile_samples(*m.plan->graph, cluster, m.run, &run, slowdown_of_device);
+    for (ProfileEntry& e : run.entries()) runs[{e.device_kind, e.op.signature}].push_back(std::move(e));
+  }
   ProfileTable samples;
+  for (const auto& [kind, slowdown] : slowdowns) samples.add_co_run_slowdown(kind, slowdown);
   for (auto& [key, entries] : runs) {
     std::vector<double> means;
     for (const ProfileEntry& e : entries) means.push_back(e.seconds.mean);

@@ -73,6 +73,14 @@ struct Simulator::State {
   int copy_words = 1;
   std::vector<std::uint64_t> copies_on;  // per op, a bit set of devices holding a received copy
   std::vector<double> busy;
+  // Co-run slowdown (CostTable::co_run_slowdown): an op that starts while another device of its
+  // host runs, or starts at the same instant, takes its duration times its device's factor.
+  bool co_run = false;
+  std::vector<double> co_run_factor;  // per device
+  std::vector<int> host_of;           // per device
+  std::vector<int> running;           // per device, ops running now
+  std::vector<int> host_running;      // per host, devices running an op (or about to start one now)
+  std::vector<char> counted;          // per device, counted in host_running
 };
 
 Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& cluster, SimOptions options)
@@ -120,6 +128,18 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
   s.consumers_left.resize(s.n);
   s.copy_words = (s.d + 63) / 64;
   s.busy.resize(s.d);
+  s.co_run = costs.has_co_run_slowdown();
+  if (s.co_run) {
+    int hosts = 0;
+    for (int k = 0; k < s.d; ++k) {
+      s.co_run_factor.push_back(costs.co_run_slowdown(k));
+      s.host_of.push_back(cluster.device(k).host);
+      hosts = std::max(hosts, cluster.device(k).host + 1);
+    }
+    s.running.resize(s.d);
+    s.counted.resize(s.d);
+    s.host_running.resize(hosts);
+  }
   s.events.reserve(static_cast<std::size_t>(s.n) + 16);
 }
 
@@ -195,6 +215,12 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     std::fill(s.is_ready.begin(), s.is_ready.end(), 0);
     std::fill(s.order_pos.begin(), s.order_pos.end(), 0);
   }
+  const bool co_run = s.co_run;
+  if (co_run) {
+    std::fill(s.running.begin(), s.running.end(), 0);
+    std::fill(s.counted.begin(), s.counted.end(), 0);
+    std::fill(s.host_running.begin(), s.host_running.end(), 0);
+  }
   if (memory) {
     std::fill(s.memory_now.begin(), s.memory_now.end(), 0.0);
     out->peak_memory.assign(D, 0.0);
@@ -244,8 +270,21 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     }
     return heap_pop<2>(q, static_cast<std::size_t>(s.q_size[dev]--), ready_key);
   };
+  // A device joins its host's count when it runs an op, or is about to start one at this instant
+  // (so devices starting together slow each other whichever is dispatched first).
+  auto count_running = [&](int dev) {
+    if (!s.counted[dev]) {
+      s.counted[dev] = 1;
+      ++s.host_running[s.host_of[dev]];
+    }
+  };
   auto start = [&](OpId op, int dev) {
-    const double duration = s.op[op].duration;
+    double duration = s.op[op].duration;
+    if (co_run) {
+      count_running(dev);
+      ++s.running[dev];
+      if (s.host_running[s.host_of[dev]] > 1) duration *= s.co_run_factor[dev];
+    }
     --s.free_streams[dev];
     s.busy[dev] += duration;
     s.events.push(now + duration, seq++, op);
@@ -317,6 +356,10 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   auto finish = [&](OpId u) {
     const int dev = s.op[u].device;
     ++s.free_streams[dev];
+    if (co_run && --s.running[dev] == 0) {
+      s.counted[dev] = 0;
+      --s.host_running[s.host_of[dev]];
+    }
     touch(dev);
     ++done;
     if (memory) {
@@ -340,7 +383,16 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     }
     while (s.free_streams[dev] > 0 && s.q_size[dev] > 0) start(dequeue(dev), dev);
   };
+  auto will_start = [&](int dev) {
+    if (s.free_streams[dev] <= 0) return false;
+    if (!fixed) return s.q_size[dev] > 0;
+    const std::vector<OpId>& list = (*order)[dev];
+    return s.order_pos[dev] < list.size() && s.is_ready[list[s.order_pos[dev]]];
+  };
   auto dispatch_touched = [&] {
+    if (co_run)
+      for (int dev : s.touched)
+        if (will_start(dev)) count_running(dev);
     for (int dev : s.touched) {
       s.is_touched[dev] = 0;
       dispatch(dev);

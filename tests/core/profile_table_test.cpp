@@ -162,3 +162,32 @@ TEST_CASE("profiles JSON keeps every entry's statistics and refuses bad entries 
     CHECK_THAT(refused.error().message, Catch::Contains("p.json: $.entries[1]") && Catch::Contains(why));
   }
 }
+
+TEST_CASE("the co-run slowdown is kept per device kind, travels with the table and changes its fingerprint", "[core]") {
+  ProfileTable t;
+  t.add("CPU", {"matmul/f32", "matmul/f32/a", 2e6, {7, 8, 9}}, 1e-3);
+  CHECK(t.co_run_slowdown("CPU") == 1.0);  // never measured
+  const Fingerprint before = t.fingerprint();
+  t.add_co_run_slowdown("CPU", 1.2);
+  t.add_co_run_slowdown("CPU", 1.4);  // two profiling sessions: their mean
+  CHECK(t.co_run_slowdown("CPU") == Approx(1.3));
+  CHECK(t.co_run_slowdown("H100") == 1.0);
+  CHECK_FALSE(t.fingerprint() == before);
+  auto back = profiles_from_json(profiles_to_json(t), "t.json");
+  REQUIRE(back.ok());
+  CHECK(back.value().co_run_slowdown("CPU") == Approx(1.3));
+  // It is no op's time: the op still costs its own mean.
+  CHECK(*back.value().op_time("CPU", {"matmul/f32", "matmul/f32/a", 2e6, {7, 8, 9}}) == Approx(1e-3));
+  // The cost table gives each device its kind's factor.
+  Cluster cpu = Cluster::load("cpu-2").value();
+  GraphBuilder b("one");
+  OpSpec op;
+  op.name = "x";
+  op.cost = 1;
+  b.add_op(op);
+  const Graph g = b.build().value();
+  CostTable costs(g, cpu, &t);
+  CHECK(costs.has_co_run_slowdown());
+  CHECK(costs.co_run_slowdown(1) == Approx(1.3));
+  CHECK_FALSE(CostTable(g, cpu).has_co_run_slowdown());
+}

@@ -1,0 +1,39 @@
+#pragma once
+// Devices that share a host slow each other down: CPU cores share caches, memory bandwidth and
+// clocks, partitions of one GPU share its memory system. The profiles keep solo op times and one
+// slowdown factor per device kind (core/profile_table.hpp, co_run_slowdown), which the simulator
+// applies to an op that starts beside a busy device. This file measures that from executor runs:
+// how much of each op ran beside another device's op, and the factor that best explains the same
+// op's times measured alone and beside others.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/cluster.hpp"
+#include "core/profile_table.hpp"
+#include "executor/measurement.hpp"
+
+namespace gantry {
+
+// Per op of `run` (by op id): the share of its duration during which some other device of its
+// host was running an op, in [0, 1].
+std::vector<double> co_run_shares(const RunRecord& run, const Cluster& cluster);
+
+// Per device of `cluster`: its kind's slowdown in `profiles` (1 everywhere without profiles).
+std::vector<double> co_run_slowdowns(const Cluster& cluster, const ProfileTable* profiles);
+
+// An op's measured time as the time it would take alone: seconds / (1 + (slowdown - 1) x share).
+double solo_seconds(double seconds, double share, double slowdown);
+
+struct CoRunSample {
+  std::string kind, signature;  // device kind, op signature
+  double seconds = 0, share = 0;
+};
+
+// Per device kind, the factor s in [1, 4] that best explains its samples as solo time x
+// (1 + (s - 1) x share), one solo time per signature (least squares in log time). A kind is left
+// out when none of its signatures was measured both mostly alone (share < 1/4) and mostly beside
+// another device (share > 3/4): its samples cannot tell the factor from the solo times.
+std::map<std::string, double> fit_co_run_slowdowns(const std::vector<CoRunSample>& samples);
+
+}  // namespace gantry

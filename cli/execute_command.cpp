@@ -184,11 +184,14 @@ void run_execute(const ExecuteArgs& args) {
   if (store && !args.no_record) {  // every run teaches the profiles
     ProfileTable samples;  // solo times, by the co-run slowdown the store's profiles know
     auto stored = store->profiles();
-    if (!stored) throw CliError(stored.error().message);
-    add_profile_samples(problem.graph, problem.cluster, m.median_run, &samples,
-                        co_run_slowdowns(problem.cluster, &stored.value()));
-    if (auto added = store->add_profiles(samples); !added)
-      std::fprintf(stderr, "gantry: the measurement was not added to the profiles: %s\n", added.error().message.c_str());
+    if (!stored) {
+      std::fprintf(stderr, "gantry: the measurement was not added to the profiles: %s\n", stored.error().message.c_str());
+    } else {
+      add_profile_samples(problem.graph, problem.cluster, m.median_run, &samples,
+                          co_run_slowdowns(problem.cluster, &stored.value()));
+      if (auto added = store->add_profiles(samples); !added)
+        std::fprintf(stderr, "gantry: the measurement was not added to the profiles: %s\n", added.error().message.c_str());
+    }
   }
 
   SimOptions full = options;

@@ -280,7 +280,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   };
   auto start = [&](OpId op, int dev) {
     double duration = s.op[op].duration;
-    if (co_run) {
+    if (co_run && duration > 0) {
       count_running(dev);
       ++s.running[dev];
       if (s.host_running[s.host_of[dev]] > 1) duration *= s.co_run_factor[dev];
@@ -356,7 +356,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   auto finish = [&](OpId u) {
     const int dev = s.op[u].device;
     ++s.free_streams[dev];
-    if (co_run && --s.running[dev] == 0) {
+    if (co_run && s.op[u].duration > 0 && --s.running[dev] == 0) {
       s.counted[dev] = 0;
       --s.host_running[s.host_of[dev]];
     }
@@ -383,11 +383,12 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     }
     while (s.free_streams[dev] > 0 && s.q_size[dev] > 0) start(dequeue(dev), dev);
   };
+  // Whether `dev` starts an op that takes time at this instant (ops of no time are no neighbours).
   auto will_start = [&](int dev) {
     if (s.free_streams[dev] <= 0) return false;
-    if (!fixed) return s.q_size[dev] > 0;
+    if (!fixed) return s.q_size[dev] > 0 && s.op[s.queue[s.seg_begin[dev] + (by_priority ? 0 : s.q_head[dev])]].duration > 0;
     const std::vector<OpId>& list = (*order)[dev];
-    return s.order_pos[dev] < list.size() && s.is_ready[list[s.order_pos[dev]]];
+    return s.order_pos[dev] < list.size() && s.is_ready[list[s.order_pos[dev]]] && s.op[list[s.order_pos[dev]]].duration > 0;
   };
   auto dispatch_touched = [&] {
     if (co_run)

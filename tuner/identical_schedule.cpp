@@ -15,6 +15,7 @@ bool is_identical_without_communication(const PlacementProblem& problem) {
   if (sim.doppler || sim.noise_sigma > 0 || sim.dispatch == Dispatch::fixed_order) return false;
   const Cluster& cluster = problem.cluster;
   const CostTable& costs = problem.costs;
+  if (costs.has_co_run_slowdown()) return false;  // list schedules know no slowdown beside busy devices
   const int devices = cluster.size();
   for (int d = 0; d < devices; ++d) {
     const int streams = sim.streams > 0 ? sim.streams : cluster.device(d).streams;

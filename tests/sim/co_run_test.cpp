@@ -80,3 +80,13 @@ TEST_CASE("the co-run slowdown is decided when an op starts", "[sim]") {
   // Everything on device 1: one op at a time, alone: 4 + 1 + 1 + 1.
   CHECK(makespan(g, pair_cluster(true), slowdown(2.0), {1, 1, 1, 1}) == Approx(7.0));
 }
+
+TEST_CASE("an op that takes no time is no neighbour", "[sim]") {
+  // a takes no time on device 0, b takes 2 on device 1, both at 0: b runs alone.
+  GraphBuilder b("free");
+  b.add_op(op("a", 0));
+  b.add_op(op("b", 2));
+  const Graph g = b.build().value();
+  CHECK(makespan(g, pair_cluster(true), slowdown(1.5), {0, 1}) == Approx(2.0));
+  CHECK(makespan(g, pair_cluster(true), slowdown(1.5), {1, 0}) == Approx(2.0));
+}

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/profile_table.hpp"
 #include "sim/simulator.hpp"
 #include "tuner/identical_schedule.hpp"
 #include "tuner/local_search.hpp"
@@ -247,6 +248,11 @@ TEST_CASE("list schedules run unchanged on the simulator", "[tuner]") {
   doppler.doppler = true;
   for (const SimOptions& o : {two_streams, noisy, fixed, doppler})
     CHECK_FALSE(is_identical_without_communication(PlacementProblem{stg, free4, free_costs, o}));
+  // Devices of one host that slow each other down (a co-run slowdown in the profiles).
+  ProfileTable beside;
+  beside.add_co_run_slowdown(free4.device(0).kind, 1.2);
+  CostTable slowed(stg, free4, &beside);
+  CHECK_FALSE(is_identical_without_communication(PlacementProblem{stg, free4, slowed, options}));
   std::vector<Device> mixed = free4.devices();
   mixed[3].peak_flops *= 2;  // ops with roofline costs run at another speed there
   mixed[3].kind = "fast";

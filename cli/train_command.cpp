@@ -25,6 +25,8 @@
 #include "cli/text_table.hpp"
 #include "executor/cuda/cuda_executor.hpp"
 #include "cli/train_job.hpp"
+
+#include <nlohmann/json.hpp>
 #include "core/hex.hpp"
 #include "storage/store.hpp"
 
@@ -122,7 +124,31 @@ void print_report(const LearnerReport& r) {
               r.episodes / std::max(1e-9, r.seconds), r.rollout_seconds, r.learner_seconds);
 }
 
+// The report as JSON: per graph its teacher's, best and greedy makespans (with the placement of
+// the best), then the run's totals and where the policy went (`policy` and `job` empty with
+// --no-store).
+nlohmann::json report_json(const LearnerReport& r, const TuneOutcome& o, bool stored) {
+  nlohmann::json graphs = nlohmann::json::array();
+  for (const LearnedGraph& g : r.graphs)
+    graphs.push_back({{"graph", g.label}, {"ops", g.ops}, {"cluster", g.cluster}, {"unit", g.unit},
+                      {"teacher_makespan", g.teacher_makespan}, {"best_makespan", g.best_makespan},
+                      {"greedy_makespan", g.greedy_makespan}, {"best_placement", g.best.device}});
+  return {{"graphs", graphs},
+          {"episodes", r.episodes},
+          {"seconds", r.seconds},
+          {"rollout_seconds", r.rollout_seconds},
+          {"learner_seconds", r.learner_seconds},
+          {"best_ratio", r.best_ratio},
+          {"greedy_ratio", r.greedy_ratio},
+          {"policy", stored ? r.policy : ""},
+          {"job", stored ? o.job_id : ""},
+          {"state", to_string(o.state)}};
+}
+
 void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
+  if (args.format == "json")
+    throw CliError("-f json: with --coordinator the job is followed on stderr and its policy read with gantry query "
+                   "policies --coordinator ...; the JSON report is for a run in this process");
   if (!args.curve.empty() || !args.save.empty() || args.no_store)
     throw CliError("--curve, --save and --no-store are for a run in this process; with --coordinator the policy is stored by the "
                    "coordinator (gantry query policies --coordinator ...)");
@@ -184,12 +210,15 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   const TuneOutcome& o = outcome.value();
   if (!report && o.state == JobState::cancelled) throw CliExit{kExitCancelled, "training stopped before it trained: " + o.stop_reason};
   if (!report) throw CliError("training job " + o.job_id + " " + to_string(o.state) + ": " + o.stop_reason);
-  print_report(*report);
+  if (args.format == "json")
+    std::cout << report_json(*report, o, !scratch).dump(2) << "\n";
+  else
+    print_report(*report);
   // Files last: a file that cannot be written must not cost the stored policy.
   if (!args.save.empty())
     if (auto s = write_text_file(args.save, report->weights); !s) throw CliError("--save: " + s.error().message);
   if (!args.curve.empty()) write_learning_curve(args.curve, report->curve, "gantry train " + args.ablation + " on " + report->graphs.front().label);
-  if (!scratch)
+  if (!scratch && args.format != "json")
     std::printf("policy %s stored in %s with %ld batch summaries of job %s\n(gantry place --method doppler --policy %s --data %s)\n",
                 report->policy.c_str(), data.c_str(), report->batches, o.job_id.c_str(), report->policy.c_str(), data.c_str());
   if (o.state == JobState::cancelled)
@@ -259,6 +288,11 @@ void add_train_command(CLI::App& app) {
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
   cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
+  cmd->add_option("-f,--format", args->format,
+                  "output: table, or json (per graph the teacher's, best and greedy makespans and the best placement; "
+                  "episodes, seconds, the stored policy and job); progress lines go to stderr either way")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the learner job on this coordinator (tcp://HOST:PORT), its episodes on the cluster's workers, and follow it");
   add_priority_option(*cmd, args->priority);

@@ -25,6 +25,7 @@ struct TrainArgs {
   std::string stale = "weight", imitate = "ties";
   bool no_store = false;
   bool profiled = false;  // cost the graphs with --data's measured profiles, which travel with the job
+  std::string format = "table";  // or json: the report as one JSON object on stdout
 };
 
 // Runs the learner job in this process, or on `remote`'s coordinator when its endpoint is set.

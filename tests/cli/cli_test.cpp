@@ -194,3 +194,30 @@ TEST_CASE("train --stage real learns on measured makespans and stores the best w
   REQUIRE(mixed_best["measured"].is_object());
   CHECK(mixed_best["measured"]["median"].get<double>() > 0);
 }
+
+TEST_CASE("train -f json reports each graph's teacher and best as the other verbs compute them", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::vector<std::string> problem{"--workload", "chainmm:blocks=2,kblocks=2,size=64", "--cluster", "4xP100-pcie"};
+  auto with = [&](std::vector<std::string> verb) {
+    verb.insert(verb.end(), problem.begin(), problem.end());
+    return verb;
+  };
+  const auto report = nlohmann::json::parse(
+      run_gantry(with({"train", "--stage", "il+sim", "--episodes", "16", "--batch", "4", "--no-store", "-f", "json"})));
+  REQUIRE(report["graphs"].size() == 1);
+  const auto& g = report["graphs"][0];
+  CHECK(report["episodes"].get<long>() >= 16);
+  CHECK(report["policy"] == "");  // --no-store
+  // The teacher is the critical-path heuristic as `place` runs it.
+  const auto cp = nlohmann::json::parse(run_gantry(with({"place", "--method", "cp", "-f", "json"})));
+  CHECK(g["teacher_makespan"].get<double>() == Approx(cp["makespan"].get<double>()));
+  CHECK(g["ops"].get<std::size_t>() == cp["placement"].size());
+  // The best placement simulates to the best makespan.
+  const std::string placement = dir.sub("best.json");
+  {
+    std::ofstream out(placement);
+    out << nlohmann::json{{"placement", g["best_placement"]}}.dump();
+  }
+  const auto simulated = nlohmann::json::parse(run_gantry(with({"simulate", "--placement", placement, "-f", "json"})));
+  CHECK(g["best_makespan"].get<double>() == Approx(simulated["makespan"].get<double>()));
+}

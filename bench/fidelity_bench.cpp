@@ -86,9 +86,7 @@ FidelityReport run_fidelity_bench(const FidelityOptions& o) {
   auto profiles = profile_cluster(cluster.value(), profile_graphs(o), profiler);
   if (!profiles) throw std::runtime_error(profiles.error().message);
   report.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto entries = profiles.value().entries();  // op and transfer signatures, not co-run factors
-  report.profile_signatures = static_cast<int>(
-      std::count_if(entries.begin(), entries.end(), [](const ProfileEntry& e) { return e.op.family != "co-run"; }));
+  report.profile_signatures = static_cast<int>(measured_signatures(profiles.value()));
   report.co_run_slowdown = profiles.value().co_run_slowdown(cluster.value().device(0).kind);
 
   // Every placement is measured once per round, round after round: a burst of interference from

@@ -37,7 +37,7 @@ struct FamilySummary {
 void print_summary(const ProfileTable& table) {
   std::map<std::pair<std::string, std::string>, FamilySummary> families;
   for (const ProfileEntry& e : table.entries()) {
-    if (e.op.family == "co-run") continue;  // a factor, not an op's time: print_co_run
+    if (is_co_run_entry(e)) continue;  // a factor, not an op's time: print_co_run
     FamilySummary& f = families[{e.device_kind, e.op.family}];
     ++f.signatures;
     f.samples += e.seconds.count;
@@ -49,13 +49,6 @@ void print_summary(const ProfileTable& table) {
     t.add({key.first, key.second, std::to_string(f.signatures), format_fixed(f.samples, 0), format_time(f.fastest, "s"),
            format_time(f.slowest, "s")});
   t.print(std::cout);
-}
-
-// Op and transfer signatures measured (not the co-run factors filed beside them).
-std::size_t measured_signatures(const ProfileTable& table) {
-  const auto entries = table.entries();
-  return static_cast<std::size_t>(
-      std::count_if(entries.begin(), entries.end(), [](const ProfileEntry& e) { return e.op.family != "co-run"; }));
 }
 
 // Each device kind's co-run slowdown (core/profile_table.hpp).

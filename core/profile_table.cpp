@@ -49,15 +49,6 @@ struct WeightedPoint {
   double weight, x, y;
 };
 
-double weighted_mean(const std::vector<WeightedPoint>& points) {
-  double w = 0, y = 0;
-  for (const WeightedPoint& p : points) {
-    w += p.weight;
-    y += p.weight * p.y;
-  }
-  return y / w;
-}
-
 // A weighted least-squares line's sums, centred on the weighted means (raw sums of squares cancel
 // badly), and the range of x. The points' weights must not all be zero.
 struct LineSums {
@@ -136,7 +127,7 @@ std::optional<double> ProfileTable::op_time(const std::string& kind, const OpSig
                       by_work ? std::log(std::max(e.seconds.mean, 1e-9)) : e.seconds.mean});
   }
   // Without work (bookkeeping ops) the times themselves are averaged.
-  if (!by_work) return weighted_mean(points);
+  if (!by_work) return line_sums(points).my;
   return std::exp(log_time_at(points, std::log(op.work)));
 }
 
@@ -190,6 +181,13 @@ double ProfileTable::co_run_slowdown(const std::string& kind) const {
 }
 
 void ProfileTable::add_co_run_slowdown(const std::string& kind, double factor) { add(kind, co_run_signature(), factor); }
+
+bool is_co_run_entry(const ProfileEntry& entry) { return entry.op.family == co_run_signature().family; }
+
+std::size_t measured_signatures(const ProfileTable& table) {
+  const std::vector<ProfileEntry> entries = table.entries();
+  return static_cast<std::size_t>(std::count_if(entries.begin(), entries.end(), [](const ProfileEntry& e) { return !is_co_run_entry(e); }));
+}
 
 Fingerprint ProfileTable::fingerprint() const {
   Hasher h;

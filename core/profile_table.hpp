@@ -75,6 +75,11 @@ class ProfileTable {
   std::map<std::pair<std::string, std::string>, ProfileEntry> entries_;  // (kind, signature)
 };
 
+// Whether `entry` is a kind's co-run slowdown (family "co-run") rather than an op's or a
+// transfer's time, and how many entries are such times.
+bool is_co_run_entry(const ProfileEntry& entry);
+std::size_t measured_signatures(const ProfileTable& table);
+
 // Where transfer samples are filed: under the kind pair "A->B", and under the device pair of the
 // cluster they were measured on, "A->B@FROM-TO" (device indices).
 std::string transfer_kind(const std::string& from_kind, const std::string& to_kind);

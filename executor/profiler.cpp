@@ -123,17 +123,15 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
         if (options.progress) options.progress(plan.name, ++done, total);
       }
   // Op times are kept as solo times, with each kind's slowdown beside a busy device filed apart.
-  const std::map<std::string, double> slowdowns = fit_slowdowns(cluster, measured);
-  std::vector<double> slowdown_of_device;
-  for (const Device& d : cluster.devices()) slowdown_of_device.push_back(slowdowns.count(d.kind) ? slowdowns.at(d.kind) : 1.0);
+  ProfileTable samples;
+  for (const auto& [kind, slowdown] : fit_slowdowns(cluster, measured)) samples.add_co_run_slowdown(kind, slowdown);
+  const std::vector<double> slowdown_of_device = co_run_slowdowns(cluster, &samples);
   std::map<std::pair<std::string, std::string>, std::vector<ProfileEntry>> runs;
   for (const MeasuredRun& m : measured) {
     ProfileTable run;
     add_profile_samples(*m.plan->graph, cluster, m.run, &run, slowdown_of_device);
     for (ProfileEntry& e : run.entries()) runs[{e.device_kind, e.op.signature}].push_back(std::move(e));
   }
-  ProfileTable samples;
-  for (const auto& [kind, slowdown] : slowdowns) samples.add_co_run_slowdown(kind, slowdown);
   for (auto& [key, entries] : runs) {
     std::vector<double> means;
     for (const ProfileEntry& e : entries) means.push_back(e.seconds.mean);

@@ -172,6 +172,8 @@ TEST_CASE("the co-run slowdown is kept per device kind, travels with the table a
   t.add_co_run_slowdown("CPU", 1.4);  // two profiling sessions: their mean
   CHECK(t.co_run_slowdown("CPU") == Approx(1.3));
   CHECK(t.co_run_slowdown("H100") == 1.0);
+  CHECK(t.size() == 2);                  // the op's entry and the factor's
+  CHECK(measured_signatures(t) == 1);    // only the op's is a measured time
   CHECK_FALSE(t.fingerprint() == before);
   auto back = profiles_from_json(profiles_to_json(t), "t.json");
   REQUIRE(back.ok());

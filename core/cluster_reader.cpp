@@ -68,9 +68,19 @@ Result<long> whole(const YAML::Node& node, const char* key, long low, long high,
   return static_cast<long>(x);
 }
 
+Result<bool> flag(const YAML::Node& node, const std::string& key, const std::string& where, bool fallback) {
+  const YAML::Node value = node[key];
+  if (!value) return fallback;
+  try {
+    return value.as<bool>();
+  } catch (const YAML::Exception&) {
+    return make_error(where + ": field '" + key + "' must be true or false (got " + value.as<std::string>() + ")");
+  }
+}
+
 const std::vector<std::string> kDeviceKeys = {"count",  "kind",       "name",       "peak_tflops", "mem_bandwidth_gbs",
                                               "memory_gib", "streams", "host",      "egress_gbs",  "ingress_gbs",
-                                              "nic_gbs"};
+                                              "nic_gbs", "copy_engine"};
 
 // A misspelt field would silently fall back to a default: name it instead.
 std::optional<Error> unknown_key(const YAML::Node& node, const std::vector<std::string>& known, const std::string& where) {
@@ -116,6 +126,8 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     auto egress = number(group, "egress_gbs", 1e9, where, false, 0);
     auto ingress = number(group, "ingress_gbs", 1e9, where, false, 0);
     auto nic = number(group, "nic_gbs", 1e9, where, false, 0);
+    auto copy_engine = flag(group, "copy_engine", where, true);
+    if (!copy_engine) return copy_engine.error();
     for (auto* r : {&count, &streams, &host})
       if (!*r) return r->error();
     for (auto* r : {&peak, &bw, &mem, &egress, &ingress, &nic})
@@ -137,6 +149,7 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
       d.egress_bandwidth = egress.value();
       d.ingress_bandwidth = ingress.value();
       d.nic_bandwidth = nic.value();
+      d.copy_engine = copy_engine.value();
       devices.push_back(d);
     }
   }

@@ -108,6 +108,7 @@ Fingerprint fingerprint(const Cluster& c) {
     h.add_u64(static_cast<std::uint64_t>(d.streams));
     h.add_u64(static_cast<std::uint64_t>(d.host));
     for (double x : {d.egress_bandwidth, d.ingress_bandwidth, d.nic_bandwidth}) h.add_double(x);
+    if (!d.copy_engine) h.add_string("no copy engine");  // only then: older clusters keep their fingerprints
   }
   for (int host = 0; host < c.num_hosts(); ++host) h.add_double(c.host_nic_bandwidth(host));
   for (int a = 0; a < c.size(); ++a)

@@ -41,7 +41,7 @@ class PlacedRun {
     for (EdgeId e = 0; e < g_.num_edges(); ++e) {
       const OpId src = g_.edge_src(e), dst = g_.edge_dst(e);
       ++consumers_on_[static_cast<std::size_t>(device(dst))][static_cast<std::size_t>(src)];
-      if (device(src) != device(dst)) links_used_.push_back(device(src) * d_ + device(dst));
+      if (device(src) != device(dst) && !copies_itself(device(src))) links_used_.push_back(device(src) * d_ + device(dst));
     }
     std::sort(links_used_.begin(), links_used_.end());
     links_used_.erase(std::unique(links_used_.begin(), links_used_.end()), links_used_.end());
@@ -77,6 +77,9 @@ class PlacedRun {
  private:
   int device(OpId op) const { return placement_.device[static_cast<std::size_t>(op)]; }
   int streams(int dev) const { return options_.fixed_order ? 1 : std::max(1, cluster_.device(dev).streams); }
+  // A device without a copy engine copies its outputs itself (Device::copy_engine); link threads
+  // make the others' copies.
+  bool copies_itself(int dev) const { return !cluster_.device(dev).copy_engine; }
   bool keeps(OpId op) const { return options_.keep_outputs && g_.succs(op).size() == 0; }
 
   void reset() {
@@ -203,6 +206,7 @@ class PlacedRun {
     device_cv_[static_cast<std::size_t>(dev)].wait(lock, [this] { return go_; });
     OpId op = 0;
     std::vector<at::Tensor> inputs;
+    std::vector<int> own_copies;  // devices this thread copies the op's output to, in order
     while (next_op(dev, &op, lock)) {
       inputs.clear();
       for (OpId src : g_.preds(op)) inputs.push_back(values_[static_cast<std::size_t>(dev)][static_cast<std::size_t>(src)]);
@@ -217,11 +221,16 @@ class PlacedRun {
         fail("op " + g_.name(op) + ": " + *failure);
         return;
       }
-      complete(op, dev, std::move(result.value), result.start, result.end);
+      own_copies.clear();
+      complete(op, dev, result.value, result.start, result.end, &own_copies);
+      for (int to : own_copies)
+        if (!transfer(op, dev, to, result.value, lock)) return;
     }
   }
 
-  void complete(OpId op, int dev, at::Tensor value, double start, double end) {  // mu_ held
+  // Records a finished op; its transfers go to the link threads, or into `own_copies` when its
+  // device copies itself.
+  void complete(OpId op, int dev, at::Tensor value, double start, double end, std::vector<int>* own_copies) {  // mu_ held
     record_.ops[static_cast<std::size_t>(op)] = {op, dev, start, end};
     last_end_ = std::max(last_end_, end);
     for (OpId src : g_.preds(op)) release(dev, src);
@@ -237,6 +246,10 @@ class PlacedRun {
       if (sent) continue;
       sent = 1;
       ++active_;
+      if (copies_itself(dev)) {
+        own_copies->push_back(to);
+        continue;
+      }
       const auto link = static_cast<std::size_t>(dev * d_ + to);
       link_queue_[link].push_back({op, value});
       link_cv_[link].notify_one();
@@ -264,24 +277,31 @@ class PlacedRun {
     while (true) {
       cv.wait(lock, [&] { return stop_ || (go_ && !queue.empty()); });
       if (stop_) return;
-      Transfer transfer = std::move(queue.front());
+      Transfer next = std::move(queue.front());
       queue.pop_front();
-      lock.unlock();
-      const double bytes = static_cast<double>(transfer.value.numel()) * static_cast<double>(transfer.value.element_size());
-      Timed copy;  // an exception must not leave the thread (out of memory for a large copy)
-      const std::optional<std::string> failure = attempt([&] { copy = backend_.copy(from, to, transfer.value); });
-      transfer.value = at::Tensor();
-      lock.lock();
-      --active_;
-      if (failure) {
-        fail("copying " + g_.name(transfer.op) + " from device " + std::to_string(from) + " to " + std::to_string(to) +
-             ": " + *failure);
-        return;
-      }
-      record_.transfers.push_back({transfer.op, from, to, copy.start, copy.end, bytes});
-      release(from, transfer.op);
-      deliver(transfer.op, to, std::move(copy.value));
+      if (!transfer(next.op, from, to, std::move(next.value), lock)) return;
     }
+  }
+
+  // Copies op's output from one device to another on this thread, then delivers it; false when the
+  // copy failed (the run is then over). Called with mu_ held through `lock`, released meanwhile.
+  bool transfer(OpId op, int from, int to, at::Tensor value, std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    const double bytes = static_cast<double>(value.numel()) * static_cast<double>(value.element_size());
+    Timed copy;  // an exception must not leave the thread (out of memory for a large copy)
+    const std::optional<std::string> failure = attempt([&] { copy = backend_.copy(from, to, value); });
+    value = at::Tensor();
+    lock.lock();
+    --active_;
+    if (failure) {
+      fail("copying " + g_.name(op) + " from device " + std::to_string(from) + " to " + std::to_string(to) + ": " +
+           *failure);
+      return false;
+    }
+    record_.transfers.push_back({op, from, to, copy.start, copy.end, bytes});
+    release(from, op);
+    deliver(op, to, std::move(copy.value));
+    return true;
   }
 
   void deliver(OpId op, int dev, at::Tensor value) {  // mu_ held
@@ -311,7 +331,7 @@ class PlacedRun {
   const ExecOptions& options_;
   const int n_, d_;
   std::vector<std::vector<int>> consumers_on_;  // [device][op]: edges from op into ops on device
-  std::vector<int> links_used_;                 // directed links (from * d + to) that carry transfers
+  std::vector<int> links_used_;                 // directed links (from * d + to) whose threads copy
 
   std::mutex mu_;
   std::condition_variable done_cv_;

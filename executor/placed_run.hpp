@@ -38,7 +38,8 @@ class DeviceBackend {
   // Runs `op` on `device` from the values of its in-edges, in order; finished when it returns.
   // Throws on failure (the message names no op: the caller does).
   virtual Timed run_op(int device, OpId op, const std::vector<at::Tensor>& inputs) = 0;
-  // `value` (on `from`) as a tensor on `to`; finished when it returns. Throws on failure.
+  // `value` (on `from`) as a tensor on `to`; finished when it returns. Throws on failure. Called on
+  // the link thread of (from, to), or on `from`'s device thread when `from` has no copy engine.
   virtual Timed copy(int from, int to, const at::Tensor& value) = 0;
 };
 

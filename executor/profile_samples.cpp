@@ -56,16 +56,17 @@ void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRe
     if (solo) seconds = solo_seconds(seconds, shares[static_cast<std::size_t>(r.op)], co_run_slowdown[static_cast<std::size_t>(r.device)]);
     samples->add(cluster.device(r.device).kind, op_signature(graph, r.op), seconds);
   }
-  // A transfer as the simulator times it: from when both the tensor and the link were ready (the
-  // producer's end, the link's previous transfer) to when the consumer could start, so the link
-  // thread's wake-up and the median wake-up of an idle consumer device count as the transfer's.
+  // A transfer as the simulator times it: from when both the tensor and the copier were ready (the
+  // producer's end; the link's previous transfer, or the source's previous copy when the source
+  // copies itself) to when the consumer could start, so the link thread's wake-up and the median
+  // wake-up of an idle consumer device count as the transfer's.
   const double wake = median_wake_gap(graph, run);
-  std::map<std::pair<int, int>, double> link_free;
+  std::map<std::pair<int, int>, double> copier_free;  // per (source, destination or -1: the source itself)
   std::vector<const TransferRecord*> by_start;
   for (const TransferRecord& t : run.transfers) by_start.push_back(&t);
   std::sort(by_start.begin(), by_start.end(), [](auto* a, auto* b) { return a->start < b->start; });
   for (const TransferRecord* t : by_start) {
-    double& free = link_free[{t->from, t->to}];
+    double& free = copier_free[{t->from, cluster.device(t->from).copy_engine ? t->to : -1}];
     const double begin = std::max(run.ops[static_cast<std::size_t>(t->op)].end, free);
     free = t->end;
     const std::string& from = cluster.device(t->from).kind;

@@ -81,6 +81,9 @@ struct Simulator::State {
   std::vector<int> running;           // per device, ops running now
   std::vector<int> host_running;      // per host, devices running an op (or about to start one now)
   std::vector<char> counted;          // per device, counted in host_running
+  // Devices without a copy engine (Device::copy_engine): after an op, its copies to other devices
+  // run on its device, one after another, and its stream is free only when they are done.
+  std::vector<char> copies_itself;  // per device
 };
 
 Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& cluster, SimOptions options)
@@ -128,6 +131,7 @@ Simulator::Simulator(const Graph& graph, const CostTable& costs, const Cluster& 
   s.consumers_left.resize(s.n);
   s.copy_words = (s.d + 63) / 64;
   s.busy.resize(s.d);
+  for (const Device& dev : cluster.devices()) s.copies_itself.push_back(!dev.copy_engine);
   s.co_run = costs.has_co_run_slowdown();
   if (s.co_run) {
     int hosts = 0;
@@ -304,10 +308,11 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
         s.events.push(o.ready_at, seq++, ~v);  // a READY event
     }
   };
-  auto ship = [&](OpId u, const OutEdge& edge, int from, int to) -> double {
+  // A transfer of u's output to `to`, started no earlier than `earliest`; returns its arrival.
+  auto ship = [&](OpId u, const OutEdge& edge, int from, int to, double earliest) -> double {
     if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
     const double cost = edge.fixed ? edge.value : costs_.latency(from, to) + edge.value * costs_.inv_bandwidth(from, to);
-    double begin = now;
+    double begin = earliest;
     const std::size_t pair = static_cast<std::size_t>(from) * D + to;
     double* link = &s.link_free[pair];
     if (contention) {
@@ -355,7 +360,6 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   };
   auto finish = [&](OpId u) {
     const int dev = s.op[u].device;
-    ++s.free_streams[dev];
     if (co_run && s.op[u].duration > 0 && --s.running[dev] == 0) {
       s.counted[dev] = 0;
       --s.host_running[s.host_of[dev]];
@@ -366,13 +370,25 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       s.memory_now[dev] -= g.memory(u) + g.mem_free(u);
       release_inputs(u);
     }
+    const bool copies_itself = s.copies_itself[dev];
+    double copies_end = now;  // without a copy engine: when the device's last copy of u ends
     for (std::int32_t k = s.op[u].out_begin, end = s.op[u + 1].out_begin; k < end; ++k) {
       const OutEdge& edge = s.out[k];
       const int to = s.op[edge.dst].device;
-      deliver(edge.dst, to == dev ? now : ship(u, edge, dev, to));
+      if (to == dev) {
+        deliver(edge.dst, now);
+        continue;
+      }
+      const double arrival = ship(u, edge, dev, to, copies_itself ? copies_end : now);
+      if (copies_itself) copies_end = std::max(copies_end, arrival);
+      deliver(edge.dst, arrival);
     }
     for (int to : s.arrival_touched) s.arrival_on[to] = -1;
     s.arrival_touched.clear();
+    if (copies_end > now)
+      s.events.push(copies_end, seq++, n + dev);  // a STREAM FREE event
+    else
+      ++s.free_streams[dev];
   };
   auto dispatch = [&](int dev) {
     if (fixed) {
@@ -420,7 +436,10 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     do {
       const std::int32_t what = s.events.top().what;
       s.events.pop();
-      if (what >= 0) {
+      if (what >= n) {
+        ++s.free_streams[what - n];
+        touch(what - n);
+      } else if (what >= 0) {
         finish(what);
         makespan = now;
       } else {

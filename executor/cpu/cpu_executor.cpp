@@ -34,6 +34,16 @@ void single_threaded_kernels() {
   at::set_num_threads(1);
 }
 
+// A copy of `value` in `device`'s arena, made on this thread (a link thread, or the source device's
+// own thread when it has no copy engine), which then allocates from its previous arena again.
+at::Tensor clone_into(int device, const at::Tensor& value) {
+  struct Restore {
+    int previous;
+    ~Restore() { use_device_arena(previous); }
+  } restore{use_device_arena(device)};
+  return value.clone();
+}
+
 void pin_to_core(int core) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   cpu_set_t set;
@@ -71,7 +81,7 @@ class CpuBackend : public DeviceBackend {
     const Clock::time_point begin = Clock::now();
     Timed out;
     out.start = seconds(begin);
-    out.value = value.clone();
+    out.value = clone_into(to, value);
     const Link& path = cluster_.link(from, to);
     const double bytes = static_cast<double>(value.numel()) * static_cast<double>(value.element_size());
     if (options_.throttle_links && path.bandwidth > 0)

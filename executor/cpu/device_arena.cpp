@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 #include <map>
 #include <mutex>
 #include <new>
@@ -129,6 +130,7 @@ class Arena {
 };
 
 thread_local Arena* t_arena = nullptr;
+thread_local int t_device = -1;  // whose arena t_arena is
 
 void release(void* data) {
   if (!data) return;
@@ -196,9 +198,10 @@ const bool g_installed_at_start = (install_device_arenas(), true);
 
 }  // namespace
 
-void use_device_arena(int device) {
+int use_device_arena(int device) {
   install_device_arenas();
   t_arena = device >= 0 ? arena_for(device) : nullptr;
+  return std::exchange(t_device, device >= 0 ? device : -1);
 }
 
 ArenaStats device_arena_stats(int device) {

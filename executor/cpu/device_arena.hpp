@@ -2,8 +2,9 @@
 // Per-device memory for the CPU backend: each placement device has its own arena, a caching
 // allocator whose blocks are first written (so faulted in) by the thread that asked for them, and
 // reused by size after they are freed. A device thread allocates every value it computes from its
-// device's arena, and a link thread allocates the copies it makes from the destination's, so a
-// transfer is a copy from one arena into another. Reuse also keeps fresh-page faults out of timed
+// device's arena, and a copy (made by a link thread, or by the source device's thread when the
+// device has no copy engine) is allocated from the destination's, so a transfer is a copy from
+// one arena into another. Reuse also keeps fresh-page faults out of timed
 // runs after the warm-up: a 64 MiB copy into fresh pages took 35-39 ms here, against 2 ms into
 // reused ones.
 //
@@ -22,8 +23,9 @@ namespace gantry {
 void install_device_arenas();
 
 // Until the next call, this thread's CPU tensors come from `device`'s arena (-1: none, the
-// previous allocator). Installs the arenas if needed.
-void use_device_arena(int device);
+// previous allocator). Installs the arenas if needed. Returns the device whose arena the thread
+// used before (-1: none).
+int use_device_arena(int device);
 
 struct ArenaStats {
   std::size_t allocations = 0;  // blocks requested from this arena

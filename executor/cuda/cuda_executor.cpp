@@ -158,6 +158,10 @@ Result<Measurement> execute_on_cuda(const Graph& graph, const Placement& placeme
   const int gpus = cuda_device_count();
   if (gpus == 0) return make_error("no CUDA device is visible to this process");
   if (Status ok = check_placed_run(graph, placement, cluster, options); !ok) return ok.error();  // before building tensors
+  for (int d = 0; d < cluster.size(); ++d)  // copies run on link lanes, whose streams a GPU's copy engines serve
+    if (!cluster.device(d).copy_engine)
+      return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") of cluster " + cluster.name() +
+                        " has no copy engine (copy_engine: false); the CUDA backend copies through copy engines only");
   std::unique_ptr<CudaBackend> backend;
   try {
     backend = std::make_unique<CudaBackend>(graph, cluster, options, gpus);

@@ -167,3 +167,25 @@ TEST_CASE("the mixed H100 + A100 preset: each host's own NVLink, InfiniBand betw
   auto h200 = Cluster::load("8xH200-nvswitch").value();
   CHECK(h200.device(7).memory == Approx(141e9).epsilon(0.002));  // 141 GB
 }
+
+TEST_CASE("a device without a copy engine is read, written back and fingerprinted apart", "[core]") {
+  const std::string with = "devices:\n  - {count: 2, kind: CPU, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n";
+  std::string without = with;
+  without.replace(without.find("memory_gib: 1}"), 14, "memory_gib: 1, copy_engine: false}");
+  auto a = Cluster::from_yaml(with, "a.yaml");
+  auto b = Cluster::from_yaml(without, "b.yaml");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a.value().device(1).copy_engine);  // the default: GPUs' DMA engines
+  CHECK_FALSE(b.value().device(1).copy_engine);
+  CHECK(fingerprint(a.value()) != fingerprint(b.value()));
+  auto back = Cluster::from_yaml(b.value().to_yaml(), "back.yaml");
+  REQUIRE(back.ok());
+  CHECK_FALSE(back.value().device(0).copy_engine);
+  CHECK(fingerprint(back.value()) == fingerprint(b.value()));
+  std::string bad = with;
+  bad.replace(bad.find("memory_gib: 1}"), 14, "memory_gib: 1, copy_engine: sometimes}");
+  auto refused = Cluster::from_yaml(bad, "c.yaml");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("c.yaml:2") && Catch::Contains("'copy_engine' must be true or false"));
+}

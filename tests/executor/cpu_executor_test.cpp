@@ -151,6 +151,38 @@ TEST_CASE("a throttled transfer lasts at least latency plus bytes over bandwidth
   check_record(g, p, run);
 }
 
+TEST_CASE("a device without a copy engine copies its outputs itself, between its ops", "[executor]") {
+  // Throttled 2 ms copies: with a link thread, the source device would run its next ready op
+  // during them; here it runs nothing until its copies are made.
+  const std::string yaml =
+      "name: self\ndevices:\n  - {count: 2, kind: CPU, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 1, "
+      "copy_engine: false}\ndefault_link: {bandwidth_gbs: 10, latency_us: 2000}\n";
+  auto self = Cluster::from_yaml(yaml, "self.yaml");
+  REQUIRE(self.ok());
+  const Graph g = workload("ffnn:layers=2,blocks=2,batch=16,hidden=16");
+  const Placement one = random_placement(g, 1, 1);
+  auto alone = execute_on_cpu(g, one, cluster("identical:1"), quick(true));
+  REQUIRE(alone.ok());
+  for (std::uint32_t seed : {4u, 5u}) {
+    const Placement p = random_placement(g, 2, seed);
+    ExecOptions o = quick(true);
+    o.throttle_links = true;
+    auto m = execute_on_cpu(g, p, self.value(), o);
+    REQUIRE(m.ok());
+    const RunRecord& run = m.value().median_run;
+    check_record(g, p, run);
+    REQUIRE_FALSE(run.transfers.empty());
+    for (const TransferRecord& t : run.transfers) {
+      CHECK(t.end - t.start >= 0.002);
+      for (const OpRecord& r : run.ops)
+        if (r.device == t.from) CHECK((r.end <= t.start || r.start >= t.end));
+    }
+    REQUIRE(m.value().outputs.size() == alone.value().outputs.size());
+    for (std::size_t k = 0; k < m.value().outputs.size(); ++k)
+      CHECK(m.value().outputs[k].values == alone.value().outputs[k].values);
+  }
+}
+
 TEST_CASE("a fixed order is followed, and one that deadlocks is reported", "[executor]") {
   // x and z on device 0, y and w on device 1; x feeds w and y feeds z.
   GraphBuilder b("cross.json");

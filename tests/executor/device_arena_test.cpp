@@ -73,7 +73,7 @@ TEST_CASE("a run on two CPU devices allocates from both devices' arenas", "[exec
 
 TEST_CASE("a transfer is copied into the destination device's arena", "[executor]") {
   // One tensor of a size no other test uses, made on device 0 and read on device 1: the only
-  // block of that size device 1's arena can hold is the link thread's copy.
+  // block of that size device 1's arena can hold is the copy.
   constexpr double kBytes = 3 * 1024 * 1024 + 8192;
   auto graph = make_workload("link-ladder:min_bytes=3153920,max_bytes=3153920");
   REQUIRE(graph.ok());

@@ -309,7 +309,9 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     }
   };
   // A transfer of u's output to `to`, started no earlier than `earliest`; returns its arrival.
-  auto ship = [&](OpId u, const OutEdge& edge, int from, int to, double earliest) -> double {
+  // `copier_free`, for a device that copies itself: set to when its copy of the data ends (the
+  // latency, a wake-up on the receiving side, occupies no sender, as it occupies no port).
+  auto ship = [&](OpId u, const OutEdge& edge, int from, int to, double earliest, double* copier_free) -> double {
     if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
     const double cost = edge.fixed ? edge.value : costs_.latency(from, to) + edge.value * costs_.inv_bandwidth(from, to);
     double begin = earliest;
@@ -327,6 +329,7 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       *link = begin + cost;
     }
     const double arrival = begin + cost;
+    if (copier_free) *copier_free = begin + (edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to));
     if (dedup) {
       s.arrival_on[to] = arrival;
       s.arrival_touched.push_back(to);
@@ -375,13 +378,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     for (std::int32_t k = s.op[u].out_begin, end = s.op[u + 1].out_begin; k < end; ++k) {
       const OutEdge& edge = s.out[k];
       const int to = s.op[edge.dst].device;
-      if (to == dev) {
-        deliver(edge.dst, now);
-        continue;
-      }
-      const double arrival = ship(u, edge, dev, to, copies_itself ? copies_end : now);
-      if (copies_itself) copies_end = std::max(copies_end, arrival);
-      deliver(edge.dst, arrival);
+      deliver(edge.dst, to == dev ? now : copies_itself ? ship(u, edge, dev, to, copies_end, &copies_end)
+                                                         : ship(u, edge, dev, to, now, nullptr));
     }
     for (int to : s.arrival_touched) s.arrival_on[to] = -1;
     s.arrival_touched.clear();

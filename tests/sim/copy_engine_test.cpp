@@ -98,3 +98,14 @@ TEST_CASE("a device with two streams runs an op on one while the other copies", 
   CHECK(self.ops[2].start == Approx(1.0));
   CHECK(self.makespan == Approx(3.0));
 }
+
+TEST_CASE("a link's latency delays the arrival but does not hold the copying device", "[sim]") {
+  // As above with a latency of 0.25 on every link: device 0 copies 1-1.5 and runs c 1.5-3.5; the
+  // tensor arrives at 1.75 and b runs 1.75-2.75.
+  Cluster c = without_copy_engine(2);
+  for (int a = 0; a < 2; ++a) c.set_link(a, 1 - a, Link{1, 0.25});
+  const SimResult self = simulate(fork(), c, {0, 1, 0});
+  CHECK(self.ops[2].start == Approx(1.5));
+  CHECK(self.ops[1].start == Approx(1.75));
+  CHECK(self.makespan == Approx(3.5));
+}

@@ -224,7 +224,7 @@ class PlacedRun {
       own_copies.clear();
       complete(op, dev, result.value, result.start, result.end, &own_copies);
       for (int to : own_copies)
-        if (!transfer(op, dev, to, result.value, lock)) return;
+        if (stop_ || !transfer(op, dev, to, result.value, lock)) return;  // stop_: another thread failed
     }
   }
 

@@ -57,16 +57,17 @@ void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRe
     samples->add(cluster.device(r.device).kind, op_signature(graph, r.op), seconds);
   }
   // A transfer as the simulator times it: from when both the tensor and the copier were ready (the
-  // producer's end; the link's previous transfer, or the source's previous copy when the source
-  // copies itself) to when the consumer could start, so the link thread's wake-up and the median
-  // wake-up of an idle consumer device count as the transfer's.
+  // producer's end; the link's previous transfer, or, when the source copies itself, its previous
+  // copy of the same op: other ops' copies may run on its other streams) to when the consumer
+  // could start, so the link thread's wake-up and the median wake-up of an idle consumer device
+  // count as the transfer's.
   const double wake = median_wake_gap(graph, run);
-  std::map<std::pair<int, int>, double> copier_free;  // per (source, destination or -1: the source itself)
+  std::map<std::pair<int, int>, double> copier_free;  // per (source, destination), or (source, -1 - op)
   std::vector<const TransferRecord*> by_start;
   for (const TransferRecord& t : run.transfers) by_start.push_back(&t);
   std::sort(by_start.begin(), by_start.end(), [](auto* a, auto* b) { return a->start < b->start; });
   for (const TransferRecord* t : by_start) {
-    double& free = copier_free[{t->from, cluster.device(t->from).copy_engine ? t->to : -1}];
+    double& free = copier_free[{t->from, cluster.device(t->from).copy_engine ? t->to : -1 - t->op}];
     const double begin = std::max(run.ops[static_cast<std::size_t>(t->op)].end, free);
     free = t->end;
     const std::string& from = cluster.device(t->from).kind;

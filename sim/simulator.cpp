@@ -326,7 +326,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
         for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k)
           s.port_free[s.path_port[k]] = begin + data_time * s.path_share[k];
       }
-      *link = begin + cost;
+      // A sender that copies itself holds the link as it holds itself: for the data's time.
+      *link = begin + (copier_free ? (edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to)) : cost);
     }
     const double arrival = begin + cost;
     if (copier_free) *copier_free = begin + (edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to));

@@ -89,7 +89,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// N identical devices of the backend's kind, links free (no throttling: the copies are real).
+// N identical devices of the backend's kind, links free (no throttling: the copies are real); CPU
+// cores have no copy engine (they make their own copies, as in the cpu-2 preset), GPUs have.
 Cluster devices_of(const Args& a, const Placement& placement) {
   int devices = a.devices;
   for (std::int32_t d : placement.device) devices = std::max(devices, static_cast<int>(d) + 1);
@@ -99,6 +100,7 @@ Cluster devices_of(const Args& a, const Placement& placement) {
     device.name = a.backend + std::to_string(d);
     device.kind = a.backend == "cuda" ? "GPU" : "CPU";
     device.streams = a.streams;
+    device.copy_engine = a.backend == "cuda";
     list.push_back(device);
   }
   return Cluster(a.backend + "-" + std::to_string(devices), std::move(list));

@@ -109,3 +109,25 @@ TEST_CASE("a link's latency delays the arrival but does not hold the copying dev
   CHECK(self.ops[1].start == Approx(1.75));
   CHECK(self.makespan == Approx(3.5));
 }
+
+TEST_CASE("a self-copying device holds the link for the data's time only", "[sim]") {
+  // a (1) and then c (0.1) on device 0 each feed an op on device 1 (0.5 bytes each, latency 0.25);
+  // f (1) follows c on device 0. a's copy holds device 0 and the link 1-1.5 (arrival 1.75); c runs
+  // 1.5-1.6 and copies 1.6-2.1 (the link is free again at 1.5, not at 1.75); f runs 2.1-3.1.
+  GraphBuilder b("two copies");
+  b.add_op(op("a", 1));
+  b.add_op(op("b", 1));
+  b.add_op(op("c", 0.1));
+  b.add_op(op("e", 0.1));
+  b.add_op(op("f", 1));
+  b.add_edge(0, 1, 0.5);
+  b.add_edge(0, 2, 0);
+  b.add_edge(2, 3, 0.5);
+  b.add_edge(2, 4, 0);
+  Cluster c = without_copy_engine(2);
+  for (int a = 0; a < 2; ++a) c.set_link(a, 1 - a, Link{1, 0.25});
+  const SimResult self = simulate(b.build().value(), c, {0, 1, 0, 1, 0});
+  CHECK(self.ops[2].start == Approx(1.5));
+  CHECK(self.ops[4].start == Approx(2.1));
+  CHECK(self.makespan == Approx(3.1));
+}

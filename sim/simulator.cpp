@@ -313,7 +313,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
   // latency, a wake-up on the receiving side, occupies no sender, as it occupies no port).
   auto ship = [&](OpId u, const OutEdge& edge, int from, int to, double earliest, double* copier_free) -> double {
     if (dedup && s.arrival_on[to] >= 0) return s.arrival_on[to];
-    const double cost = edge.fixed ? edge.value : costs_.latency(from, to) + edge.value * costs_.inv_bandwidth(from, to);
+    const double data_time = edge.fixed ? edge.value : edge.value * costs_.inv_bandwidth(from, to);
+    const double cost = edge.fixed ? edge.value : costs_.latency(from, to) + data_time;
     double begin = earliest;
     const std::size_t pair = static_cast<std::size_t>(from) * D + to;
     double* link = &s.link_free[pair];
@@ -321,16 +322,15 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
       if (*link > begin) begin = *link;
       if (ports) {  // a transfer waits for every port on its path, then holds each for its share
         // of the data's time (latency overlaps: it does not occupy a port)
-        const double data_time = edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to);
         for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k) begin = std::max(begin, s.port_free[s.path_port[k]]);
         for (int k = s.path_begin[pair]; k < s.path_begin[pair + 1]; ++k)
           s.port_free[s.path_port[k]] = begin + data_time * s.path_share[k];
       }
       // A sender that copies itself holds the link as it holds itself: for the data's time.
-      *link = begin + (copier_free ? (edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to)) : cost);
+      *link = begin + (copier_free ? data_time : cost);
     }
     const double arrival = begin + cost;
-    if (copier_free) *copier_free = begin + (edge.fixed ? cost : edge.value * costs_.inv_bandwidth(from, to));
+    if (copier_free) *copier_free = begin + data_time;
     if (dedup) {
       s.arrival_on[to] = arrival;
       s.arrival_touched.push_back(to);

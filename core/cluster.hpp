@@ -27,8 +27,9 @@ struct Device {
   double nic_bandwidth = 0;      // bytes/s each way through the device's own NIC, to other hosts
   // true: copies to other devices overlap with compute (DMA copy engines). false: the device makes
   // its outputs' copies itself, one after another, right after computing them, on the stream that
-  // computed them (which runs nothing meanwhile); a CPU core has no copy engine, and a copy thread beside the device threads of a
-  // busy host takes time from one of them (docs/architecture.md, "Copies without a copy engine").
+  // computed them (which runs nothing meanwhile). A CPU core has no copy engine: a copy thread
+  // beside the device threads of a busy host takes time from one of them (docs/architecture.md,
+  // "Copies without a copy engine").
   bool copy_engine = true;
 };
 

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <utility>
 #include <map>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace gantry {

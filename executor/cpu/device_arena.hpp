@@ -4,9 +4,8 @@
 // reused by size after they are freed. A device thread allocates every value it computes from its
 // device's arena, and a copy (made by a link thread, or by the source device's thread when the
 // device has no copy engine) is allocated from the destination's, so a transfer is a copy from
-// one arena into another. Reuse also keeps fresh-page faults out of timed
-// runs after the warm-up: a 64 MiB copy into fresh pages took 35-39 ms here, against 2 ms into
-// reused ones.
+// one arena into another. Reuse also keeps fresh-page faults out of timed runs after the warm-up:
+// a 64 MiB copy into fresh pages took 35-39 ms here, against 2 ms into reused ones.
 //
 // LibTorch allocates CPU tensors through one process-wide allocator; install_device_arenas()
 // replaces it, when a program linking the executor starts, with one that serves a thread from its

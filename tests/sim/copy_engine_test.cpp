@@ -1,7 +1,7 @@
 // Devices without a copy engine (Device::copy_engine = false, CPU cores): after an op, the device
-// copies its output to each other device that reads it, one copy after another, and runs nothing
-// meanwhile; with a copy engine, copies overlap with the device's next ops. Every expected time
-// below is worked out by hand (unit links: a transfer of x bytes takes x).
+// copies its output to each other device that reads it, one copy after another, on the stream that
+// computed it, which runs nothing meanwhile; with a copy engine, copies overlap with the device's
+// next ops. Every expected time below is worked out by hand (unit links: x bytes take x).
 #include <catch2/catch.hpp>
 
 #include "sim/simulator.hpp"
@@ -13,14 +13,8 @@ using gantry::testing::unit_cluster;
 
 namespace {
 
-Cluster without_copy_engine(int devices, int streams = 1) {
-  std::vector<Device> list = unit_cluster(devices, streams).devices();
-  for (Device& d : list) d.copy_engine = false;
-  Cluster c("self-copying", list);
-  for (int a = 0; a < devices; ++a)
-    for (int b = 0; b < devices; ++b)
-      if (a != b) c.set_link(a, b, Link{1, 0});
-  return c;
+Cluster without_copy_engine(int devices, int streams = 1, double latency = 0) {
+  return unit_cluster(devices, streams, false, latency);
 }
 
 // a (cost 1) feeds b (cost 1) and c (cost 2), 0.5 bytes each.
@@ -102,8 +96,7 @@ TEST_CASE("a device with two streams runs an op on one while the other copies", 
 TEST_CASE("a link's latency delays the arrival but does not hold the copying device", "[sim]") {
   // As above with a latency of 0.25 on every link: device 0 copies 1-1.5 and runs c 1.5-3.5; the
   // tensor arrives at 1.75 and b runs 1.75-2.75.
-  Cluster c = without_copy_engine(2);
-  for (int a = 0; a < 2; ++a) c.set_link(a, 1 - a, Link{1, 0.25});
+  const Cluster c = without_copy_engine(2, 1, 0.25);
   const SimResult self = simulate(fork(), c, {0, 1, 0});
   CHECK(self.ops[2].start == Approx(1.5));
   CHECK(self.ops[1].start == Approx(1.75));
@@ -124,8 +117,7 @@ TEST_CASE("a self-copying device holds the link for the data's time only", "[sim
   b.add_edge(0, 2, 0);
   b.add_edge(2, 3, 0.5);
   b.add_edge(2, 4, 0);
-  Cluster c = without_copy_engine(2);
-  for (int a = 0; a < 2; ++a) c.set_link(a, 1 - a, Link{1, 0.25});
+  const Cluster c = without_copy_engine(2, 1, 0.25);
   const SimResult self = simulate(b.build().value(), c, {0, 1, 0, 1, 0});
   CHECK(self.ops[2].start == Approx(1.5));
   CHECK(self.ops[4].start == Approx(2.1));

@@ -22,6 +22,31 @@ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
 
 std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
+// Everything an executor's result depends on: the function, dtype, attributes and every operand
+// (where its values come from, their shape and the slices taken).
+void add_operation(Hasher& h, const Operation& operation) {
+  h.add_u64(static_cast<std::uint64_t>(operation.fn) << 8 | static_cast<std::uint64_t>(operation.dtype));
+  h.add_u64(operation.attrs.size());
+  for (const auto& [key, value] : operation.attrs) {
+    h.add_string(key);
+    h.add_double(value);
+  }
+  h.add_u64(operation.operands.size());
+  for (const Operand& operand : operation.operands) {
+    h.add_u64(static_cast<std::uint64_t>(operand.source) << 1 | (operand.integer ? 1u : 0u));
+    h.add_string(operand.name);
+    h.add_double(operand.scale);
+    h.add_u64(operand.shape.size());
+    for (std::int64_t extent : operand.shape) h.add_u64(static_cast<std::uint64_t>(extent));
+    h.add_u64(operand.slices.size());
+    for (const SliceRange& slice : operand.slices) {
+      h.add_u64(static_cast<std::uint64_t>(slice.dim));
+      h.add_u64(static_cast<std::uint64_t>(slice.begin));
+      h.add_u64(static_cast<std::uint64_t>(slice.end));
+    }
+  }
+}
+
 }  // namespace
 
 void Hasher::add_u64(std::uint64_t word) {
@@ -94,6 +119,18 @@ Fingerprint fingerprint(const Graph& g) {
     h.add_u64(static_cast<std::uint64_t>(g.edge_src(e)) << 32 | static_cast<std::uint32_t>(g.edge_dst(e)));
     h.add_double(g.edge_bytes(e));
     h.add_double(g.edge_cost(e));
+  }
+  // What the ops compute and which operand each edge feeds: two graphs of equal costs that
+  // compute different things run differently on an executor and are priced differently by
+  // measured profiles. Only for graphs with operations, so the others keep their fingerprints.
+  if (g.has_operations()) {
+    h.add_string("operations");
+    for (OpId op = 0; op < g.size(); ++op) {
+      const Operation* operation = g.operation(op);
+      h.add_u64(operation ? 1 : 0);
+      if (operation) add_operation(h, *operation);
+    }
+    for (EdgeId e = 0; e < g.num_edges(); ++e) h.add_u64(static_cast<std::uint64_t>(g.edge_slot(e) + 1));
   }
   return h.finish();
 }

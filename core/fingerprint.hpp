@@ -1,5 +1,5 @@
 #pragma once
-// Stable 128-bit content hashes. The same graph (structure and costs, not names) or cluster
+// Stable 128-bit content hashes. The same graph (structure, costs and operations, not names) or cluster
 // (devices and links) gives the same fingerprint on every machine, so results stored under it
 // meet again wherever the same problem is tuned.
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/fingerprint.hpp"
 #include "core/graph.hpp"
 #include "core/graph_io.hpp"
 
@@ -58,6 +59,33 @@ TEST_CASE("edges bind the operands of an operation one to one", "[core]") {
   GraphBuilder no_operation = two_ops(0, 1);
   no_operation.op(1).operation.reset();
   CHECK_THAT(error_of(no_operation), Catch::Contains("has operand slot 0 but sum has no operation"));
+}
+
+TEST_CASE("fingerprints see what each op computes and which operand each edge feeds", "[core]") {
+  const auto fingerprint_of = [](const GraphBuilder& b) {
+    auto g = b.build();
+    REQUIRE(g.ok());
+    return fingerprint(g.value());
+  };
+  const Fingerprint base = fingerprint_of(two_ops(0, 1));
+  CHECK(fingerprint_of(two_ops(0, 1)) == base);
+  CHECK(fingerprint_of(two_ops(1, 0)) != base);  // the sliced operand of sum is the other edge
+
+  GraphBuilder scaled = two_ops(0, 1);
+  scaled.op(0).operation->operands[1].scale = 0.25;
+  GraphBuilder other_weights = two_ops(0, 1);
+  other_weights.op(0).operation->operands[1].name = "w2";
+  GraphBuilder other_rows = two_ops(0, 1);
+  other_rows.op(0).operation->operands[0].slices = {{0, 1, 3}};
+  GraphBuilder half = two_ops(0, 1);
+  half.op(0).operation->dtype = DType::bf16;
+  GraphBuilder renamed = two_ops(0, 1);
+  renamed.op(0).name = "product";
+  CHECK(fingerprint_of(scaled) != base);
+  CHECK(fingerprint_of(other_weights) != base);
+  CHECK(fingerprint_of(other_rows) != base);
+  CHECK(fingerprint_of(half) != base);
+  CHECK(fingerprint_of(renamed) == base);  // names are not content
 }
 
 TEST_CASE("an operation with the wrong operands is refused, naming the op", "[core]") {

@@ -44,6 +44,10 @@ struct WorkerState {
     bool measure = false;  // a measurement: nothing else runs beside it
   };
   std::map<std::uint64_t, Running> running;  // by lease
+  // Rollouts given up on in the middle of a measurement: the executor's threads keep running until
+  // the measurement ends (a run cannot be interrupted), so until these rollouts are down nothing
+  // else starts, or it would share the cores being timed.
+  std::set<caf::actor_addr> abandoned_measurements;
   std::set<std::pair<std::uint64_t, std::uint64_t>> asked;  // problems requested, not yet received
   Clock::time_point last_heard, last_beat;
   static inline const char* name = "worker";
@@ -75,12 +79,14 @@ void answer_failed(Self self, std::uint64_t lease, long sequence, const std::str
 void give_up(Self self, std::uint64_t lease, const std::string& why);
 
 bool measuring(const WorkerState& s) {
-  return std::any_of(s.running.begin(), s.running.end(), [](const auto& lease) { return lease.second.measure; });
+  return !s.abandoned_measurements.empty() ||
+         std::any_of(s.running.begin(), s.running.end(), [](const auto& lease) { return lease.second.measure; });
 }
 
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
 // A measurement runs alone: while one waits, no other task starts, and it starts once the running
-// ones have finished; while it runs, nothing else starts. (The pool already leases a measurement
+// ones have finished; while it runs, nothing else starts, nor while a measurement given up on at
+// its deadline still runs (WorkerState::abandoned_measurements). (The pool already leases a measurement
 // only to an idle worker and nothing beside it; this holds for leases of a coordinator from before
 // a restart, or of one that does not know the rule.)
 void run_waiting(Self self) {
@@ -133,6 +139,10 @@ void give_up(Self self, std::uint64_t lease, const std::string& why) {
   if (it == s.running.end()) return;
   const caf::actor stuck = it->second.rollout;
   const long sequence = it->second.sequence;
+  if (it->second.measure) {  // its threads end when the run does; the down message says when
+    s.abandoned_measurements.insert(stuck.address());
+    self->monitor(stuck);
+  }
   s.running.erase(it);
   answer_failed(self, lease, sequence, why);
   self->send_exit(stuck, caf::exit_reason::user_shutdown);
@@ -237,6 +247,9 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
     send_up(self, wire::Type::bye, wire::encode_empty());
     for (const caf::actor& r : self->state.rollouts) self->send_exit(r, caf::exit_reason::user_shutdown);
     self->quit(msg.reason);
+  });
+  self->set_down_handler([=](const caf::down_msg& msg) {
+    if (self->state.abandoned_measurements.erase(msg.source) > 0) run_waiting(self);
   });
   return {
       [=](uplink_atom, caf::actor uplink) {

@@ -33,7 +33,7 @@ wire::Envelope assign(std::uint64_t lease, const Fingerprint& problem, long sequ
   return {"", wire::Type::assign, wire::encode(wire::Assign{lease, deadline, task})};
 }
 
-// When each task ran, by kind: what a rollout that takes 50 ms per task saw.
+// When each task ran, by kind: what a rollout that takes `task_time` per task saw.
 struct Interval {
   std::string kind;
   long sequence = 0;
@@ -44,10 +44,11 @@ struct Timeline {
   std::vector<Interval> runs;
 };
 
-caf::behavior timed_rollout(caf::event_based_actor*, std::shared_ptr<Timeline> timeline) {
+caf::behavior timed_rollout(caf::event_based_actor*, std::shared_ptr<Timeline> timeline,
+                            std::chrono::milliseconds task_time) {
   return {[=](run_task_atom, const std::shared_ptr<const BuiltProblem>&, const RolloutTask& task) {
     Interval run{task.kind, task.sequence, std::chrono::steady_clock::now(), {}};
-    std::this_thread::sleep_for(50ms);
+    std::this_thread::sleep_for(task_time);
     run.end = std::chrono::steady_clock::now();
     std::lock_guard<std::mutex> lock(timeline->mutex);
     timeline->runs.push_back(run);
@@ -87,6 +88,13 @@ struct WorkerSetup {
     REQUIRE(built.ok());
     return built.value();
   }
+};
+
+// Stops the worker when the test leaves, failed checks included (a worker left running keeps the
+// actor system, and so the test binary, from ending).
+struct StopsWorker {
+  caf::actor worker;
+  ~StopsWorker() { caf::anon_send_exit(worker, caf::exit_reason::user_shutdown); }
 };
 
 }  // namespace
@@ -135,7 +143,7 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
   options.liveness = 1000;
   auto timeline = std::make_shared<Timeline>();
   std::vector<caf::actor> rollouts;
-  for (int i = 0; i < 3; ++i) rollouts.push_back(system.spawn<caf::detached>(timed_rollout, timeline));
+  for (int i = 0; i < 3; ++i) rollouts.push_back(system.spawn<caf::detached>(timed_rollout, timeline, 50ms));
   caf::actor worker = spawn_worker(system, options, &cache, rollouts);
   caf::scoped_actor uplink{system};
   connect_worker(worker, uplink);
@@ -171,6 +179,42 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
     CHECK(before == (r.sequence < 3));   // those leased before it ran first, those after it after
   }
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a measurement given up on at its deadline holds the worker until it has really ended", "[actors]") {
+  // The run cannot be interrupted: its lease fails at the deadline (the coordinator measures
+  // elsewhere), but a task started beside it would share the cores it is timing.
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  const Fingerprint key = setup.built->key;
+  WorkerOptions options;
+  options.name = "meter";
+  options.devices = ExecutorDevices{"cpu", 1};
+  options.heartbeat_seconds = 0.05;  // the tick that checks deadlines
+  options.liveness = 1000;
+  auto timeline = std::make_shared<Timeline>();
+  std::vector<caf::actor> rollouts;
+  for (int i = 0; i < 2; ++i) rollouts.push_back(system.spawn<caf::detached>(timed_rollout, timeline, 1000ms));
+  caf::actor worker = spawn_worker(system, options, &setup.cache, rollouts);
+  const StopsWorker stop{worker};
+  caf::scoped_actor uplink{system};
+  connect_worker(worker, uplink);
+  uplink->send(worker, net_in_atom::value, assign(1, key, 1, measure_kind("cpu", 1), 0.1));
+  const wire::Done lost = next_done(uplink);
+  CHECK(lost.lease == 1);
+  CHECK_THAT(lost.result.error, Catch::Contains("deadline"));
+  // A slot is idle (and the given-up one has a fresh rollout), yet the next task waits.
+  uplink->send(worker, net_in_atom::value, assign(2, key, 2, kPlaceTask, 10));
+  const wire::Done next = next_done(uplink);
+  const auto answered = std::chrono::steady_clock::now();
+  CHECK(next.lease == 2);
+  CHECK(next.result.error.empty());
+  std::lock_guard<std::mutex> lock(timeline->mutex);
+  const auto measurement = std::find_if(timeline->runs.begin(), timeline->runs.end(), [](const Interval& r) { return r.sequence == 1; });
+  REQUIRE(measurement != timeline->runs.end());  // it ran to its end
+  for (const Interval& r : timeline->runs)
+    if (r.sequence == 2) CHECK(r.start >= measurement->end);  // when a timed rollout took it
+  CHECK(answered >= measurement->end);
 }
 
 TEST_CASE("a measurement with no worker offering the devices fails after the wait and says how to start one", "[actors]") {

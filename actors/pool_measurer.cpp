@@ -1,7 +1,6 @@
 #include "actors/pool_measurer.hpp"
 
 #include <chrono>
-#include <thread>
 
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
@@ -26,18 +25,6 @@ PoolMeasurer::~PoolMeasurer() {
   for (const auto& problem : problems_) caf::anon_send(pool_, drop_problem_atom::value, problem->key);
 }
 
-Status PoolMeasurer::wait_for_worker(const std::string& kind) {
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_for_worker_seconds_);
-  while (tasks_.slots(kind) == 0) {
-    if (should_stop_ && should_stop_()) return make_error("stopped while waiting for a worker to measure on");
-    if (std::chrono::steady_clock::now() >= give_up)
-      return make_error("no worker offers " + kind + " (start one with `gantry worker --devices " +
-                        kind.substr(kind.find(':') + 1) + "` on the machine to measure on)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return Ok{};
-}
-
 bool PoolMeasurer::offered() const {
   for (const auto& problem : problems_)
     if (tasks_.slots(measure_kind(problem->cluster)) == 0) return false;
@@ -55,7 +42,6 @@ double time_limit(const BuiltProblem& problem, const Placement& placement, const
 Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {
   const BuiltProblem& built = *problems_.at(static_cast<std::size_t>(problem));
   const std::string kind = measure_kind(built.cluster);
-  if (Status ready = wait_for_worker(kind); !ready) return ready.error();
   MeasureRequest request = settings_;
   request.placement = placement;
   RolloutTask task;
@@ -65,23 +51,29 @@ Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& plac
   task.seconds = time_limit(built, placement, request);
   task.sequence = ++sequence_;
   tasks_.submit(std::move(task), sequence_);
+  // It waits in the pool's queue while no worker offers the devices (none has yet, or the one that
+  // did left and its lease came back): for wait_for_worker_seconds at most each time.
+  bool ever_offered = false;
   auto offered_last = std::chrono::steady_clock::now();
   for (;;) {
     if (should_stop_ && should_stop_()) {
       tasks_.withdraw();
       return make_error("stopped while a measurement was queued or running");
     }
-    auto answer = tasks_.next(0.2);
-    if (!answer) {  // the worker that offered the devices may have gone (its lease comes back to the queue)
-      const auto now = std::chrono::steady_clock::now();
-      if (tasks_.slots(kind) > 0) offered_last = now;
-      else if (std::chrono::duration<double>(now - offered_last).count() > wait_for_worker_seconds_) {
-        tasks_.withdraw();
-        return make_error("the worker that offered " + kind + " left and none came back within " +
-                          std::to_string(static_cast<int>(wait_for_worker_seconds_)) + " s");
-      }
-      continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (tasks_.slots(kind) > 0) {
+      ever_offered = true;
+      offered_last = now;
+    } else if (std::chrono::duration<double>(now - offered_last).count() > wait_for_worker_seconds_) {
+      tasks_.withdraw();
+      const std::string waited = std::to_string(static_cast<int>(wait_for_worker_seconds_)) + " s";
+      if (!ever_offered)
+        return make_error("no worker offers " + kind + " within " + waited + " (start one with `gantry worker --devices " +
+                          kind.substr(kind.find(':') + 1) + "` on the machine to measure on)");
+      return make_error("the worker that offered " + kind + " left and none came back within " + waited);
     }
+    auto answer = tasks_.next(0.1);
+    if (!answer) continue;
     if (answer->tag < 0) return answer->result.error();  // the pool stopped: nothing more comes
     if (answer->tag != sequence_) continue;  // a withdrawn earlier one
     if (!answer->result) return make_error("the rollout pool failed the measurement: " + answer->result.error().message);

@@ -44,8 +44,6 @@ class PoolMeasurer {
   Result<PoolMeasurement> measure(const Placement& placement) { return measure(0, placement); }
 
  private:
-  Status wait_for_worker(const std::string& kind);
-
   caf::actor pool_;
   std::vector<std::shared_ptr<const BuiltProblem>> problems_;
   MeasureRequest settings_;

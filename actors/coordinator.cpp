@@ -345,7 +345,7 @@ void recover(Self self) {
             job.resume.next_sequence = tally.last_sequence + 1;
             job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
             log_line("gantry: job " + record.id +
-                     (spec.value().kind == "train"      ? " run again from its spec (a learner job starts over)"
+                     (spec.value().kind == "train"      ? " run again from its spec (from its checkpoint, if it left one)"
                       : spec.value().kind == "pipeline" ? " run again from its spec, from its stored best"
                                                    : " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)"));
             put_job(self, job.record);

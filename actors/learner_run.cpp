@@ -4,9 +4,11 @@
 #include "actors/mixed_episode_source.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
+#include "actors/learner_checkpoint.hpp"
 #include "actors/log_line.hpp"
 #include "actors/messages.hpp"
 #include "actors/pool_episode_source.hpp"
@@ -287,6 +289,68 @@ Result<TrainResult> train_measured(PolicyModel& model, const Problems& p, const 
   return result;
 }
 
+// The part of a stage left after a checkpoint's `episodes` and `seconds` of it: false when none is.
+bool resume_stage(TrainOptions& o, long episodes, double seconds) {
+  double done = 0;
+  if (o.episodes > 0) done = std::max(done, static_cast<double>(episodes) / static_cast<double>(o.episodes));
+  if (o.seconds > 0) done = std::max(done, seconds / o.seconds);
+  if (done >= 1) return false;
+  if (o.episodes > 0) o.episodes = std::max(1L, o.episodes - episodes);
+  if (o.seconds > 0) o.seconds -= seconds;
+  o.progress_before = done;
+  return true;
+}
+
+// The checkpoint a job left when its process died, if it fits the job (as many stages and graphs).
+std::optional<LearnerCheckpoint> stored_checkpoint(caf::scoped_actor& self, const caf::actor& store, const std::string& job_id,
+                                                   std::size_t stages, std::size_t graphs) {
+  auto stored = ask_store<StoredCheckpoint>(self, store, get_checkpoint_atom::value, job_id);
+  const auto ignored = [&](const std::string& why) {
+    log_line("gantry: job " + job_id + ": its checkpoint is ignored, the job starts over: " + why);
+    return std::nullopt;
+  };
+  if (!stored) return ignored(stored.error().message);
+  if (!stored.value().error.empty()) return ignored(stored.value().error);
+  if (!stored.value().found) return std::nullopt;
+  auto c = decode_checkpoint(stored.value().bytes);
+  if (!c) return ignored(c.error().message);
+  if (static_cast<std::size_t>(c.value().stage) > stages || c.value().bests.size() != graphs)
+    return ignored("it was written for another stage plan or other graphs");
+  return std::move(c).value();
+}
+
+// Where a job stands: the stage in progress (`stage`, with what the run of it so far did), the
+// report's totals before it and each graph's best of the report and of the stage so far.
+LearnerCheckpoint checkpoint_of(const LearnerReport& report, int stage, const TrainResult* so_far, long stage_episodes_before,
+                                double stage_seconds_before, const PolicyModel& model) {
+  LearnerCheckpoint c;
+  c.stage = stage;
+  c.stage_episodes = stage_episodes_before + (so_far ? so_far->episodes + so_far->dropped : 0);
+  c.stage_seconds = stage_seconds_before + (so_far ? so_far->seconds : 0);
+  c.episodes = report.episodes + (so_far ? so_far->episodes + so_far->dropped : 0);
+  c.batches = report.batches;
+  c.seconds = report.seconds + (so_far ? so_far->seconds : 0);
+  c.weights = model.weights().to_bytes();
+  for (std::size_t i = 0; i < report.graphs.size(); ++i) {
+    const LearnedGraph& g = report.graphs[i];
+    double best = g.best.device.empty() ? std::numeric_limits<double>::infinity() : g.best_makespan;
+    Placement placement = g.best;
+    if (so_far && so_far->problems[i].best_makespan < best) {
+      best = so_far->problems[i].best_makespan;
+      placement = so_far->problems[i].best;
+    }
+    c.best_makespans.push_back(best);
+    c.bests.push_back(std::move(placement));
+  }
+  return c;
+}
+
+void put_checkpoint(caf::scoped_actor& self, const caf::actor& store, const std::string& job_id, const LearnerCheckpoint& c) {
+  auto put = ask_store<StoreReply>(self, store, put_checkpoint_atom::value, job_id, encode_checkpoint(c));
+  const std::string error = !put ? put.error().message : put.value().error;
+  if (!error.empty()) log_line("gantry: job " + job_id + ": its checkpoint was not stored: " + error);
+}
+
 }  // namespace
 
 Status check_train_spec(const JobSpec& spec) {
@@ -324,12 +388,30 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   caf::scoped_actor self{system};
   auto init = initial_policy(self, store, spec, p.training.front().cluster->size());
   if (!init) return init.error();
+  const TrainSpec& t = spec.train;
+  std::vector<std::pair<Stage, double>> stages = stage_plan(t);
+  // A rerun of a job whose process died goes on from its checkpoint; the checkpoint goes when the
+  // job ends here (done, stopped or failed), not when the process dies.
+  std::optional<LearnerCheckpoint> resumed = stored_checkpoint(self, store, job_id, stages.size(), p.training.size());
+  if (resumed) {
+    auto weights = PolicyWeights::from_bytes(resumed->weights, "the checkpoint of job " + job_id);
+    if (weights) {
+      init.value().model = std::make_unique<PolicyModel>(weights.value());
+    } else {
+      log_line("gantry: job " + job_id + ": its checkpoint is ignored, the job starts over: " + weights.error().message);
+      resumed.reset();
+    }
+  }
+  struct DropsCheckpoint {
+    caf::scoped_actor& self;
+    const caf::actor& store;
+    const std::string& job_id;
+    ~DropsCheckpoint() { self->send(store, drop_checkpoint_atom::value, job_id); }
+  } const drops_checkpoint{self, store, job_id};
   PolicyModel& model = *init.value().model;
   set_training_threads(1);
 
-  const TrainSpec& t = spec.train;
   const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
-  std::vector<std::pair<Stage, double>> stages = stage_plan(t);
   // Stage III: rewards are makespans measured on a worker's executor devices, relative to the
   // teachers' measured makespans (actors/measured_episode_source.hpp).
   std::optional<PoolMeasurer> measurer;
@@ -353,9 +435,30 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     g.runtime = p.built[i]->runtime;  // with the profiles' fingerprint when it is costed with them
     report.graphs.push_back(std::move(g));
   }
-  for (std::size_t k = 0; k < stages.size(); ++k) {
+  long stage_episodes_before = 0;  // of the stage the checkpoint was in
+  double stage_seconds_before = 0;
+  if (resumed) {
+    report.episodes = resumed->episodes;
+    report.batches = resumed->batches;
+    report.seconds = resumed->seconds;
+    for (std::size_t i = 0; i < report.graphs.size(); ++i)
+      if (std::isfinite(resumed->best_makespans[i])) {
+        report.graphs[i].best_makespan = resumed->best_makespans[i];
+        report.graphs[i].best = resumed->bests[i];
+      }
+    stage_episodes_before = resumed->stage_episodes;
+    stage_seconds_before = resumed->stage_seconds;
+    const std::string where = static_cast<std::size_t>(resumed->stage) == stages.size()
+                                  ? "every stage done"
+                                  : "stage " + std::to_string(resumed->stage + 1) + " of " + std::to_string(stages.size());
+    log_line("gantry: job " + job_id + ": resumed from its checkpoint (" + where + ", " + std::to_string(resumed->episodes) +
+             " episodes)");
+  }
+  long batches_sent = 0;  // batch summaries this run (numbered from first_sequence)
+  for (std::size_t k = resumed ? static_cast<std::size_t>(resumed->stage) : 0; k < stages.size(); ++k) {
     const Stage stage = stages[k].first;
     double share = stages[k].second;
+    const bool resuming = resumed && k == static_cast<std::size_t>(resumed->stage);
     // il+sim+real runs stage III only with executors attached; the workers have joined by the
     // time stage II starts (stage I's episodes came from them). Without, stage II takes its time.
     if (stage == Stage::reinforce && t.stage == "il+sim+real" && !measurer->offered()) {
@@ -364,7 +467,11 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
       stages.back().second = 0;
     }
     if (share <= 0 || stop()) continue;
-    const TrainOptions o = stage_options(spec, stage, share, report.episodes, p.training.size());
+    TrainOptions o = stage_options(spec, stage, share, report.episodes, p.training.size());
+    o.checkpoint_seconds = hooks.checkpoint_seconds;
+    if (resuming && !resume_stage(o, stage_episodes_before, stage_seconds_before)) continue;  // it had ended
+    const long stage_episodes_done = resuming ? stage_episodes_before : 0;
+    const double stage_seconds_done = resuming ? stage_seconds_before : 0;
     const long episodes_before = report.episodes;
     const double seconds_before = report.seconds;
     TrainHooks train_hooks;
@@ -377,10 +484,15 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     };
     train_hooks.on_batch = [&](const EpisodeBatch& b) {
       if (b.episodes.empty()) return;
-      self->send(store, put_episode_atom::value, batch_record(job_id, first_sequence + report.batches, b));
+      self->send(store, put_episode_atom::value, batch_record(job_id, first_sequence + batches_sent++, b));
       ++report.batches;
     };
     train_hooks.should_stop = stop;
+    if (stage != Stage::measured)  // stage III's bests are measured: a rerun measures that stage again
+      train_hooks.on_checkpoint = [&, k](const TrainResult& so_far) {
+        put_checkpoint(self, store, job_id,
+                       checkpoint_of(report, static_cast<int>(k), &so_far, stage_episodes_done, stage_seconds_done, model));
+      };
     Result<TrainResult> result = make_error("training did not run");
     bool measured_bests = false;  // the stage's bests are measured makespans
     if (stage == Stage::measured) {
@@ -429,6 +541,20 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
         report.graphs[i].teacher_makespan = measured_problems[i].teacher_makespan;
     }
     merge_stage(report.graphs, r, measured_bests);
+    if (stage != Stage::measured && !stop())  // a crash from here on goes on with the next stage
+      put_checkpoint(self, store, job_id, checkpoint_of(report, static_cast<int>(k + 1), nullptr, 0, 0, model));
+  }
+  // A rerun whose checkpoint had every stage done ran no greedy episode: the checkpoint policy's.
+  for (std::size_t i = 0; resumed && i < report.graphs.size(); ++i) {
+    LearnedGraph& g = report.graphs[i];
+    if (g.greedy_makespan > 0) continue;
+    auto greedy = greedy_episode(model.weights(), p.training[i]);
+    if (!greedy) return greedy.error();
+    g.greedy_makespan = greedy.value().makespan;
+    if (g.best.device.empty() || g.greedy_makespan < g.best_makespan) {
+      g.best_makespan = g.greedy_makespan;
+      g.best = replay_placement(p.training[i], greedy.value());
+    }
   }
   report.stopped = stop();
   report.measured = measured_last;

@@ -45,6 +45,7 @@ struct LearnerReport {
 struct LearnerHooks {
   std::function<void(Stage, const CurvePoint&)> on_progress;  // a progress line's worth
   std::function<bool()> should_stop;                          // polled between batches
+  double checkpoint_seconds = 30;  // between checkpoints of stages I and II (actors/learner_checkpoint.hpp)
 };
 
 // The settings' errors name the setting (as the command line spells it).

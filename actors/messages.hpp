@@ -39,6 +39,10 @@ using get_policy_atom = caf::atom_constant<caf::atom("getpolicy")>;
 using list_policies_atom = caf::atom_constant<caf::atom("listpolicy")>;
 using put_measurement_atom = caf::atom_constant<caf::atom("putmeasure")>;  // -> StoreReply (stored: kept with the best)
 using add_profiles_atom = caf::atom_constant<caf::atom("addprofile")>;     // profile samples JSON -> StoreReply
+// a job's checkpoint (job id, bytes) -> StoreReply; (job id) -> StoredCheckpoint; drop (job id) -> StoreReply
+using put_checkpoint_atom = caf::atom_constant<caf::atom("putckpt")>;
+using get_checkpoint_atom = caf::atom_constant<caf::atom("getckpt")>;
+using drop_checkpoint_atom = caf::atom_constant<caf::atom("dropckpt")>;
 // rollouts and the pool
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
@@ -142,6 +146,12 @@ struct StoredPolicy {
   std::string error;
 };
 
+struct StoredCheckpoint {
+  bool found = false;
+  std::string bytes;
+  std::string error;
+};
+
 struct StoredPolicies {
   std::vector<PolicyRecord> records;  // without their weights
   std::string error;
@@ -187,6 +197,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredJobs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredBests)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredHistory)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredPolicy)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredCheckpoint)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::StoredPolicies)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::PolicyRecord)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(gantry::EpisodeTally)

@@ -119,6 +119,21 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         if (!r.value()) return StoredPolicy{};
         return StoredPolicy{true, std::move(*r.value()), {}};
       },
+      [=](put_checkpoint_atom, const std::string& job, const std::string& bytes) {
+        write_pending();  // the batches it counts are stored before it
+        auto s = store->put_checkpoint(job, bytes);
+        return s ? StoreReply{} : StoreReply{false, false, s.error().message};
+      },
+      [=](get_checkpoint_atom, const std::string& job) {
+        auto r = store->checkpoint(job);
+        if (!r) return StoredCheckpoint{false, {}, r.error().message};
+        if (!r.value()) return StoredCheckpoint{};
+        return StoredCheckpoint{true, std::move(*r.value()), {}};
+      },
+      [=](drop_checkpoint_atom, const std::string& job) {
+        auto s = store->drop_checkpoint(job);
+        return s ? StoreReply{} : StoreReply{false, false, s.error().message};
+      },
       [=](list_policies_atom) {
         auto r = store->policies();
         return r ? StoredPolicies{std::move(r).value(), {}} : StoredPolicies{{}, r.error().message};

@@ -82,7 +82,10 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
   auto weights = std::make_shared<const PolicyWeights>(model.weights());
   long received = 0, next_point = options.progress_every;
   double longest_batch = 0;  // seconds one batch took to roll out
-  double teacher_mix = imitation ? options.teacher_mix : 0.0;
+  // Where the stage stands, from 0 to 1, counting what a resumed stage did before this run.
+  const double before = std::clamp(options.progress_before, 0.0, 1.0);
+  double teacher_mix = imitation ? options.teacher_mix * (1.0 - before) : 0.0;
+  auto last_checkpoint = begin;
   double last_entropy = 0, last_loss = 0;
   Window window;
   double window_start = 0;
@@ -190,7 +193,7 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
         batches.push_back(std::move(gb));
         result.episodes += static_cast<long>(b.episodes.size());
       }
-      const double f = fraction_done();
+      const double f = before + (1.0 - before) * fraction_done();
       model.set_learning_rate(lr0 * (1.0 - (1.0 - options.final_lr_fraction) * f));
       const auto t0 = Clock::now();
       const LossReport report = model.update(batches, objective);
@@ -202,6 +205,11 @@ Result<TrainResult> train(PolicyModel& model, const std::vector<TrainingProblem>
       weights = std::make_shared<const PolicyWeights>(model.weights());
       ready.clear();
       if (imitation) teacher_mix = options.teacher_mix * (1.0 - f);
+      if (hooks.on_checkpoint && seconds_since(last_checkpoint) >= options.checkpoint_seconds) {
+        result.seconds = seconds_since(begin);
+        hooks.on_checkpoint(result);
+        last_checkpoint = Clock::now();
+      }
     }
     if (options.progress_every > 0 && received >= next_point) {
       const double now = seconds_since(begin);

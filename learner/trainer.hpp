@@ -42,6 +42,10 @@ struct TrainOptions {
   double clip = 1.0;
   std::uint64_t seed = 1;
   long progress_every = 0;   // episodes between progress reports (0 = none)
+  // Share of this stage done before this run (a stage resumed from a checkpoint): the learning rate
+  // and the teacher mix go on from there; `episodes` and `seconds` are what is left.
+  double progress_before = 0;
+  double checkpoint_seconds = 0;  // at least this long between on_checkpoint calls (0: every update)
 };
 
 struct CurvePoint {
@@ -81,6 +85,9 @@ struct TrainHooks {
   std::function<void(const CurvePoint&)> on_progress;  // every options.progress_every episodes
   std::function<void(const EpisodeBatch&)> on_batch;   // every batch received (checked), used or not
   std::function<bool()> should_stop;                   // polled between batches (cancellation)
+  // After an update, every options.checkpoint_seconds: what the run holds so far (its bests, counts
+  // and seconds; the model has the weights of that moment), for the caller to keep.
+  std::function<void(const TrainResult&)> on_checkpoint;
 };
 
 // Trains `model` in place.

@@ -443,6 +443,23 @@ Result<std::string> decode_text(std::string_view bytes, const std::string& famil
   return text;
 }
 
+std::string encode_checkpoint(const std::string& bytes) {
+  json j;
+  j["v"] = kVersion;
+  j["data"] = json::binary(std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
+  return to_bytes(j);
+}
+
+Result<std::string> decode_checkpoint(std::string_view bytes) {
+  auto j = parse_record(bytes, "checkpoints");
+  if (!j) return j.error();
+  Fields f(j.value(), "checkpoints");
+  std::string data;
+  f.binary("data", data, /*required=*/true);
+  if (!f.ok()) return f.error();
+  return data;
+}
+
 std::string encode_schema_version(int version) {
   json j;
   j["v"] = version;

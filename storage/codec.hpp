@@ -63,6 +63,7 @@ std::string encode(const ProfileEntry& entry);
 std::string profile_key(const ProfileEntry& entry);
 std::string encode_text(const std::string& text);  // graphs (JSON text), clusters (YAML or preset name)
 std::string encode_schema_version(int version);
+std::string encode_checkpoint(const std::string& bytes);  // checkpoints (a job's opaque bytes)
 
 Result<ScheduleRecord> decode_schedule(std::string_view bytes);
 Result<HistoryRecord> decode_history(std::string_view bytes);
@@ -71,6 +72,7 @@ Result<JobRecord> decode_job(std::string_view bytes);
 Result<PolicyRecord> decode_policy(std::string_view bytes);
 Result<ProfileEntry> decode_profile(std::string_view bytes);
 Result<std::string> decode_text(std::string_view bytes, const std::string& family);
+Result<std::string> decode_checkpoint(std::string_view bytes);
 // The database schema version in meta/schema_version; a newer one is NOT an error here (the
 // caller words that message), anything unreadable is.
 Result<int> decode_schema_version(std::string_view bytes);

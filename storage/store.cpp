@@ -36,9 +36,9 @@ static_assert(Store::kSchemaVersion == codec::kVersion, "the store and its codec
 
 namespace {
 
-enum Family { kMeta, kGraphs, kClusters, kProfiles, kEpisodes, kSchedules, kHistory, kPolicies, kJobs, kFamilyCount };
+enum Family { kMeta, kGraphs, kClusters, kProfiles, kEpisodes, kSchedules, kHistory, kPolicies, kJobs, kCheckpoints, kFamilyCount };
 constexpr std::array<const char*, kFamilyCount> kFamilyNames = {
-    "meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history", "policies", "jobs"};
+    "meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history", "policies", "jobs", "checkpoints"};
 
 constexpr const char* kOwnerFile = "OWNER";
 constexpr std::size_t kMaxProblems = 1000;
@@ -348,6 +348,15 @@ struct Store::Impl {
     rocksdb::WriteOptions wo;
     wo.sync = sync;
     rocksdb::Status s = db->Put(wo, cf[f], key, value);
+    if (!s.ok()) return rocks_error(std::string(what) + " in " + path, s);
+    return Ok{};
+  }
+
+  Status erase(Family f, const std::string& key, bool sync, const char* what) {
+    if (read_only) return read_only_error(path, what);
+    rocksdb::WriteOptions wo;
+    wo.sync = sync;
+    rocksdb::Status s = db->Delete(wo, cf[f], key);
     if (!s.ok()) return rocks_error(std::string(what) + " in " + path, s);
     return Ok{};
   }
@@ -812,6 +821,24 @@ Result<std::optional<JobRecord>> Store::job(const std::string& id) const {
   return std::optional<JobRecord>(std::move(record).value());
 }
 
+Status Store::put_checkpoint(const std::string& job_id, const std::string& bytes) {
+  if (job_id.empty()) return make_error("storing a checkpoint: the job id is empty");
+  return impl_->put(kCheckpoints, job_id, codec::encode_checkpoint(bytes), /*sync=*/true, "storing a checkpoint");
+}
+
+Result<std::optional<std::string>> Store::checkpoint(const std::string& job_id) const {
+  auto bytes = impl_->get(kCheckpoints, job_id);
+  if (!bytes) return bytes.error();
+  if (!bytes.value()) return std::optional<std::string>();
+  auto data = codec::decode_checkpoint(*bytes.value());
+  if (!data) return make_error("checkpoint of job " + job_id + ": " + data.error().message);
+  return std::optional<std::string>(std::move(data).value());
+}
+
+Status Store::drop_checkpoint(const std::string& job_id) {
+  return impl_->erase(kCheckpoints, job_id, /*sync=*/true, "dropping a checkpoint");
+}
+
 Result<std::vector<JobRecord>> Store::jobs() const {
   std::vector<JobRecord> out;
   Status st = impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {
@@ -941,7 +968,7 @@ Result<VerifyReport> Store::verify() const {
     const std::string family = kFamilyNames[f];
     Status st = m.scan(static_cast<Family>(f), "", [&](std::string_view key, std::string_view value) -> Status {
       ++report.records;
-      std::string key_text = f == kJobs || f == kMeta ? "'" + std::string(key) + "'" : hex_encode(key);
+      std::string key_text = f == kJobs || f == kMeta || f == kCheckpoints ? "'" + std::string(key) + "'" : hex_encode(key);
       auto fail = [&](const std::string& message) { problem(family + " key " + key_text + ": " + message); };
       switch (f) {
         case kMeta:
@@ -1003,6 +1030,11 @@ Result<VerifyReport> Store::verify() const {
             fail(r.error().message);
           else if (k && (r.value().name != k.value().first || r.value().version != k.value().second))
             fail("the record's name and version do not match its key");
+          break;
+        }
+        case kCheckpoints: {
+          auto r = codec::decode_checkpoint(value);
+          if (!r) fail(r.error().message);
           break;
         }
         case kJobs: {

@@ -84,6 +84,12 @@ class Store {
   Result<std::optional<JobRecord>> job(const std::string& id) const;
   Result<std::vector<JobRecord>> jobs() const;
 
+  // A running job's checkpoint (opaque bytes: what it needs to go on after its process died), one
+  // per job id, replaced by each put (synced); dropped when the job ends.
+  Status put_checkpoint(const std::string& job_id, const std::string& bytes);
+  Result<std::optional<std::string>> checkpoint(const std::string& job_id) const;
+  Status drop_checkpoint(const std::string& job_id);
+
   // The graph / cluster a fingerprint stands for, as JSON text (so a best can be re-simulated).
   Status put_graph(const Fingerprint& fp, const std::string& json_text);
   Result<std::optional<std::string>> graph(const Fingerprint& fp) const;

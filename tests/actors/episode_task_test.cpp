@@ -12,21 +12,15 @@
 #include "learner/policy_model.hpp"
 #include "learner/trainer.hpp"
 #include "storage/store.hpp"
+#include "tests/learner/learner_fixture.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gantry;
+using gantry::testing::tiny_policy;
 
 namespace {
 
-PolicyConfig tiny_policy() {
-  PolicyConfig c;
-  c.hidden = 8;
-  c.head = 8;
-  c.state = 4;
-  c.steps = 1;
-  return c;
-}
 
 struct FfnnProblem {
   Graph graph = make_workload("ffnn:costs=doppler,layers=2", 1).value();

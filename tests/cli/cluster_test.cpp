@@ -102,6 +102,13 @@ struct LoopbackCluster {
     return *store->job(id).value();
   }
 
+  // The job's stored record has a final state. (After a restart, `ended` also holds while the
+  // job shows INTERRUPTED, before the restarted coordinator queues it again.)
+  bool finished(const std::string& id) {
+    const JobState state = job(id).state;
+    return state == JobState::complete || state == JobState::failed || state == JobState::cancelled;
+  }
+
   bool ended(const std::string& id) {
     auto run = run_cli({"jobs", id, "--coordinator", endpoint, "-f", "json"});
     if (run.code != 0) return false;
@@ -261,7 +268,7 @@ TEST_CASE("a coordinator killed mid-job and restarted on its data resumes the jo
     CHECK(store->job(id).value()->state == JobState::interrupted);  // its coordinator is gone
   }
   c.start_coordinator(c.endpoint);  // same data, same port: the worker reconnects by itself
-  REQUIRE(wait_until([&] { return c.ended(id); }, 120));
+  REQUIRE(wait_until([&] { return c.finished(id); }, 120));
   const JobRecord job = c.job(id);
   INFO(c.coordinator->log());
   CHECK(job.state == JobState::complete);
@@ -452,6 +459,45 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
   const auto missing = train({"--init", "nosuch"});
   CHECK(missing.code == 1);
   CHECK_THAT(missing.err, Catch::Contains("policy 'nosuch' is not in the store"));
+}
+
+TEST_CASE("a coordinator killed mid-training and restarted goes on from the learner job's checkpoint", "[cluster]") {
+  LoopbackCluster c;
+  c.start_worker("w1", 2);
+  REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  // Followed by a client that fails when the coordinator dies; the job is the coordinator's.
+  ChildProcess client({GANTRY_BINARY, "train", "--coordinator", c.endpoint, "--episodes", "4000", "--batch", "8", "--hidden",
+                       "8", "--head", "8", "--state", "4", "--steps", "1", "--workload", "ffnn:costs=doppler,layers=2",
+                       "--cluster", "identical:4", "--sim", "doppler", "--name", "resumed"},
+                      c.dir.sub("client.log"));
+  std::string id;
+  REQUIRE(wait_until([&] {
+    const auto run = run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"});
+    if (run.code != 0) return false;
+    const auto jobs = nlohmann::json::parse(run.out);
+    if (jobs.empty()) return false;
+    id = jobs[0]["id"];
+    return true;
+  }, 30));
+  // Imitation (800 episodes) ends with a checkpoint; reinforce has 3200 to go.
+  REQUIRE(wait_until([&] {
+    auto store = Store::open_read_only(c.dir.sub("data"));
+    return store && store.value()->checkpoint(id).value().has_value();
+  }, 120));
+  c.coordinator->signal(SIGKILL);
+  REQUIRE(c.coordinator->wait(10) == 128 + SIGKILL);
+  c.start_coordinator(c.endpoint);
+  REQUIRE(wait_until([&] { return c.finished(id); }, 180));
+  INFO(c.coordinator->log());
+  INFO("jobs: " << run_cli({"jobs", id, "--coordinator", c.endpoint, "-f", "json"}).out);
+  INFO("client: " << client.log());
+  CHECK(c.job(id).state == JobState::complete);
+  CHECK_THAT(c.coordinator->log(), Catch::Contains("job " + id + ": resumed from its checkpoint (stage 2 of 2"));
+  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  CHECK_FALSE(store->checkpoint(id).value().has_value());  // dropped when the job ended
+  const auto policy = store->policy("resumed").value();
+  REQUIRE(policy.has_value());
+  CHECK(policy->episodes >= 4000);
 }
 
 TEST_CASE("a learner job with no worker to serve it can be cancelled or ends with its budget; it stores nothing", "[cluster]") {
@@ -666,8 +712,9 @@ TEST_CASE("execute --coordinator and train --stage real measure on the worker wi
   const auto trained = with_problem({"train", "--stage", "real", "--episodes", "4", "--batch", "2", "--name", "real"});
   INFO(trained.err);
   REQUIRE(trained.code == 0);
-  // At least the teacher, 4 episodes, and the final greedy and best placements were measured there.
-  CHECK((*c.worker(c.status(), "meter"))["done"].get<long>() - before >= 1 + 4 + 2);
+  // At least the teacher, 4 episodes and the final greedy placement were measured there (and the
+  // best, unless the greedy one is the best: one measurement serves both).
+  CHECK((*c.worker(c.status(), "meter"))["done"].get<long>() - before >= 1 + 4 + 1);
   const auto policies = nlohmann::json::parse(run_cli({"query", "policies", "--coordinator", c.endpoint, "-f", "json"}).out);
   REQUIRE(policies.size() == 1);
   CHECK(policies[0]["stage"] == "real");

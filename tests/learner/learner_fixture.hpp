@@ -7,10 +7,21 @@
 #include "core/cost_model.hpp"
 #include "learner/graph_features.hpp"
 #include "learner/placement_env.hpp"
+#include "learner/policy_config.hpp"
 #include "sim/simulator.hpp"
 #include "workloads/workload.hpp"
 
 namespace gantry::testing {
+
+// A policy small enough for tests that train it through the cluster (seconds, not minutes).
+inline PolicyConfig tiny_policy() {
+  PolicyConfig c;
+  c.hidden = 8;
+  c.head = 8;
+  c.state = 4;
+  c.steps = 1;
+  return c;
+}
 
 inline SimOptions doppler_sim() {
   SimOptions o;

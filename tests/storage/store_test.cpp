@@ -454,7 +454,7 @@ TEST_CASE("a read-only secondary sees the primary's writes and refuses its own",
   // A backup needs no writer's lock: the primary stays open (and writable) the whole time.
   REQUIRE(reader.backup(tmp.sub("backup")).ok());
   CHECK_FALSE(reader.backup(tmp.sub("backup")).ok());  // never overwrites
-  CHECK(reader.stats().value().families.size() == 9);
+  CHECK(reader.stats().value().families.size() == 10);
   REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 35)).value());
   CHECK(primary->best(kGraph, kCluster).value()->makespan == 35);
   auto copy = Store::open(tmp.sub("backup"));
@@ -514,7 +514,7 @@ TEST_CASE("verify is clean on a healthy store and names damaged values", "[stora
   CHECK(store->best(kGraph, kCluster).value()->makespan == 30);
 }
 
-TEST_CASE("stats list all nine column families", "[storage]") {
+TEST_CASE("stats list all ten column families", "[storage]") {
   TempDir tmp;
   auto store = Store::open(tmp.sub("db")).value();
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
@@ -524,7 +524,7 @@ TEST_CASE("stats list all nine column families", "[storage]") {
   std::vector<std::string> names;
   for (const auto& f : stats.families) names.push_back(f.name);
   CHECK(names == std::vector<std::string>{"meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history",
-                                          "policies", "jobs"});
+                                          "policies", "jobs", "checkpoints"});
   for (const auto& f : stats.families) {
     INFO(f.name);
     if (f.name == "schedules" || f.name == "history" || f.name == "meta") {
@@ -533,6 +533,36 @@ TEST_CASE("stats list all nine column families", "[storage]") {
     }
     if (f.name == "jobs") CHECK(f.keys == 0);
   }
+}
+
+TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is verified and dropped", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  const std::string bytes("\x00\xff learner state", 16);  // opaque bytes, zeros included
+  {
+    auto store = Store::open(db).value();
+    CHECK_FALSE(store->checkpoint("job-1").value());
+    REQUIRE(store->put_checkpoint("job-1", "first").ok());
+    REQUIRE(store->put_checkpoint("job-1", bytes).ok());
+    REQUIRE(store->put_checkpoint("job-2", "other").ok());
+    CHECK_FALSE(store->put_checkpoint("", "x").ok());
+  }
+  auto store = Store::open(db).value();
+  CHECK(*store->checkpoint("job-1").value() == bytes);
+  CHECK(*store->checkpoint("job-2").value() == "other");
+  auto report = store->verify().value();
+  CHECK(report.problems.empty());
+  CHECK(report.records == 3);  // schema version and two checkpoints
+  REQUIRE(store->drop_checkpoint("job-1").ok());
+  CHECK_FALSE(store->checkpoint("job-1").value());
+  CHECK(*store->checkpoint("job-2").value() == "other");
+  store.reset();
+  raw_put(db, "checkpoints", "job-3", codec::encode_schema_version(1));  // a value without its data
+  auto damaged = Store::open(db).value();
+  auto verified = damaged->verify().value();
+  REQUIRE(verified.problems.size() == 1);
+  CHECK_THAT(verified.problems[0], Catch::Contains("checkpoints key 'job-3'"));
+  CHECK_FALSE(damaged->checkpoint("job-3").ok());
 }
 
 TEST_CASE("policies get successive versions per name and keep their bytes across a reopen", "[storage]") {

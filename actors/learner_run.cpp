@@ -390,8 +390,10 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   if (!init) return init.error();
   const TrainSpec& t = spec.train;
   std::vector<std::pair<Stage, double>> stages = stage_plan(t);
-  // A rerun of a job whose process died goes on from its checkpoint; the checkpoint goes when the
-  // job ends here (done, stopped or failed), not when the process dies.
+  // A rerun of a job whose process died goes on from its checkpoint. The checkpoint goes when the
+  // job ends here with its report (done or stopped), not when the process dies, nor on an error: a
+  // coordinator shutting down fails its learners (its pool and store go), and reruns them after
+  // its restart.
   std::optional<LearnerCheckpoint> resumed = stored_checkpoint(self, store, job_id, stages.size(), p.training.size());
   if (resumed) {
     auto weights = PolicyWeights::from_bytes(resumed->weights, "the checkpoint of job " + job_id);
@@ -402,12 +404,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
       resumed.reset();
     }
   }
-  struct DropsCheckpoint {
-    caf::scoped_actor& self;
-    const caf::actor& store;
-    const std::string& job_id;
-    ~DropsCheckpoint() { self->send(store, drop_checkpoint_atom::value, job_id); }
-  } const drops_checkpoint{self, store, job_id};
+  const auto drop_checkpoint = [&] { self->send(store, drop_checkpoint_atom::value, job_id); };
   PolicyModel& model = *init.value().model;
   set_training_threads(1);
 
@@ -561,6 +558,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   if (report.episodes == 0) {
     report.nothing_learned = std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
                              " (does the cluster have a worker?); nothing was stored";
+    drop_checkpoint();
     return report;
   }
   for (const LearnedGraph& g : report.graphs) {
@@ -571,6 +569,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   auto label = store_results(self, store, spec, p, init.value(), report, job_id);
   if (!label) return label.error();
   report.policy = label.value();
+  drop_checkpoint();
   return report;
 }
 

@@ -45,6 +45,8 @@ struct Job {
   bool cancelled = false;  // asked to stop before its tuner existed
   // A learner job's stop flag: its learner blocks in training and polls it between batches.
   std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
+  // Set with `stop` when the coordinator shuts down: the job is not over, a restart reruns it.
+  std::shared_ptr<std::atomic<bool>> shutdown = std::make_shared<std::atomic<bool>>(false);
   TunerConfig::Resume resume;
 };
 
@@ -174,6 +176,8 @@ LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner
   LearnerConfig c{job_context(job, tuner), nullptr, 1};
   c.cache = self->state.options.cache;
   c.first_sequence = tuner.resume.next_sequence;  // a rerun numbers its batches after the stored ones
+  c.shutdown = job.shutdown;
+  c.checkpoints = !job.record.spec.empty();  // durable: stored with its spec, rerun after a restart
   return c;
 }
 
@@ -521,7 +525,8 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   s.pool = std::move(pool);
   self->set_exit_handler([=](const caf::exit_msg& msg) {  // shutdown: the running jobs' tuners go too
     for (auto& [id, job] : self->state.running) {
-      job.stop->store(true);  // a learner in training reads its exit only after it stops
+      job.shutdown->store(true);  // before stop: a learner that sees stop checks it
+      job.stop->store(true);      // a learner in training reads its exit only after it stops
       if (job.tuner) self->send_exit(job.tuner, msg.reason);
     }
     self->quit(msg.reason);

@@ -54,6 +54,8 @@ caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config) {
     LearnerHooks hooks;
     hooks.on_progress = config.hooks.on_learning;
     hooks.should_stop = [stop = config.stop] { return stop->load(); };
+    hooks.shutting_down = [shutdown = config.shutdown] { return shutdown->load(); };
+    hooks.checkpoints = config.checkpoints;
     auto report = run_learner(system, config.store, config.pool, config.spec, config.job_id, config.cache, hooks,
                               config.first_sequence);
     if (report && report.value().nothing_learned.empty() && config.hooks.on_learned) config.hooks.on_learned(report.value());

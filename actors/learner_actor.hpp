@@ -19,6 +19,10 @@ class ProblemCache;
 struct LearnerConfig : BlockingJobContext {
   ProblemCache* cache = nullptr;
   long first_sequence = 1;  // of its batch summaries (a rerun after a restart goes on numbering)
+  // Set (with stop) when the coordinator shuts down: the learner stores nothing and keeps its
+  // checkpoint for the rerun after the restart.
+  std::shared_ptr<std::atomic<bool>> shutdown = std::make_shared<std::atomic<bool>>(false);
+  bool checkpoints = true;  // a durable job (a restarted coordinator reruns it) keeps checkpoints
 };
 
 caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config);

@@ -19,6 +19,7 @@ struct LearnerCheckpoint {
   double stage_seconds = 0;   // of that stage, seconds trained
   long episodes = 0, batches = 0;  // the job's totals so far
   double seconds = 0;
+  bool measured_folded = false;  // il+sim+real without executors: stage II took stage III's share
   std::string weights;        // PolicyWeights::to_bytes
   std::vector<double> best_makespans;  // per graph of the job, in its order (+inf: none yet)
   std::vector<Placement> bests;

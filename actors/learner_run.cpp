@@ -7,6 +7,8 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <thread>
+#include <chrono>
 
 #include "actors/learner_checkpoint.hpp"
 #include "actors/log_line.hpp"
@@ -303,7 +305,7 @@ bool resume_stage(TrainOptions& o, long episodes, double seconds) {
 
 // The checkpoint a job left when its process died, if it fits the job (as many stages and graphs).
 std::optional<LearnerCheckpoint> stored_checkpoint(caf::scoped_actor& self, const caf::actor& store, const std::string& job_id,
-                                                   std::size_t stages, std::size_t graphs) {
+                                                   std::size_t stages, const std::vector<TrainingProblem>& graphs) {
   auto stored = ask_store<StoredCheckpoint>(self, store, get_checkpoint_atom::value, job_id);
   const auto ignored = [&](const std::string& why) {
     log_line("gantry: job " + job_id + ": its checkpoint is ignored, the job starts over: " + why);
@@ -314,17 +316,27 @@ std::optional<LearnerCheckpoint> stored_checkpoint(caf::scoped_actor& self, cons
   if (!stored.value().found) return std::nullopt;
   auto c = decode_checkpoint(stored.value().bytes);
   if (!c) return ignored(c.error().message);
-  if (static_cast<std::size_t>(c.value().stage) > stages || c.value().bests.size() != graphs)
+  if (static_cast<std::size_t>(c.value().stage) > stages || c.value().bests.size() != graphs.size())
     return ignored("it was written for another stage plan or other graphs");
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    const std::size_t ops = c.value().bests[i].device.size(), devices = static_cast<std::size_t>(graphs[i].cluster->size());
+    if (ops != 0 && ops != static_cast<std::size_t>(graphs[i].graph->size()))
+      return ignored("its best of " + graphs[i].label + " places " + std::to_string(ops) + " ops, not " +
+                     std::to_string(graphs[i].graph->size()));
+    for (std::int32_t d : c.value().bests[i].device)
+      if (d < 0 || static_cast<std::size_t>(d) >= devices)
+        return ignored("its best of " + graphs[i].label + " uses device " + std::to_string(d) + " of " + std::to_string(devices));
+  }
   return std::move(c).value();
 }
 
 // Where a job stands: the stage in progress (`stage`, with what the run of it so far did), the
 // report's totals before it and each graph's best of the report and of the stage so far.
 LearnerCheckpoint checkpoint_of(const LearnerReport& report, int stage, const TrainResult* so_far, long stage_episodes_before,
-                                double stage_seconds_before, const PolicyModel& model) {
+                                double stage_seconds_before, bool measured_folded, const PolicyModel& model) {
   LearnerCheckpoint c;
   c.stage = stage;
+  c.measured_folded = measured_folded;
   c.stage_episodes = stage_episodes_before + (so_far ? so_far->episodes + so_far->dropped : 0);
   c.stage_seconds = stage_seconds_before + (so_far ? so_far->seconds : 0);
   c.episodes = report.episodes + (so_far ? so_far->episodes + so_far->dropped : 0);
@@ -394,7 +406,8 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   // job ends here with its report (done or stopped), not when the process dies, nor on an error: a
   // coordinator shutting down fails its learners (its pool and store go), and reruns them after
   // its restart.
-  std::optional<LearnerCheckpoint> resumed = stored_checkpoint(self, store, job_id, stages.size(), p.training.size());
+  std::optional<LearnerCheckpoint> resumed;
+  if (hooks.checkpoints) resumed = stored_checkpoint(self, store, job_id, stages.size(), p.training);
   if (resumed) {
     auto weights = PolicyWeights::from_bytes(resumed->weights, "the checkpoint of job " + job_id);
     if (weights) {
@@ -404,7 +417,15 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
       resumed.reset();
     }
   }
-  const auto drop_checkpoint = [&] { self->send(store, drop_checkpoint_atom::value, job_id); };
+  const auto drop_checkpoint = [&] {
+    if (!hooks.checkpoints) return;
+    auto dropped = ask_store<StoreReply>(self, store, drop_checkpoint_atom::value, job_id);
+    const std::string error = !dropped ? dropped.error().message : dropped.value().error;
+    if (!error.empty()) log_line("gantry: job " + job_id + ": its checkpoint was not dropped: " + error);
+  };
+  const auto keep_checkpoint = [&](const LearnerCheckpoint& c) {
+    if (hooks.checkpoints) put_checkpoint(self, store, job_id, c);
+  };
   PolicyModel& model = *init.value().model;
   set_training_threads(1);
 
@@ -452,13 +473,22 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
              " episodes)");
   }
   long batches_sent = 0;  // batch summaries this run (numbered from first_sequence)
+  // il+sim+real: whether stage II took stage III's share (no executors). A rerun keeps the choice,
+  // and otherwise gives the workers that had executors time to come back to a restarted coordinator.
+  bool measured_folded = resumed && resumed->measured_folded;
+  const auto executors_ready = [&] {
+    for (int wait = 0; resumed && wait < 300 && !stop() && !measurer->offered(); ++wait)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return measurer->offered();
+  };
   for (std::size_t k = resumed ? static_cast<std::size_t>(resumed->stage) : 0; k < stages.size(); ++k) {
     const Stage stage = stages[k].first;
     double share = stages[k].second;
     const bool resuming = resumed && k == static_cast<std::size_t>(resumed->stage);
     // il+sim+real runs stage III only with executors attached; the workers have joined by the
     // time stage II starts (stage I's episodes came from them). Without, stage II takes its time.
-    if (stage == Stage::reinforce && t.stage == "il+sim+real" && !measurer->offered()) {
+    if (stage == Stage::reinforce && t.stage == "il+sim+real" && (measured_folded || !executors_ready())) {
+      measured_folded = true;
       log_line("gantry: job " + job_id + ": no worker offers executor devices for every cluster; stage III skipped");
       share += stages.back().second;
       stages.back().second = 0;
@@ -487,8 +517,8 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     train_hooks.should_stop = stop;
     if (stage != Stage::measured)  // stage III's bests are measured: a rerun measures that stage again
       train_hooks.on_checkpoint = [&, k](const TrainResult& so_far) {
-        put_checkpoint(self, store, job_id,
-                       checkpoint_of(report, static_cast<int>(k), &so_far, stage_episodes_done, stage_seconds_done, model));
+        keep_checkpoint(checkpoint_of(report, static_cast<int>(k), &so_far, stage_episodes_done, stage_seconds_done,
+                                      measured_folded, model));
       };
     Result<TrainResult> result = make_error("training did not run");
     bool measured_bests = false;  // the stage's bests are measured makespans
@@ -496,7 +526,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
       // In il+sim+real, stage III is an extra: without executors now, or when it fails, the job
       // keeps what stages I and II learned instead of failing with it.
       const bool optional = t.stage == "il+sim+real";
-      if (optional && !measurer->offered()) {
+      if (optional && !executors_ready()) {
         log_line("gantry: job " + job_id + ": the executors left before stage III; it is skipped");
         continue;
       }
@@ -539,8 +569,13 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     }
     merge_stage(report.graphs, r, measured_bests);
     if (stage != Stage::measured && !stop())  // a crash from here on goes on with the next stage
-      put_checkpoint(self, store, job_id, checkpoint_of(report, static_cast<int>(k + 1), nullptr, 0, 0, model));
+      keep_checkpoint(checkpoint_of(report, static_cast<int>(k + 1), nullptr, 0, 0, measured_folded, model));
+    else if (stage != Stage::measured && hooks.shutting_down && hooks.shutting_down())  // the newest for the rerun
+      keep_checkpoint(checkpoint_of(report, static_cast<int>(k), nullptr, stage_episodes_done + r.episodes + r.dropped,
+                                    stage_seconds_done + r.seconds, measured_folded, model));
   }
+  if (stop() && hooks.shutting_down && hooks.shutting_down())
+    return make_error("shut down before it ended; a restart goes on from its checkpoint");
   // A rerun whose checkpoint had every stage done ran no greedy episode: the checkpoint policy's.
   for (std::size_t i = 0; resumed && i < report.graphs.size(); ++i) {
     LearnedGraph& g = report.graphs[i];

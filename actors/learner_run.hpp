@@ -45,7 +45,13 @@ struct LearnerReport {
 struct LearnerHooks {
   std::function<void(Stage, const CurvePoint&)> on_progress;  // a progress line's worth
   std::function<bool()> should_stop;                          // polled between batches
-  double checkpoint_seconds = 30;  // between checkpoints of stages I and II (actors/learner_checkpoint.hpp)
+  // The process is shutting down (polled once should_stop is true): the job is not over, so
+  // nothing is stored, the checkpoint stays and run_learner returns an error.
+  std::function<bool()> shutting_down;
+  // Checkpoints (actors/learner_checkpoint.hpp): read at the start and written while stages I and
+  // II train, every checkpoint_seconds; off for jobs no one reruns (a `gantry train` process's).
+  bool checkpoints = true;
+  double checkpoint_seconds = 30;
 };
 
 // The settings' errors name the setting (as the command line spells it).

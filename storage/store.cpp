@@ -823,7 +823,8 @@ Result<std::optional<JobRecord>> Store::job(const std::string& id) const {
 
 Status Store::put_checkpoint(const std::string& job_id, const std::string& bytes) {
   if (job_id.empty()) return make_error("storing a checkpoint: the job id is empty");
-  return impl_->put(kCheckpoints, job_id, codec::encode_checkpoint(bytes), /*sync=*/true, "storing a checkpoint");
+  const std::string what = "storing the checkpoint of job " + job_id;
+  return impl_->put(kCheckpoints, job_id, codec::encode_checkpoint(bytes), /*sync=*/true, what.c_str());
 }
 
 Result<std::optional<std::string>> Store::checkpoint(const std::string& job_id) const {
@@ -836,7 +837,8 @@ Result<std::optional<std::string>> Store::checkpoint(const std::string& job_id) 
 }
 
 Status Store::drop_checkpoint(const std::string& job_id) {
-  return impl_->erase(kCheckpoints, job_id, /*sync=*/true, "dropping a checkpoint");
+  const std::string what = "dropping the checkpoint of job " + job_id;
+  return impl_->erase(kCheckpoints, job_id, /*sync=*/true, what.c_str());
 }
 
 Result<std::vector<JobRecord>> Store::jobs() const {

@@ -118,6 +118,10 @@ TEST_CASE("a learner checkpoint round-trips and damaged ones are refused", "[act
   LearnerCheckpoint uneven = c;
   uneven.bests.pop_back();
   CHECK_THAT(decode_checkpoint(encode_checkpoint(uneven)).error().message, Catch::Contains("1 bests for 2 makespans"));
+  LearnerCheckpoint negative = c;
+  negative.stage_episodes = -8;  // would enlarge what is left of the stage
+  CHECK_THAT(decode_checkpoint(encode_checkpoint(negative)).error().message,
+             Catch::Contains("learner checkpoint.stage_episodes: -8"));
 }
 
 TEST_CASE("a learner job checkpoints while it trains and drops the checkpoint when it ends", "[actors][cluster]") {
@@ -125,7 +129,7 @@ TEST_CASE("a learner job checkpoints while it trains and drops the checkpoint wh
   std::optional<LearnerCheckpoint> seen;
   LearnerHooks hooks;
   hooks.checkpoint_seconds = 0;  // after every update
-  hooks.should_stop = [&] {      // polled between batches: read the store as a restarted job would
+  hooks.should_stop = [&] {      // polled after every batch: read the store as a restarted job would
     if (!seen)
       if (auto bytes = s.checkpoint("job-a")) seen = decode_checkpoint(*bytes).value();
     return false;
@@ -133,9 +137,12 @@ TEST_CASE("a learner job checkpoints while it trains and drops the checkpoint wh
   auto report = s.run("job-a", hooks);
   REQUIRE(report.ok());
   REQUIRE(seen);
-  CHECK(seen->stage <= 1);
-  CHECK(seen->episodes > 0);
-  CHECK(seen->episodes <= report.value().episodes);
+  // The first one: written after imitation's first update (one batch of 8), before the next poll.
+  CHECK(seen->stage == 0);
+  CHECK(seen->stage_episodes == 8);
+  CHECK(seen->episodes == 8);
+  CHECK(seen->batches >= 1);
+  CHECK_FALSE(seen->measured_folded);
   CHECK(PolicyWeights::from_bytes(seen->weights, "the checkpoint").ok());
   REQUIRE(seen->bests.size() == 1);
   REQUIRE(std::isfinite(seen->best_makespans[0]));
@@ -190,13 +197,25 @@ TEST_CASE("a rerun of a learner job goes on from its checkpoint", "[actors][clus
     CHECK(report.value().graphs[0].best_makespan <= c.best_makespans[0]);
     CHECK(s.dropped("job-c"));
   }
-  SECTION("a checkpoint for another stage plan is ignored: the job starts over") {
-    c.stage = 5;
+  SECTION("a checkpoint for another stage plan or graph is ignored: the job starts over") {
+    c.stage = GENERATE(5, 0);
+    if (c.stage == 0) c.bests[0].device.pop_back();  // one op short of this graph
     REQUIRE(s.store->put_checkpoint("job-d", encode_checkpoint(c)).ok());
     auto report = s.run("job-d", LearnerHooks{});
     REQUIRE(report.ok());
     CHECK(report.value().episodes >= 80);
     CHECK(report.value().episodes < 1000);
     CHECK(s.dropped("job-d"));
+  }
+  SECTION("a job that keeps no checkpoints neither reads nor drops one") {
+    c.stage = 2;
+    REQUIRE(s.store->put_checkpoint("job-e", encode_checkpoint(c)).ok());
+    LearnerHooks hooks;
+    hooks.checkpoints = false;
+    auto report = s.run("job-e", hooks);
+    REQUIRE(report.ok());
+    CHECK(report.value().episodes >= 80);
+    CHECK(report.value().episodes < 1000);
+    CHECK(s.checkpoint("job-e"));
   }
 }

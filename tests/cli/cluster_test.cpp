@@ -10,6 +10,7 @@
 #include <numeric>
 #include <regex>
 
+#include "actors/learner_checkpoint.hpp"
 #include "actors/net/wire.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
@@ -482,10 +483,12 @@ TEST_CASE("a coordinator killed or stopped mid-training and restarted goes on fr
     id = jobs[0]["id"];
     return true;
   }, 30));
-  // Imitation (800 episodes) ends with a checkpoint; reinforce has 3200 to go.
+  // Imitation (800 episodes) ends with a checkpoint of stage 2 (reinforce, 3200 episodes to go).
   REQUIRE(wait_until([&] {
     auto store = Store::open_read_only(c.dir.sub("data"));
-    return store && store.value()->checkpoint(id).value().has_value();
+    if (!store) return false;
+    auto bytes = store.value()->checkpoint(id).value();
+    return bytes && decode_checkpoint(*bytes).value().stage >= 1;
   }, 120));
   c.coordinator->signal(sig);
   REQUIRE(c.coordinator->wait(20) >= 0);

@@ -336,6 +336,8 @@ void PolicyModel::set_learning_rate(double lr) {
     static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 }
 
+double PolicyModel::learning_rate() const { return impl_->lr; }
+
 LossReport PolicyModel::update(const std::vector<GraphBatch>& batches, const Objective& objective) {
   LossReport report;
   impl_->optimizer->zero_grad();

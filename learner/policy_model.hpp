@@ -57,6 +57,7 @@ class PolicyModel {
   PolicyWeights weights() const;
   void load(const PolicyWeights& weights);  // same configuration
   void set_learning_rate(double lr);
+  double learning_rate() const;
 
   // One optimizer step on the mean loss over the batches; the report is of the loss before it.
   LossReport update(const std::vector<GraphBatch>& batches, const Objective& objective);

@@ -10,6 +10,7 @@
 #include "tests/learner/learner_fixture.hpp"
 
 using namespace gantry;
+using gantry::testing::tiny_policy;
 using gantry::testing::LearnerProblem;
 
 namespace {
@@ -146,6 +147,32 @@ TEST_CASE("stale batches are dropped or importance-weighted as configured", "[le
   const TrainResult weighted = run(StalePolicy::weight);
   CHECK(weighted.updates == 8);
   CHECK(weighted.dropped == 0);
+}
+
+TEST_CASE("a resumed stage's learning rate goes on decaying from where the stage was", "[learner]") {
+  LearnerProblem p("ffnn:costs=doppler,layers=2", 4);
+  std::vector<TrainingProblem> problems{make_training_problem("ffnn", p.graph, p.cluster, p.costs, p.sim.options())};
+  TrainOptions o;
+  o.stage = Stage::reinforce;
+  o.episodes = 32;  // four updates of one batch of 8, at 1/4, 2/4, 3/4 and all of the run
+  o.batch = 8;
+  o.learning_rate = 1e-3;
+  o.final_lr_fraction = 0.1;
+  o.checkpoint_seconds = 0;  // the hook after every update sees the rate that update used
+  auto first_rate = [&](double progress_before) {
+    o.progress_before = progress_before;
+    PolicyModel model(tiny_policy(), 1);
+    LocalEpisodeSource source(problems, 1);
+    std::vector<double> rates;
+    TrainHooks hooks;
+    hooks.on_checkpoint = [&](const TrainResult&) { rates.push_back(model.learning_rate()); };
+    REQUIRE(train(model, problems, source, o, hooks).ok());
+    REQUIRE(rates.size() == 4);
+    return rates.front();
+  };
+  // Linear decay to a tenth over the stage: lr0 x (1 - 0.9 x stage progress).
+  CHECK(first_rate(0) == Approx(1e-3 * (1 - 0.9 * 0.25)));
+  CHECK(first_rate(0.5) == Approx(1e-3 * (1 - 0.9 * (0.5 + 0.5 * 0.25))));
 }
 
 TEST_CASE("training keeps the best placement it sampled, as the simulator prices it", "[learner]") {

@@ -448,7 +448,31 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     auto st = store->put_job(job);
     if (!st) return st.error();
   }
+  if (Status dropped = store->drop_ended_checkpoints(); !dropped) return dropped.error();
   return store;
+}
+
+// A checkpoint whose job has ended (complete, failed, cancelled) or is not recorded is never read
+// again: its process died between the job's end and the drop, or the job failed and is not rerun.
+Status Store::drop_ended_checkpoints() {
+  std::vector<std::string> ended;
+  Status scanned = impl_->scan(kCheckpoints, "", [&](std::string_view key, std::string_view) -> Status {
+    auto job = impl_->get(kJobs, std::string(key));
+    if (!job) return job.error();
+    if (!job.value()) {
+      ended.emplace_back(key);
+      return Ok{};
+    }
+    auto record = codec::decode_job(*job.value());
+    if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
+    const JobState state = record.value().state;
+    if (state == JobState::complete || state == JobState::failed || state == JobState::cancelled) ended.emplace_back(key);
+    return Ok{};
+  });
+  if (!scanned) return scanned.error();
+  for (const std::string& job : ended)
+    if (Status st = drop_checkpoint(job); !st) return st.error();
+  return Ok{};
 }
 
 Result<std::unique_ptr<Store>> Store::open_read_only(const std::string& path, bool allow_damaged) {

@@ -85,7 +85,8 @@ class Store {
   Result<std::vector<JobRecord>> jobs() const;
 
   // A running job's checkpoint (opaque bytes: what it needs to go on after its process died), one
-  // per job id, replaced by each put (synced); dropped when the job ends.
+  // per job id, replaced by each put (synced); dropped when the job ends, or by the next writable
+  // open when the job is recorded as ended (or not at all).
   Status put_checkpoint(const std::string& job_id, const std::string& bytes);
   Result<std::optional<std::string>> checkpoint(const std::string& job_id) const;
   Status drop_checkpoint(const std::string& job_id);
@@ -120,6 +121,7 @@ class Store {
   std::vector<std::string> file_problems() const;
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  Status drop_ended_checkpoints();  // on open: those of jobs that ended or are not recorded
   Status copy_records(const std::string& dir) const;
   std::unique_ptr<Impl> impl_;
 };

@@ -541,6 +541,11 @@ TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is ver
   const std::string bytes("\x00\xff learner state", 16);  // opaque bytes, zeros included
   {
     auto store = Store::open(db).value();
+    for (const char* id : {"job-1", "job-2"}) {  // running: their checkpoints outlive a reopen
+      JobRecord job;
+      job.id = id;
+      REQUIRE(store->put_job(job).ok());
+    }
     CHECK_FALSE(store->checkpoint("job-1").value());
     REQUIRE(store->put_checkpoint("job-1", "first").ok());
     REQUIRE(store->put_checkpoint("job-1", bytes).ok());
@@ -552,17 +557,42 @@ TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is ver
   CHECK(*store->checkpoint("job-2").value() == "other");
   auto report = store->verify().value();
   CHECK(report.problems.empty());
-  CHECK(report.records == 3);  // schema version and two checkpoints
+  CHECK(report.records == 5);  // schema version, two jobs and their checkpoints
   REQUIRE(store->drop_checkpoint("job-1").ok());
   CHECK_FALSE(store->checkpoint("job-1").value());
   CHECK(*store->checkpoint("job-2").value() == "other");
   store.reset();
-  raw_put(db, "checkpoints", "job-3", codec::encode_schema_version(1));  // a value without its data
+  raw_put(db, "checkpoints", "job-2", codec::encode_schema_version(1));  // a value without its data
   auto damaged = Store::open(db).value();
   auto verified = damaged->verify().value();
   REQUIRE(verified.problems.size() == 1);
-  CHECK_THAT(verified.problems[0], Catch::Contains("checkpoints key 'job-3'"));
-  CHECK_FALSE(damaged->checkpoint("job-3").ok());
+  CHECK_THAT(verified.problems[0], Catch::Contains("checkpoints key 'job-2'"));
+  CHECK_FALSE(damaged->checkpoint("job-2").ok());
+}
+
+TEST_CASE("opening a store drops the checkpoints of jobs that ended or are not recorded", "[storage]") {
+  TempDir tmp;
+  const std::string db = tmp.sub("db");
+  {
+    auto store = Store::open(db).value();
+    for (const auto& [id, state] : {std::pair<const char*, JobState>{"done", JobState::complete},
+                                    {"failed", JobState::failed},
+                                    {"cancelled", JobState::cancelled},
+                                    {"interrupted", JobState::interrupted}}) {
+      JobRecord job;
+      job.id = id;
+      job.state = state;
+      REQUIRE(store->put_job(job).ok());
+      REQUIRE(store->put_checkpoint(id, "state").ok());
+    }
+    REQUIRE(store->put_checkpoint("unrecorded", "state").ok());
+  }
+  auto store = Store::open(db).value();
+  for (const char* ended : {"done", "failed", "cancelled", "unrecorded"}) {
+    INFO(ended);
+    CHECK_FALSE(store->checkpoint(ended).value());
+  }
+  CHECK(store->checkpoint("interrupted").value());  // a restarted coordinator reruns it
 }
 
 TEST_CASE("policies get successive versions per name and keep their bytes across a reopen", "[storage]") {

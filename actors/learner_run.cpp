@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <chrono>
 #include <optional>
 #include <thread>
-#include <chrono>
 
 #include "actors/learner_checkpoint.hpp"
 #include "actors/log_line.hpp"
@@ -430,6 +430,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   set_training_threads(1);
 
   const auto stop = [&] { return hooks.should_stop && hooks.should_stop(); };
+  const auto shutting_down = [&] { return stop() && hooks.shutting_down && hooks.shutting_down(); };
   // Stage III: rewards are makespans measured on a worker's executor devices, relative to the
   // teachers' measured makespans (actors/measured_episode_source.hpp).
   std::optional<PoolMeasurer> measurer;
@@ -453,8 +454,6 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     g.runtime = p.built[i]->runtime;  // with the profiles' fingerprint when it is costed with them
     report.graphs.push_back(std::move(g));
   }
-  long stage_episodes_before = 0;  // of the stage the checkpoint was in
-  double stage_seconds_before = 0;
   if (resumed) {
     report.episodes = resumed->episodes;
     report.batches = resumed->batches;
@@ -464,8 +463,6 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
         report.graphs[i].best_makespan = resumed->best_makespans[i];
         report.graphs[i].best = resumed->bests[i];
       }
-    stage_episodes_before = resumed->stage_episodes;
-    stage_seconds_before = resumed->stage_seconds;
     const std::string where = static_cast<std::size_t>(resumed->stage) == stages.size()
                                   ? "every stage done"
                                   : "stage " + std::to_string(resumed->stage + 1) + " of " + std::to_string(stages.size());
@@ -496,9 +493,10 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     if (share <= 0 || stop()) continue;
     TrainOptions o = stage_options(spec, stage, share, report.episodes, p.training.size());
     o.checkpoint_seconds = hooks.checkpoint_seconds;
-    if (resuming && !resume_stage(o, stage_episodes_before, stage_seconds_before)) continue;  // it had ended
-    const long stage_episodes_done = resuming ? stage_episodes_before : 0;
-    const double stage_seconds_done = resuming ? stage_seconds_before : 0;
+    // What a checkpoint says the stage had before this run.
+    const long stage_episodes_done = resuming ? resumed->stage_episodes : 0;
+    const double stage_seconds_done = resuming ? resumed->stage_seconds : 0;
+    if (resuming && !resume_stage(o, stage_episodes_done, stage_seconds_done)) continue;  // it had ended
     const long episodes_before = report.episodes;
     const double seconds_before = report.seconds;
     TrainHooks train_hooks;
@@ -570,11 +568,11 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
     merge_stage(report.graphs, r, measured_bests);
     if (stage != Stage::measured && !stop())  // a crash from here on goes on with the next stage
       keep_checkpoint(checkpoint_of(report, static_cast<int>(k + 1), nullptr, 0, 0, measured_folded, model));
-    else if (stage != Stage::measured && hooks.shutting_down && hooks.shutting_down())  // the newest for the rerun
+    else if (stage != Stage::measured && shutting_down())  // the newest for the rerun
       keep_checkpoint(checkpoint_of(report, static_cast<int>(k), nullptr, stage_episodes_done + r.episodes + r.dropped,
                                     stage_seconds_done + r.seconds, measured_folded, model));
   }
-  if (stop() && hooks.shutting_down && hooks.shutting_down())
+  if (shutting_down())
     return make_error("shut down before it ended; a restart goes on from its checkpoint");
   // A rerun whose checkpoint had every stage done ran no greedy episode: the checkpoint policy's.
   for (std::size_t i = 0; resumed && i < report.graphs.size(); ++i) {

@@ -86,9 +86,9 @@ bool measuring(const WorkerState& s) {
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
 // A measurement runs alone: while one waits, no other task starts, and it starts once the running
 // ones have finished; while it runs, nothing else starts, nor while a measurement given up on at
-// its deadline still runs (WorkerState::abandoned_measurements). (The pool already leases a measurement
-// only to an idle worker and nothing beside it; this holds for leases of a coordinator from before
-// a restart, or of one that does not know the rule.)
+// its deadline still runs (WorkerState::abandoned_measurements). (The pool already leases a
+// measurement only to an idle worker and nothing beside it; this holds for leases of a coordinator
+// from before a restart, or of one that does not know the rule.)
 void run_waiting(Self self) {
   WorkerState& s = self->state;
   const bool drain = std::any_of(s.waiting.begin(), s.waiting.end(),

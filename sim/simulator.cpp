@@ -379,8 +379,8 @@ double Simulator::simulate(const std::int32_t* device, const double* priority,
     for (std::int32_t k = s.op[u].out_begin, end = s.op[u + 1].out_begin; k < end; ++k) {
       const OutEdge& edge = s.out[k];
       const int to = s.op[edge.dst].device;
-      deliver(edge.dst, to == dev ? now : copies_itself ? ship(u, edge, dev, to, copies_end, &copies_end)
-                                                         : ship(u, edge, dev, to, now, nullptr));
+      // copies_end stays `now` on a device with a copy engine: its copies all start at the op's end
+      deliver(edge.dst, to == dev ? now : ship(u, edge, dev, to, copies_end, copies_itself ? &copies_end : nullptr));
     }
     for (int to : s.arrival_touched) s.arrival_on[to] = -1;
     s.arrival_touched.clear();

@@ -37,10 +37,7 @@ void single_threaded_kernels() {
 // A copy of `value` in `device`'s arena, made on this thread (a link thread, or the source device's
 // own thread when it has no copy engine), which then allocates from its previous arena again.
 at::Tensor clone_into(int device, const at::Tensor& value) {
-  struct Restore {
-    int previous;
-    ~Restore() { use_device_arena(previous); }
-  } restore{use_device_arena(device)};
+  const ScopedDeviceArena destination(device);
   return value.clone();
 }
 

@@ -11,7 +11,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -130,7 +129,6 @@ class Arena {
 };
 
 thread_local Arena* t_arena = nullptr;
-thread_local int t_device = -1;  // whose arena t_arena is
 
 void release(void* data) {
   if (!data) return;
@@ -198,11 +196,14 @@ const bool g_installed_at_start = (install_device_arenas(), true);
 
 }  // namespace
 
-int use_device_arena(int device) {
+void use_device_arena(int device) {
   install_device_arenas();
   t_arena = device >= 0 ? arena_for(device) : nullptr;
-  return std::exchange(t_device, device >= 0 ? device : -1);
 }
+
+ScopedDeviceArena::ScopedDeviceArena(int device) : previous_(t_arena) { use_device_arena(device); }
+
+ScopedDeviceArena::~ScopedDeviceArena() { t_arena = static_cast<Arena*>(previous_); }
 
 ArenaStats device_arena_stats(int device) {
   if (device < 0) return {};

@@ -22,9 +22,21 @@ namespace gantry {
 void install_device_arenas();
 
 // Until the next call, this thread's CPU tensors come from `device`'s arena (-1: none, the
-// previous allocator). Installs the arenas if needed. Returns the device whose arena the thread
-// used before (-1: none).
-int use_device_arena(int device);
+// previous allocator). Installs the arenas if needed.
+void use_device_arena(int device);
+
+// Within its scope, this thread's CPU tensors come from `device`'s arena; then from the arena (or
+// none) it used before. How a thread makes one copy into another device's arena.
+class ScopedDeviceArena {
+ public:
+  explicit ScopedDeviceArena(int device);
+  ~ScopedDeviceArena();
+  ScopedDeviceArena(const ScopedDeviceArena&) = delete;
+  ScopedDeviceArena& operator=(const ScopedDeviceArena&) = delete;
+
+ private:
+  void* previous_;  // the thread's arena before (opaque here)
+};
 
 struct ArenaStats {
   std::size_t allocations = 0;  // blocks requested from this arena

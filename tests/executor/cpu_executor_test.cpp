@@ -34,6 +34,15 @@ Placement random_placement(const Graph& g, int devices, std::uint32_t seed) {
   return p;
 }
 
+// A placed run computed what the run on one device did: the same kernels, so the same bits.
+void check_same_outputs(const Measurement& placed, const Measurement& alone) {
+  REQUIRE(placed.outputs.size() == alone.outputs.size());
+  for (std::size_t k = 0; k < placed.outputs.size(); ++k) {
+    CHECK(placed.outputs[k].op == alone.outputs[k].op);
+    CHECK(placed.outputs[k].values == alone.outputs[k].values);
+  }
+}
+
 ExecOptions quick(bool keep = false) {
   ExecOptions o;
   o.repeats = 1;
@@ -94,11 +103,7 @@ TEST_CASE("a graph spread over devices computes what it computes on one", "[exec
     auto m = execute_on_cpu(g, spread, cluster("identical:3"), quick(true));
     REQUIRE(m.ok());
     check_record(g, spread, m.value().median_run);
-    REQUIRE(m.value().outputs.size() == alone.value().outputs.size());
-    for (std::size_t k = 0; k < m.value().outputs.size(); ++k) {
-      CHECK(m.value().outputs[k].op == alone.value().outputs[k].op);
-      CHECK(m.value().outputs[k].values == alone.value().outputs[k].values);  // same kernels, same bits
-    }
+    check_same_outputs(m.value(), alone.value());
   }
 }
 
@@ -154,11 +159,40 @@ TEST_CASE("a throttled transfer lasts at least latency plus bytes over bandwidth
 TEST_CASE("a device without a copy engine copies its outputs itself, between its ops", "[executor]") {
   // Throttled 2 ms copies: with a link thread, the source device would run its next ready op
   // during them; here it runs nothing until its copies are made.
-  const std::string yaml =
-      "name: self\ndevices:\n  - {count: 2, kind: CPU, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 1, "
-      "copy_engine: false}\ndefault_link: {bandwidth_gbs: 10, latency_us: 2000}\n";
-  auto self = Cluster::from_yaml(yaml, "self.yaml");
-  REQUIRE(self.ok());
+  const auto two_devices = [](bool copy_engine) {
+    auto c = Cluster::from_yaml(std::string("name: self\ndevices:\n  - {count: 2, kind: CPU, peak_tflops: 0.05, "
+                                            "mem_bandwidth_gbs: 10, memory_gib: 1, copy_engine: ") +
+                                    (copy_engine ? "true" : "false") +
+                                    "}\ndefault_link: {bandwidth_gbs: 10, latency_us: 2000}\n",
+                                "self.yaml");
+    REQUIRE(c.ok());
+    return std::move(c).value();
+  };
+  const Cluster self = two_devices(false);
+  ExecOptions throttled = quick();
+  throttled.throttle_links = true;
+  // A fork shows the difference: a on device 0 feeds b on device 1 and c on device 0. With a copy
+  // engine c runs during a's copy; without one, after it.
+  GraphBuilder fork_builder("fork");
+  for (const char* name : {"a", "b", "c"}) {
+    OpSpec spec;
+    spec.name = name;
+    spec.flops = 1e5;
+    fork_builder.add_op(spec);
+  }
+  fork_builder.add_edge(0, 1, 4096);
+  fork_builder.add_edge(0, 2, 4096);
+  const Graph fork = fork_builder.build().value();
+  const auto c_waits_for_the_copy = [&](const Cluster& c) {
+    auto m = execute_on_cpu(fork, Placement{{0, 1, 0}, {}}, c, throttled);
+    REQUIRE(m.ok());
+    const RunRecord& run = m.value().median_run;
+    REQUIRE(run.transfers.size() == 1);
+    return run.ops[2].start >= run.transfers[0].end;
+  };
+  CHECK_FALSE(c_waits_for_the_copy(two_devices(true)));
+  CHECK(c_waits_for_the_copy(self));
+
   const Graph g = workload("ffnn:layers=2,blocks=2,batch=16,hidden=16");
   const Placement one = random_placement(g, 1, 1);
   auto alone = execute_on_cpu(g, one, cluster("identical:1"), quick(true));
@@ -167,7 +201,7 @@ TEST_CASE("a device without a copy engine copies its outputs itself, between its
     const Placement p = random_placement(g, 2, seed);
     ExecOptions o = quick(true);
     o.throttle_links = true;
-    auto m = execute_on_cpu(g, p, self.value(), o);
+    auto m = execute_on_cpu(g, p, self, o);
     REQUIRE(m.ok());
     const RunRecord& run = m.value().median_run;
     check_record(g, p, run);
@@ -177,9 +211,7 @@ TEST_CASE("a device without a copy engine copies its outputs itself, between its
       for (const OpRecord& r : run.ops)
         if (r.device == t.from) CHECK((r.end <= t.start || r.start >= t.end));
     }
-    REQUIRE(m.value().outputs.size() == alone.value().outputs.size());
-    for (std::size_t k = 0; k < m.value().outputs.size(); ++k)
-      CHECK(m.value().outputs[k].values == alone.value().outputs[k].values);
+    check_same_outputs(m.value(), alone.value());
   }
 }
 

@@ -8,7 +8,7 @@
 #include "sim_fixtures.hpp"
 
 using namespace gantry;
-using gantry::testing::op;
+using gantry::testing::make_graph;
 using gantry::testing::unit_cluster;
 
 namespace {
@@ -18,15 +18,7 @@ Cluster without_copy_engine(int devices, int streams = 1, double latency = 0) {
 }
 
 // a (cost 1) feeds b (cost 1) and c (cost 2), 0.5 bytes each.
-Graph fork() {
-  GraphBuilder b("fork");
-  b.add_op(op("a", 1));
-  b.add_op(op("b", 1));
-  b.add_op(op("c", 2));
-  b.add_edge(0, 1, 0.5);
-  b.add_edge(0, 2, 0.5);
-  return b.build().value();
-}
+Graph fork() { return make_graph("fork", {{"a", 1}, {"b", 1}, {"c", 2}}, {{0, 1, 0.5}, {0, 2, 0.5}}); }
 
 SimResult simulate(const Graph& g, const Cluster& c, std::vector<std::int32_t> devices) {
   CostTable costs(g, c);
@@ -58,17 +50,8 @@ TEST_CASE("a device without a copy engine makes its copies before its next op", 
 TEST_CASE("copies to several devices run one after another, one per device", "[sim]") {
   // a (1) on device 0 feeds b (1) on device 1 (0.5 bytes), e (1) on device 2 (0.25 bytes) and b2
   // (1) on device 1 (the tensor already travels there: no second copy); c (1) on device 0.
-  GraphBuilder b("spread");
-  b.add_op(op("a", 1));
-  b.add_op(op("b", 1));
-  b.add_op(op("e", 1));
-  b.add_op(op("b2", 1));
-  b.add_op(op("c", 1));
-  b.add_edge(0, 1, 0.5);
-  b.add_edge(0, 2, 0.25);
-  b.add_edge(0, 3, 0.5);
-  b.add_edge(0, 4, 0.5);
-  const Graph g = b.build().value();
+  const Graph g = make_graph("spread", {{"a", 1}, {"b", 1}, {"e", 1}, {"b2", 1}, {"c", 1}},
+                             {{0, 1, 0.5}, {0, 2, 0.25}, {0, 3, 0.5}, {0, 4, 0.5}});
   // Copies 1-1.5 (to device 1) then 1.5-1.75 (to device 2); c 1.75-2.75; b 1.5-2.5 and b2 2.5-3.5
   // on device 1; e 1.75-2.75 on device 2. Makespan 3.5.
   const SimResult self = simulate(g, without_copy_engine(3), {0, 1, 2, 1, 0});
@@ -107,18 +90,10 @@ TEST_CASE("a self-copying device holds the link for the data's time only", "[sim
   // a (1) and then c (0.1) on device 0 each feed an op on device 1 (0.5 bytes each, latency 0.25);
   // f (1) follows c on device 0. a's copy holds device 0 and the link 1-1.5 (arrival 1.75); c runs
   // 1.5-1.6 and copies 1.6-2.1 (the link is free again at 1.5, not at 1.75); f runs 2.1-3.1.
-  GraphBuilder b("two copies");
-  b.add_op(op("a", 1));
-  b.add_op(op("b", 1));
-  b.add_op(op("c", 0.1));
-  b.add_op(op("e", 0.1));
-  b.add_op(op("f", 1));
-  b.add_edge(0, 1, 0.5);
-  b.add_edge(0, 2, 0);
-  b.add_edge(2, 3, 0.5);
-  b.add_edge(2, 4, 0);
+  const Graph g = make_graph("two copies", {{"a", 1}, {"b", 1}, {"c", 0.1}, {"e", 0.1}, {"f", 1}},
+                             {{0, 1, 0.5}, {0, 2, 0}, {2, 3, 0.5}, {2, 4, 0}});
   const Cluster c = without_copy_engine(2, 1, 0.25);
-  const SimResult self = simulate(b.build().value(), c, {0, 1, 0, 1, 0});
+  const SimResult self = simulate(g, c, {0, 1, 0, 1, 0});
   CHECK(self.ops[2].start == Approx(1.5));
   CHECK(self.ops[4].start == Approx(2.1));
   CHECK(self.makespan == Approx(3.1));

@@ -13,19 +13,11 @@
 #include "sim_fixtures.hpp"
 
 using namespace gantry;
+using gantry::testing::make_graph;
 using gantry::testing::op;
 using gantry::testing::unit_cluster;
 
 namespace {
-
-// A graph of explicit-cost ops {name, cost} and edges {src, dst, bytes}.
-Graph make_graph(const char* name, const std::vector<std::pair<const char*, double>>& ops,
-                 const std::vector<std::array<int, 3>>& edges) {
-  GraphBuilder b(name);
-  for (const auto& [op_name, cost] : ops) b.add_op(op(op_name, cost));
-  for (const auto& [src, dst, bytes] : edges) b.add_edge(src, dst, bytes);
-  return b.build().value();
-}
 
 struct Expected {
   const char* name;

@@ -4,6 +4,9 @@
 #include "core/cost_model.hpp"
 #include "core/graph.hpp"
 
+#include <utility>
+#include <vector>
+
 namespace gantry::testing {
 
 // An op with an explicit cost (and optional explicit transfer cost).
@@ -13,6 +16,20 @@ inline OpSpec op(const std::string& name, double cost, double transfer = -1) {
   spec.cost = cost;
   spec.transfer_cost = transfer;
   return spec;
+}
+
+struct EdgeBytes {
+  int src, dst;
+  double bytes;
+};
+
+// A graph of explicit-cost ops {name, cost} and edges {src, dst, bytes}.
+inline Graph make_graph(const char* name, const std::vector<std::pair<const char*, double>>& ops,
+                        const std::vector<EdgeBytes>& edges) {
+  GraphBuilder b(name);
+  for (const auto& [op_name, cost] : ops) b.add_op(op(op_name, cost));
+  for (const EdgeBytes& e : edges) b.add_edge(e.src, e.dst, e.bytes);
+  return b.build().value();
 }
 
 // `devices` devices with `streams` streams each and links of bandwidth 1 byte/unit and the given

@@ -123,6 +123,7 @@ Status check_pipeline_job_spec(const JobSpec& spec) {
   if (!(p.min_gain >= 0 && p.min_gain <= 1)) return make_error("--min-gain must be between 0 and 1");
   if (p.max_passes < 1) return make_error("max_passes must be >= 1");
   if (!(p.walk_share >= 0 && p.walk_share <= 10)) return make_error("--walk-share must be between 0 and 10");
+  if (!(p.kick_share >= 0 && p.kick_share <= 10)) return make_error("--kick-share must be between 0 and 10");
   return Ok{};
 }
 
@@ -162,6 +163,7 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   options.max_passes = spec.pipeline.max_passes;
   options.seed = spec.seed;
   options.anneal_share = spec.pipeline.walk_share;
+  options.kick_share = spec.pipeline.kick_share;
   options.on_progress = config.hooks.on_pipeline_progress;
   options.should_stop = [stop = config.stop] { return stop->load(); };
   options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) { return pool_moves(moves); };

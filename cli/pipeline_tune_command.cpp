@@ -40,6 +40,7 @@ struct PipelineTuneArgs {
   int max_chunks = 4;
   double min_gain = 0.001;
   double walk_share = 1.0;
+  double kick_share = 2.0;
   bool search_baselines = false;
   std::uint64_t seed = 1;
   std::string data;  // the store (empty with --no-store)
@@ -202,6 +203,7 @@ JobSpec pipeline_job_spec(const PipelineTuneArgs& targs, const PipelineProblemSp
   spec.pipeline.max_chunks = targs.max_chunks;
   spec.pipeline.min_gain = targs.min_gain;
   spec.pipeline.walk_share = targs.walk_share;
+  spec.pipeline.kick_share = targs.kick_share;
   return spec;
 }
 
@@ -496,6 +498,11 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
   cmd.add_option("--min-gain", args.min_gain, "a pass gaining less than this share ends the tuning")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--kick-share", args.kick_share,
+                 "after the descents, kicks (random shifts and depths, then descents again) from each layout's best "
+                 "for this share of their evaluations (0: none; they find schemes a few moves from the descents' ends)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--walk-share", args.walk_share,
                  "after the descents, an annealing walk from the best start for this share of their evaluations "
                  "(0: none; it finds other basins on memory-bound models and takes as long as the descents)")

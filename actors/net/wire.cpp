@@ -103,11 +103,12 @@ void put(Writer& w, const JobSpec& s) {
   }
   if (pipeline) {
     w.str("pipeline");
-    w.map(4);
+    w.map(5);
     entry(w, "max_chunks", s.pipeline.max_chunks);
     entry(w, "min_gain", s.pipeline.min_gain);
     entry(w, "max_passes", s.pipeline.max_passes);
     entry(w, "walk_share", s.pipeline.walk_share);
+    entry(w, "kick_share", s.pipeline.kick_share);
   }
 }
 
@@ -262,15 +263,16 @@ bool read_train_spec(Decoder& d, const std::string& what, TrainSpec& t) {
   }, std::size(kTrainFields) - 1);
 }
 
-// "walk_share" is optional (specs written before it lack it).
-const char* const kPipelineJobFields[] = {"max_chunks", "min_gain", "max_passes", "walk_share"};
+// "walk_share" and "kick_share" are optional (specs written before them lack them).
+const char* const kPipelineJobFields[] = {"max_chunks", "min_gain", "max_passes", "walk_share", "kick_share"};
 bool read_pipeline_job_spec(Decoder& d, const std::string& what, PipelineJobSpec& p) {
   return read_object(d, what, kPipelineJobFields, [&](std::string_view key) -> const char* {
     if (key == "max_chunks") return get(d, p.max_chunks);
     if (key == "min_gain") return get(d, p.min_gain);
     if (key == "walk_share") return get(d, p.walk_share);
+    if (key == "kick_share") return get(d, p.kick_share);
     return get(d, p.max_passes);
-  }, std::size(kPipelineJobFields) - 1);
+  }, std::size(kPipelineJobFields) - 2);
 }
 
 // "train", "pipeline" and "measure" are last and optional: only learner jobs carry the first,

@@ -101,6 +101,7 @@ TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline
   spec.pipeline.min_gain = 0.01;
   spec.pipeline.max_passes = 3;
   spec.pipeline.walk_share = 0.5;
+  spec.pipeline.kick_share = 1.5;
   auto back = wire::parse_job_spec_text(wire::job_spec_text(spec));
   REQUIRE(back);
   CHECK(back.value().kind == "pipeline");
@@ -109,6 +110,7 @@ TEST_CASE("a pipeline job spec round-trips through the wire", "[actors][pipeline
   CHECK(back.value().pipeline.min_gain == 0.01);
   CHECK(back.value().pipeline.max_passes == 3);
   CHECK(back.value().pipeline.walk_share == 0.5);
+  CHECK(back.value().pipeline.kick_share == 1.5);
   CHECK(problem_key(back.value().problem) == problem_key(spec.problem));
   // A graph problem's key is what it was before pipeline problems existed (graph, cluster,
   // simulator options under the same tag), so stored jobs and caches keep finding it.

@@ -1,11 +1,13 @@
 // The bubble-aware tuner's phases on constructed cases whose best answer is known independently
-// (a brute-force partition, the zero-bubble closed form, a memory limit), and its guarantees on
-// random models: never slower than its start, never over the memory limit when the start fits.
+// (a brute-force partition, the zero-bubble closed form, a memory limit, the exact solver's
+// optimum), and its guarantees on random models: never slower than its start, never over the
+// memory limit when the start fits.
 #include <catch2/catch.hpp>
 
 #include <random>
 
 #include "sim/pipeline_simulation.hpp"
+#include "tuner/pipeline/exact_pipeline.hpp"
 #include "tuner/pipeline/pipeline_tuner.hpp"
 #include "pipeline_fixtures.hpp"
 
@@ -252,4 +254,41 @@ TEST_CASE("pipeline tuner, memory: recomputation buys warm-up depth a tight limi
   auto bad = scheme_from_json(text, "bad.json");
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("bad.json: recompute: stage 9 does not exist (4 stages)"));
+}
+
+TEST_CASE("pipeline tuner, kicks: stage-to-device maps no layout has, out of the descents' basins", "[tuner][pipeline]") {
+  // Six layers of uneven times on three devices: the optimum (the exact solver's) puts the
+  // stages on a map that is neither plain, interleaved nor V, which the descents from the
+  // layouts do not reach; kicks (a swap of two stages' devices among them) do.
+  struct Case {
+    std::vector<double> time;
+    int microbatches;
+  };
+  for (const Case& c : {Case{{0.909, 2.720, 2.531, 0.551, 2.702, 2.227}, 5}, Case{{1.495, 2.724, 0.487, 1.667, 1.555, 2.133}, 6},
+                        Case{{0.498, 1.469, 1.714, 1.124, 2.795, 2.333}, 6}}) {
+    testing::LayerSourceOptions o;
+    o.comm = 0.2;
+    o.held = 0.5;
+    o.method = PartitionMethod::compute;
+    auto source = testing::layer_source(c.time, 3, o);
+    ExactPipelineOptions exact_options;
+    exact_options.max_chunks = 2;
+    exact_options.time_limit_seconds = 60;
+    auto exact = exact_pipeline(*source, c.microbatches, exact_options);
+    REQUIRE(exact);
+    REQUIRE(exact.value().finished);
+    auto tuned = [&](double kick_share) {
+      CandidateEvaluator evaluator(*source, c.microbatches);
+      std::vector<PipelineCandidate> starts;
+      for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) starts.push_back(layout_candidate(*source, layout).value());
+      PipelineTuneOptions options;
+      options.max_chunks = 2;
+      options.anneal_share = 0;
+      options.kick_share = kick_share;
+      return tune_pipeline(evaluator, starts, options).value().best_result.iteration_time;
+    };
+    INFO("layers " << c.time[0] << "...: optimum " << exact.value().iteration_time);
+    CHECK(tuned(0) > 1.05 * exact.value().iteration_time);  // else this case no longer needs the kicks
+    CHECK(tuned(2) == Approx(exact.value().iteration_time).epsilon(0.005));
+  }
 }

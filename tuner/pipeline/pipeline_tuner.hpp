@@ -12,7 +12,8 @@
 //      once, split or fused backward.
 // Memory safety comes from the list scheduler: an F that would exceed a device's limit waits and
 // pending W (which free memory) run first; a candidate still over the limit is rejected.
-// It stops when a full pass gains less than `min_gain` or the budget ends.
+// It stops when a full pass gains less than `min_gain` or the budget ends. Then kicks (iterated
+// local search from each layout's settled scheme) and an annealing walk look for other basins.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -24,7 +25,7 @@
 namespace gantry {
 
 struct PipelineTuneProgress {
-  std::string phase;  // "start", "partition", "placement", "schedule", "order", "anneal"
+  std::string phase;  // "start", "partition", "placement", "schedule", "order", "kick", "anneal"
   int pass = 0;
   double iteration_time = 0, bubble_ratio = 0, peak_memory = 0;  // of the best so far (peak: largest device's)
   std::int64_t evaluations = 0;
@@ -44,7 +45,10 @@ struct PipelineTuneOptions {
   // 16.27 s by the descents, 14.89 s by the walk). Walking from the descents' best instead found
   // nothing better on any benchmark model.
   double anneal_share = 1.0;
-  std::uint64_t seed = 1;  // of the annealing
+  // Before the walk: iterated local search (kicks and descents from each layout's settled scheme)
+  // for this share of the evaluations spent so far (0: none).
+  double kick_share = 2.0;
+  std::uint64_t seed = 1;  // of the kicks and the annealing
   std::function<void(const PipelineTuneProgress&)> on_progress;
   // Polled between evaluations: when it turns true the tuner returns its best so far.
   std::function<bool()> should_stop;

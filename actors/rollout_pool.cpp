@@ -93,7 +93,7 @@ bool has_free_slot(const PoolState& s) {
 // (actors/measure_task.hpp), and a task leased beside it would spend its lease waiting. A worker
 // being drained for a queued measurement takes no other task meanwhile.
 bool can_take(const Worker& w, const std::string& kind, bool draining) {
-  if (w.measuring > 0 || !runs(w, kind)) return false;
+  if (w.measuring > 0 || !runs(w, kind) || w.hello.slots <= 0) return false;  // no slots (for now): it takes nothing
   return is_measure_kind(kind) ? w.busy == 0 : w.busy < w.hello.slots && !draining;
 }
 
@@ -108,7 +108,7 @@ std::set<std::string> workers_to_drain(const PoolState& s) {
     const std::string* pick = nullptr;
     int fewest = 0;
     for (const auto& [id, w] : s.workers) {
-      if (!runs(w, t.task.kind) || w.measuring > 0 || drain.count(id)) continue;
+      if (!runs(w, t.task.kind) || w.measuring > 0 || w.hello.slots <= 0 || drain.count(id)) continue;
       if (!pick || w.busy < fewest) {
         pick = &id;
         fewest = w.busy;
@@ -343,10 +343,13 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
           it = q.erase(it);
         }
       },
-      [=](slots_atom, const std::string& kind) {  // slots of the live workers that run `kind`
+      [=](slots_atom, const std::string& kind) {
+        // Slots of the live workers that run `kind`; for a measurement the workers that offer it
+        // (each measures one at a time; one still running a measurement given up on announces no
+        // slots for a while, and offers it all the same).
         int n = 0;
         for (const auto& [peer, w] : self->state.workers)
-          if (runs(w, kind)) n += w.hello.slots;
+          if (runs(w, kind)) n += is_measure_kind(kind) ? 1 : w.hello.slots;
         return n;
       },
       [=](status_atom) {

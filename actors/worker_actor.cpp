@@ -59,9 +59,14 @@ void send_up(Self self, wire::Type type, std::string payload) {
   if (self->state.uplink) self->send(self->state.uplink, net_out_atom::value, wire::Envelope{"", type, std::move(payload)});
 }
 
+// Announces the worker with its slots, or none while a measurement given up on still runs: the
+// coordinator then leases it nothing (a lease would wait for the run to end, and fail at its
+// deadline if the run outlasts it), and the worker announces its slots again once the run is over.
 void say_hello(Self self) {
-  const WorkerOptions& o = self->state.options;
-  send_up(self, wire::Type::hello, wire::encode(wire::Hello{o.name, host_name(), static_cast<long>(getpid()), o.slots, o.kinds}));
+  const WorkerState& s = self->state;
+  const WorkerOptions& o = s.options;
+  const int slots = s.abandoned_measurements.empty() ? o.slots : 0;
+  send_up(self, wire::Type::hello, wire::encode(wire::Hello{o.name, host_name(), static_cast<long>(getpid()), slots, o.kinds}));
 }
 
 void answer(Self self, std::uint64_t lease, TaskResult result) {
@@ -142,6 +147,7 @@ void give_up(Self self, std::uint64_t lease, const std::string& why) {
   if (it->second.measure) {  // its threads end when the run does; the down message says when
     s.abandoned_measurements.insert(stuck.address());
     self->monitor(stuck);
+    say_hello(self);  // no slots until then; before the failure, so the retry goes elsewhere
   }
   s.running.erase(it);
   answer_failed(self, lease, sequence, why);
@@ -249,7 +255,10 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
     self->quit(msg.reason);
   });
   self->set_down_handler([=](const caf::down_msg& msg) {
-    if (self->state.abandoned_measurements.erase(msg.source) > 0) run_waiting(self);
+    WorkerState& st = self->state;
+    if (st.abandoned_measurements.erase(msg.source) == 0) return;
+    if (st.abandoned_measurements.empty()) say_hello(self);  // its slots again
+    run_waiting(self);
   });
   return {
       [=](uplink_atom, caf::actor uplink) {

@@ -251,6 +251,29 @@ TEST_CASE("a measurement is leased only to an idle worker, which is drained for 
   CHECK(next_assign(m, "m").task.sequence == 4);
 }
 
+TEST_CASE("a worker announcing no slots takes nothing, a measurement neither, and still offers it", "[actors]") {
+  // What a worker says while a measurement given up on still runs on its cores.
+  PoolFixture f(timerless());
+  caf::actor_system& system = f.system;
+  const caf::actor& pool = f.pool;
+  caf::scoped_actor m{system}, r{system}, job{system};
+  m->send(pool, net_in_atom::value, hello("m", {"anneal", "measure:cpu:2"}, 0));
+  r->send(pool, net_in_atom::value, hello("r", {"anneal"}, 1));  // a free slot elsewhere: the pool dispatches
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(1, "measure:cpu:2"));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(2));
+  job->send(pool, run_task_atom::value, std::string("job-1"), 0, task(3));
+  CHECK(next_assign(r, "r").task.sequence == 2);
+  m->receive([&](net_out_atom, const wire::Envelope& e) { CHECK(e.type != wire::Type::assign); }, caf::after(300ms) >> [] {});
+  int offered = -1;
+  job->request(pool, caf::infinite, slots_atom::value, std::string("measure:cpu:2")).receive([&](int n) { offered = n; }, [](const caf::error&) {});
+  CHECK(offered == 1);  // a measurer keeps waiting for it
+  int anneal = -1;
+  job->request(pool, caf::infinite, slots_atom::value, std::string("anneal")).receive([&](int n) { anneal = n; }, [](const caf::error&) {});
+  CHECK(anneal == 1);  // r's; m offers none for now
+  m->send(pool, net_in_atom::value, hello("m", {"anneal", "measure:cpu:2"}, 2));  // the run is over
+  CHECK(next_assign(m, "m").task.sequence == 1);
+}
+
 TEST_CASE("rollouts of a higher-priority job cannot starve a queued measurement of its worker", "[actors]") {
   PoolFixture f(timerless());
   caf::actor_system& system = f.system;

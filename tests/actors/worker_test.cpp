@@ -58,13 +58,14 @@ caf::behavior timed_rollout(caf::event_based_actor*, std::shared_ptr<Timeline> t
   }};
 }
 
-// The next `done` the worker sends up.
-wire::Done next_done(caf::scoped_actor& uplink) {
+// The next `done` the worker sends up; the slots of the hellos before it go to `hello_slots`.
+wire::Done next_done(caf::scoped_actor& uplink, std::vector<int>* hello_slots = nullptr) {
   wire::Done out;
   bool got = false;
   for (int i = 0; i < 200 && !got; ++i)
     uplink->receive(
         [&](net_out_atom, const wire::Envelope& e) {
+          if (e.type == wire::Type::hello && hello_slots) hello_slots->push_back(wire::decode<wire::Hello>(e.payload).value().slots);
           if (e.type != wire::Type::done) return;  // hello, heartbeats
           out = wire::decode<wire::Done>(e.payload).value();
           got = true;
@@ -183,7 +184,9 @@ TEST_CASE("a worker with executor devices offers measure kinds and runs a measur
 
 TEST_CASE("a measurement given up on at its deadline holds the worker until it has really ended", "[actors]") {
   // The run cannot be interrupted: its lease fails at the deadline (the coordinator measures
-  // elsewhere), but a task started beside it would share the cores it is timing.
+  // elsewhere), but a task started beside it would share the cores it is timing. Meanwhile the
+  // worker announces no slots (before the failure, so that the retry is not leased back to it),
+  // and its slots again when the run is over.
   WorkerSetup setup;
   caf::actor_system& system = setup.system;
   const Fingerprint key = setup.built->key;
@@ -200,12 +203,16 @@ TEST_CASE("a measurement given up on at its deadline holds the worker until it h
   caf::scoped_actor uplink{system};
   connect_worker(worker, uplink);
   uplink->send(worker, net_in_atom::value, assign(1, key, 1, measure_kind("cpu", 1), 0.1));
-  const wire::Done lost = next_done(uplink);
+  std::vector<int> hellos;
+  const wire::Done lost = next_done(uplink, &hellos);
   CHECK(lost.lease == 1);
   CHECK_THAT(lost.result.error, Catch::Contains("deadline"));
+  CHECK(hellos == std::vector<int>{2, 0});  // on connecting, then busy before the failure
   // A slot is idle (and the given-up one has a fresh rollout), yet the next task waits.
   uplink->send(worker, net_in_atom::value, assign(2, key, 2, kPlaceTask, 10));
-  const wire::Done next = next_done(uplink);
+  hellos.clear();
+  const wire::Done next = next_done(uplink, &hellos);
+  CHECK(hellos == std::vector<int>{2});  // the run is over: its slots again
   const auto answered = std::chrono::steady_clock::now();
   CHECK(next.lease == 2);
   CHECK(next.result.error.empty());

@@ -42,6 +42,14 @@ PipelineEvaluation evaluate(const PipelineScheme& scheme, const StageCosts& cost
   return r.value();
 }
 
+// A random stage-to-device map in which every device has a stage.
+std::vector<int> random_map(int stages, int devices, std::mt19937& rng) {
+  std::vector<int> placement;
+  for (int s = 0; s < stages; ++s) placement.push_back(s < devices ? s : std::uniform_int_distribution<int>(0, devices - 1)(rng));
+  std::shuffle(placement.begin(), placement.end(), rng);
+  return placement;
+}
+
 ListScheduleRules one_f_one_b_limits(int p) {
   ListScheduleRules rules;
   for (int d = 0; d < p; ++d) rules.in_flight_limit.push_back(p - d);
@@ -84,9 +92,7 @@ TEST_CASE("list scheduler: any stage-to-device map gives a complete order that r
     const int devices = std::uniform_int_distribution<int>(1, 5)(rng);
     const int stages = std::uniform_int_distribution<int>(devices, 3 * devices)(rng);
     const int m = std::uniform_int_distribution<int>(1, 9)(rng);
-    std::vector<int> placement;
-    for (int s = 0; s < stages; ++s) placement.push_back(s < devices ? s : std::uniform_int_distribution<int>(0, devices - 1)(rng));
-    std::shuffle(placement.begin(), placement.end(), rng);
+    const std::vector<int> placement = random_map(stages, devices, rng);
     StageCosts costs = uniform_stages(stages, 1.0, 1.5, 0.7, 0.2, 10, 3);
     for (int s = 0; s < stages; ++s) costs.f[s] *= 1 + 0.5 * (s % 3);
     ListScheduleRules rules;
@@ -111,9 +117,7 @@ TEST_CASE("list scheduler: a device waits only for the earliest work it may run 
     const int devices = std::uniform_int_distribution<int>(2, 5)(rng);
     const int stages = std::uniform_int_distribution<int>(devices, 3 * devices)(rng);
     const int m = std::uniform_int_distribution<int>(2, 8)(rng);
-    std::vector<int> placement;
-    for (int s = 0; s < stages; ++s) placement.push_back(s < devices ? s : std::uniform_int_distribution<int>(0, devices - 1)(rng));
-    std::shuffle(placement.begin(), placement.end(), rng);
+    const std::vector<int> placement = random_map(stages, devices, rng);
     StageCosts costs = uniform_stages(stages, 1.0, 1.5, 0.7, 0.3, 10, 3);
     std::uniform_real_distribution<double> scale(0.3, 2.0);
     for (int s = 0; s < stages; ++s) {

@@ -504,7 +504,7 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--walk-share", args.walk_share,
-                 "after the descents, an annealing walk from the best start for this share of their evaluations "
+                 "after the descents and kicks, an annealing walk from the best start for this share of their evaluations "
                  "(0: none; it finds other basins on memory-bound models and takes as long as the descents)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));

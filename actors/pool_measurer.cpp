@@ -70,7 +70,8 @@ Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& plac
       if (!ever_offered)
         return make_error("no worker offers " + kind + " within " + waited + " (start one with `gantry worker --devices " +
                           kind.substr(kind.find(':') + 1) + "` on the machine to measure on)");
-      return make_error("the worker that offered " + kind + " left and none came back within " + waited);
+      return make_error("no worker offering " + kind + " had a free slot within " + waited +
+                        " (the one that did left, or is still running a measurement given up on)");
     }
     auto answer = tasks_.next(0.1);
     if (!answer) continue;

@@ -343,13 +343,10 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
           it = q.erase(it);
         }
       },
-      [=](slots_atom, const std::string& kind) {
-        // Slots of the live workers that run `kind`; for a measurement the workers that offer it
-        // (each measures one at a time; one still running a measurement given up on announces no
-        // slots for a while, and offers it all the same).
+      [=](slots_atom, const std::string& kind) {  // slots of the live workers that run `kind`
         int n = 0;
         for (const auto& [peer, w] : self->state.workers)
-          if (runs(w, kind)) n += is_measure_kind(kind) ? 1 : w.hello.slots;
+          if (runs(w, kind)) n += w.hello.slots;
         return n;
       },
       [=](status_atom) {

@@ -88,6 +88,23 @@ bool measuring(const WorkerState& s) {
          std::any_of(s.running.begin(), s.running.end(), [](const auto& lease) { return lease.second.measure; });
 }
 
+// While a measurement given up on still runs (the worker announces no slots then), a measurement
+// leased before the coordinator heard so fails at once instead of at its deadline: the coordinator
+// keeps it queued until a worker has a slot, this one again when the run is over. Other leases wait.
+void fail_measurements_while_abandoned(Self self) {
+  WorkerState& s = self->state;
+  if (s.abandoned_measurements.empty()) return;
+  for (auto it = s.waiting.begin(); it != s.waiting.end();) {
+    if (!is_measure_kind(it->assign.task.kind)) {
+      ++it;
+      continue;
+    }
+    answer_failed(self, it->assign.lease, it->assign.task.sequence,
+                  "the worker is still running a measurement given up on (it cannot be interrupted)");
+    it = s.waiting.erase(it);
+  }
+}
+
 // Starts waiting leases whose problem is here on idle rollouts; asks for missing problems once.
 // A measurement runs alone: while one waits, no other task starts, and it starts once the running
 // ones have finished; while it runs, nothing else starts, nor while a measurement given up on at
@@ -96,6 +113,7 @@ bool measuring(const WorkerState& s) {
 // from before a restart, or of one that does not know the rule.)
 void run_waiting(Self self) {
   WorkerState& s = self->state;
+  fail_measurements_while_abandoned(self);
   const bool drain = std::any_of(s.waiting.begin(), s.waiting.end(),
                                  [](const WorkerState::Waiting& w) { return is_measure_kind(w.assign.task.kind); });
   for (auto it = s.waiting.begin(); it != s.waiting.end() && !s.idle.empty() && !measuring(s);) {

@@ -208,6 +208,15 @@ TEST_CASE("a measurement given up on at its deadline holds the worker until it h
   CHECK(lost.lease == 1);
   CHECK_THAT(lost.result.error, Catch::Contains("deadline"));
   CHECK(hellos == std::vector<int>{2, 0});  // on connecting, then busy before the failure
+  // A measurement leased before the coordinator heard fails at once, not at its deadline.
+  uplink->send(worker, net_in_atom::value, assign(3, key, 3, measure_kind("cpu", 1), 10));
+  const wire::Done refused = next_done(uplink);
+  CHECK(refused.lease == 3);
+  CHECK_THAT(refused.result.error, Catch::Contains("still running a measurement given up on"));
+  {
+    std::lock_guard<std::mutex> lock(timeline->mutex);
+    CHECK(timeline->runs.empty());  // before the abandoned one ended
+  }
   // A slot is idle (and the given-up one has a fresh rollout), yet the next task waits.
   uplink->send(worker, net_in_atom::value, assign(2, key, 2, kPlaceTask, 10));
   hellos.clear();

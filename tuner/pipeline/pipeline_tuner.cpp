@@ -20,6 +20,7 @@ constexpr int kMaxOrderSteps = 50;          // task moves kept per order phase
 constexpr std::size_t kAllMovesTasks = 128;  // up to this many tasks, order steps try every reinsertion (their orders travel to workers: ~4000 candidates at most)
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
+constexpr int kMaxRefusedKicks = 100;          // kicks in a row the evaluator refuses end the kick phase
 
 class Tuner {
  public:
@@ -353,10 +354,16 @@ class Tuner {
     PipelineCandidate k = c;
     k.order.clear();  // orders belong to one partition and set of rules
     const int stages = static_cast<int>(k.placement.size());
+    // Draws in named steps: the order of a call's arguments is the compiler's.
     if (stages > 1 && !k.partition.empty())
-      for (int shifts = uniform(1, 4); shifts > 0; --shifts)
-        shift_boundaries(k.partition, uniform(0, stages - 2), uniform(1, 2), uniform(0, 1) ? 1 : -1);
-    if (stages > 1 && uniform(0, 1)) std::swap(k.placement[uniform(0, stages - 1)], k.placement[uniform(0, stages - 1)]);
+      for (int shifts = uniform(1, 4); shifts > 0; --shifts) {
+        const int direction = uniform(0, 1) ? 1 : -1, span = uniform(1, 2), boundary = uniform(0, stages - 2);
+        shift_boundaries(k.partition, boundary, span, direction);
+      }
+    if (stages > 1 && uniform(0, 1)) {
+      const int b = uniform(0, stages - 1), a = uniform(0, stages - 1);
+      std::swap(k.placement[a], k.placement[b]);
+    }
     if (uniform(0, 1)) k.rules.f_before_b = !k.rules.f_before_b;
     if (uniform(0, 1)) {
       int& depth = k.rules.in_flight_limit[uniform(0, static_cast<int>(k.rules.in_flight_limit.size()) - 1)];
@@ -380,11 +387,13 @@ class Tuner {
     if (kick_bases_.empty()) return;
     const std::int64_t until = evaluations() + static_cast<std::int64_t>(options_.kick_share * evaluations());
     std::mt19937_64 rng(options_.seed);
-    for (std::size_t k = 0; evaluations() < until && !out_of_budget(); ++k) {
+    int refused = 0;  // in a row: a refused kick costs no evaluation, so the share alone would not end them
+    for (std::size_t k = 0; evaluations() < until && !out_of_budget() && refused < kMaxRefusedKicks; ++k) {
       auto& [base, base_result] = kick_bases_[k % kick_bases_.size()];
       PipelineCandidate c = kick(base, rng);
       auto r = evaluator_.evaluate(c);
-      if (!r) continue;  // a partition the source refuses
+      refused = r ? 0 : refused + 1;
+      if (!r) continue;  // a scheme the source refuses
       CandidateResult cr = r.value();
       settle_kicked(c, cr);
       if (cr.better_than(base_result)) {

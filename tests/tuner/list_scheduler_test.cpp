@@ -109,9 +109,10 @@ TEST_CASE("list scheduler: any stage-to-device map gives a complete order that r
 
 TEST_CASE("list scheduler: a device waits only for the earliest work it may run (checked on the timeline)", "[tuner][pipeline]") {
   // Every task that could be a device's next one (the next microbatch of its kind and stage, its
-  // inputs' arrival known from the timeline; a device's entry F aside, which limits hold back)
+  // inputs' arrival known from the timeline; a device's entry F only under its in-flight limit)
   // bounds when the device's actual next task starts: at the device's free time, or when that
-  // task's inputs arrive, whichever is later. Links without contention: the scheduler's own model.
+  // task's inputs arrive, whichever is later. Links without contention and no memory limit: the
+  // scheduler's own model.
   std::mt19937 rng(19);
   for (int trial = 0; trial < 80; ++trial) {
     const int devices = std::uniform_int_distribution<int>(2, 5)(rng);
@@ -160,16 +161,18 @@ TEST_CASE("list scheduler: a device waits only for the earliest work it may run 
       const int entry = static_cast<int>(std::find(placement.begin(), placement.end(), d) - placement.begin());
       std::map<std::pair<PipeOp, int>, int> started;  // (op, stage) -> tasks of it before position j
       double free = 0;
+      int in_flight = 0;  // activations on the device between their F and B (no memory limit here)
       for (std::size_t j = 0; j < order.size(); ++j) {
         for (std::size_t q = j; q < order.size(); ++q) {
           const PipeTask& t = order[q];
-          if (t.op == PipeOp::F && t.stage == entry) continue;  // held back by limits, by rule
+          if (t.op == PipeOp::F && t.stage == entry && in_flight >= rules.in_flight_limit[d]) continue;  // held back
           if (started[{t.op, t.stage}] != t.microbatch) continue;  // not its stage's next of that kind
           INFO("device " << d << ": " << task_name(order[j]) << " at " << timeline.start[d][j] << " while "
                          << task_name(t) << " could start at " << std::max(free, ready(t)));
           CHECK(timeline.start[d][j] <= std::max(free, ready(t)) + 1e-9);
         }
         ++started[{order[j].op, order[j].stage}];
+        in_flight += order[j].op == PipeOp::F ? 1 : order[j].op == PipeOp::W ? 0 : -1;
         free = timeline.start[d][j] + task_cost(order[j].op, order[j].stage, costs).time;
       }
     }

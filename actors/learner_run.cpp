@@ -319,13 +319,10 @@ std::optional<LearnerCheckpoint> stored_checkpoint(caf::scoped_actor& self, cons
   if (static_cast<std::size_t>(c.value().stage) > stages || c.value().bests.size() != graphs.size())
     return ignored("it was written for another stage plan or other graphs");
   for (std::size_t i = 0; i < graphs.size(); ++i) {
-    const std::size_t ops = c.value().bests[i].device.size(), devices = static_cast<std::size_t>(graphs[i].cluster->size());
-    if (ops != 0 && ops != static_cast<std::size_t>(graphs[i].graph->size()))
-      return ignored("its best of " + graphs[i].label + " places " + std::to_string(ops) + " ops, not " +
-                     std::to_string(graphs[i].graph->size()));
-    for (std::int32_t d : c.value().bests[i].device)
-      if (d < 0 || static_cast<std::size_t>(d) >= devices)
-        return ignored("its best of " + graphs[i].label + " uses device " + std::to_string(d) + " of " + std::to_string(devices));
+    const Placement& best = c.value().bests[i];
+    if (best.device.empty()) continue;  // none yet
+    if (Status fits = best.check(*graphs[i].graph, *graphs[i].cluster, "its best of " + graphs[i].label); !fits)
+      return ignored(fits.error().message);
   }
   return std::move(c).value();
 }

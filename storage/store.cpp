@@ -457,16 +457,11 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
 Status Store::drop_ended_checkpoints() {
   std::vector<std::string> ended;
   Status scanned = impl_->scan(kCheckpoints, "", [&](std::string_view key, std::string_view) -> Status {
-    auto job = impl_->get(kJobs, std::string(key));
-    if (!job) return job.error();
-    if (!job.value()) {
+    auto record = job(std::string(key));
+    if (!record) return record.error();
+    const std::optional<JobRecord>& r = record.value();
+    if (!r || r->state == JobState::complete || r->state == JobState::failed || r->state == JobState::cancelled)
       ended.emplace_back(key);
-      return Ok{};
-    }
-    auto record = codec::decode_job(*job.value());
-    if (!record) return make_error("job " + std::string(key) + ": " + record.error().message);
-    const JobState state = record.value().state;
-    if (state == JobState::complete || state == JobState::failed || state == JobState::cancelled) ended.emplace_back(key);
     return Ok{};
   });
   if (!scanned) return scanned.error();

@@ -314,7 +314,7 @@ class Tuner {
           auto r = evaluator_.evaluate(c);
           if (!r) continue;
           CandidateResult cr = r.value();
-          settle(c, cr);
+          settle(c, cr, /*kicked=*/false);
           kick_bases_.push_back({c, cr});
           if (cr.better_than(result_.best_result)) {
             result_.best = std::move(c);
@@ -325,23 +325,15 @@ class Tuner {
     descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return device_moves(c); });
   }
 
-  // Partition and schedule descents in turn until neither helps (each changes what the other
-  // sees): a layout's own descents (chains, its stage-to-device map kept).
-  void settle(PipelineCandidate& c, CandidateResult& cr) {
+  // Partition and schedule descents in turn until none helps (each changes what the other sees).
+  // A layout's own: partition chains, its stage-to-device map kept. A kicked scheme's: single
+  // shifts (cheaper than chains), and device moves too (the kick may have left the layout's map).
+  void settle(PipelineCandidate& c, CandidateResult& cr, bool kicked) {
     for (int round = 0; round < 4; ++round) {
-      const bool partitioned = descend_partition(c, cr);
+      const bool partitioned = kicked ? descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x, 1); })
+                                      : descend_partition(c, cr);
       const bool scheduled = descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
-      if (!partitioned && !scheduled) break;
-    }
-  }
-
-  // A kicked scheme's descents: single shifts (cheaper than chains), schedule, and device moves
-  // (a kick may have left the layout's map), in turn until none helps.
-  void settle_kicked(PipelineCandidate& c, CandidateResult& cr) {
-    for (int round = 0; round < 4; ++round) {
-      const bool partitioned = descend(c, cr, [&](const PipelineCandidate& x) { return partition_moves(x, 1); });
-      const bool scheduled = descend(c, cr, [&](const PipelineCandidate& x) { return schedule_moves(x); });
-      const bool placed = descend(c, cr, [&](const PipelineCandidate& x) { return device_moves(x); });
+      const bool placed = kicked && descend(c, cr, [&](const PipelineCandidate& x) { return device_moves(x); });
       if (!partitioned && !scheduled && !placed) break;
     }
   }
@@ -395,7 +387,7 @@ class Tuner {
       refused = r ? 0 : refused + 1;
       if (!r) continue;  // a scheme the source refuses
       CandidateResult cr = r.value();
-      settle_kicked(c, cr);
+      settle(c, cr, /*kicked=*/true);
       if (cr.better_than(base_result)) {
         base = std::move(c);
         base_result = cr;

@@ -292,3 +292,42 @@ TEST_CASE("pipeline tuner, kicks: stage-to-device maps no layout has, out of the
     CHECK(tuned(2) == Approx(exact.value().iteration_time).epsilon(0.005));
   }
 }
+
+TEST_CASE("pipeline tuner, kicks: stage counts no layout has", "[tuner][pipeline]") {
+  // Six layers on three devices whose optimum (the exact solver's) has four or five stages: one
+  // or two devices run two stages, which neither the plain (3) nor the V (6) layout has. Kicks
+  // that split or merge a stage reach it; the descents alone end over 5% above.
+  struct Case {
+    std::vector<double> time;
+    int microbatches;
+  };
+  for (const Case& c : {Case{{1.245, 0.465, 1.981, 0.654, 2.077, 3.0}, 4}, Case{{1.428, 0.416, 0.454, 2.43, 1.372, 2.979}, 5},
+                        Case{{0.802, 1.325, 0.531, 1.0, 2.115, 2.422}, 5}}) {
+    testing::LayerSourceOptions o;
+    o.comm = 0.2;
+    o.held = 0.5;
+    o.method = PartitionMethod::compute;
+    auto source = testing::layer_source(c.time, 3, o);
+    ExactPipelineOptions exact_options;
+    exact_options.max_chunks = 2;
+    exact_options.time_limit_seconds = 60;
+    auto exact = exact_pipeline(*source, c.microbatches, exact_options);
+    REQUIRE(exact);
+    REQUIRE(exact.value().finished);
+    INFO("layers " << c.time[0] << "...: optimum " << exact.value().iteration_time << " with "
+                   << exact.value().scheme.placement.size() << " stages");
+    CHECK(exact.value().scheme.placement.size() % 3 != 0);  // else no layout lacks it
+    auto tuned = [&](double kick_share) {
+      CandidateEvaluator evaluator(*source, c.microbatches);
+      std::vector<PipelineCandidate> starts;
+      for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) starts.push_back(layout_candidate(*source, layout).value());
+      PipelineTuneOptions options;
+      options.max_chunks = 2;
+      options.anneal_share = 0;
+      options.kick_share = kick_share;
+      return tune_pipeline(evaluator, starts, options).value().best_result.iteration_time;
+    };
+    CHECK(tuned(0) > 1.05 * exact.value().iteration_time);  // else this case no longer needs the kicks
+    CHECK(tuned(2) == Approx(exact.value().iteration_time).epsilon(0.005));
+  }
+}

@@ -340,7 +340,8 @@ class Tuner {
 
   // A random jump out of `c`'s basin, in each of the three dimensions: one to four stage
   // boundaries shifted (alone or in chains of two), and by even odds the devices of two stages
-  // swapped (maps no layout has), F/B priority flipped, one device's warm-up depth moved by up to four.
+  // swapped (maps no layout has), a stage split or merged (stage counts no layout has), F/B
+  // priority flipped, one device's warm-up depth moved by up to four.
   PipelineCandidate kick(const PipelineCandidate& c, std::mt19937_64& rng) const {
     auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     PipelineCandidate k = c;
@@ -356,12 +357,43 @@ class Tuner {
       const int b = uniform(0, stages - 1), a = uniform(0, stages - 1);
       std::swap(k.placement[a], k.placement[b]);
     }
+    if (!k.partition.empty() && uniform(0, 1)) change_stage_count(k, rng);
     if (uniform(0, 1)) k.rules.f_before_b = !k.rules.f_before_b;
     if (uniform(0, 1)) {
       int& depth = k.rules.in_flight_limit[uniform(0, static_cast<int>(k.rules.in_flight_limit.size()) - 1)];
       depth = std::max(1, depth + uniform(-4, 4));
     }
     return k;
+  }
+
+  // One stage more or fewer: a random stage of two or more layers split at a random layer, its
+  // second half on a random device with room for another stage; or two random neighbouring
+  // stages merged on the first one's device, when the second's device keeps a stage. Optima with
+  // stage counts no layout has (jamba-4l of bench/pipeline-exact.sh at p=4/m=4: six stages,
+  // two on each of two devices) are a split or merge from a layout's scheme, which the descents'
+  // greedy split and merge rarely take.
+  void change_stage_count(PipelineCandidate& c, std::mt19937_64& rng) const {
+    auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
+    std::vector<int> per_device(devices, 0);
+    for (int d : c.placement) ++per_device[d];
+    if (uniform(0, 1)) {
+      const int k = uniform(0, stages - 1), device = uniform(0, devices - 1);
+      const auto [first, end] = c.partition[k];
+      if (end - first < 2 || per_device[device] >= options_.max_chunks) return;
+      const int middle = uniform(first + 1, end - 1);
+      c.partition[k].second = middle;
+      c.partition.insert(c.partition.begin() + k + 1, {middle, end});
+      c.placement.insert(c.placement.begin() + k + 1, device);
+      c.recompute = renumber_recompute(c.recompute, k, +1);
+    } else if (stages > 1) {
+      const int k = uniform(0, stages - 2);
+      if (c.placement[k] != c.placement[k + 1] && per_device[c.placement[k + 1]] < 2) return;
+      c.partition[k].second = c.partition[k + 1].second;
+      c.partition.erase(c.partition.begin() + k + 1);
+      c.placement.erase(c.placement.begin() + k + 1);
+      c.recompute = renumber_recompute(c.recompute, k, -1);
+    }
   }
 
   // Iterated local search: each layout's settled scheme (and the best, without its task edits)

@@ -21,6 +21,11 @@ constexpr std::size_t kAllMovesTasks = 128;  // up to this many tasks, order ste
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 constexpr int kMaxRefusedKicks = 100;          // kicks in a row the evaluator refuses end the kick phase
+// A step with fewer tasks than this to simulate (moves x tasks per move) is evaluated here: it
+// takes less than a round trip through the rollout pool (a few hundred microseconds; a task
+// costs tens of nanoseconds to simulate). On the small models of bench/pipeline-exact.sh every
+// step is that small.
+constexpr std::size_t kMinTasksElsewhere = 8192;
 
 class Tuner {
  public:
@@ -138,6 +143,12 @@ class Tuner {
     return std::move(results).value();
   }
 
+  bool worth_sending(const std::vector<PipelineCandidate>& moves) const {
+    std::size_t tasks = 0;
+    for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * static_cast<std::size_t>(evaluator_.microbatches());
+    return tasks >= kMinTasksElsewhere;
+  }
+
   // The best of `moves` from `base`, or false when none is better (CandidateResult::better_than).
   bool best_of(const std::vector<PipelineCandidate>& moves, PipelineCandidate& base, CandidateResult& base_result) {
     int chosen = -1;
@@ -147,7 +158,7 @@ class Tuner {
       chosen = static_cast<int>(i);
       chosen_result = r;
     };
-    if (options_.evaluate_moves) {
+    if (options_.evaluate_moves && worth_sending(moves)) {
       const auto results = evaluate_elsewhere(moves);
       for (std::size_t i = 0; i < results.size(); ++i)
         if (results[i]) consider(i, *results[i]);  // malformed moves are skipped

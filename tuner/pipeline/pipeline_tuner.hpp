@@ -54,8 +54,8 @@ struct PipelineTuneOptions {
   // Polled between evaluations: when it turns true the tuner returns its best so far.
   std::function<bool()> should_stop;
   // Evaluates a step's moves elsewhere (the rollout pool's workers) instead of one by one here:
-  // one entry per move, in order, empty for a malformed move. Everything else (starts, bubble
-  // timings) stays on `evaluator`. The choice is the same either way: the first of the best.
+  // one entry per move, in order, empty for a malformed move. Steps too small to pay for the
+  // round trip, and everything else (starts, bubble timings), stay on `evaluator`. The choice is the same either way: the first of the best.
   // An error ends the tuning with its best so far (PipelineTuneResult::failure).
   std::function<Result<std::vector<std::optional<CandidateResult>>>(const std::vector<PipelineCandidate>&)> evaluate_moves;
 };

@@ -22,6 +22,10 @@ const char* to_string(JobState state) {
   return "UNKNOWN";
 }
 
+bool is_final(JobState state) {
+  return state == JobState::complete || state == JobState::failed || state == JobState::cancelled;
+}
+
 std::optional<JobState> parse_job_state(const std::string& text) {
   std::string upper;
   for (char c : text) upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));

@@ -88,6 +88,8 @@ enum class JobState { running, complete, failed, cancelled, interrupted, queued 
 const char* to_string(JobState state);
 // The inverse of to_string (case-insensitive); nullopt for anything else.
 std::optional<JobState> parse_job_state(const std::string& text);
+// Complete, failed or cancelled: the job will not run again (an interrupted one is requeued).
+bool is_final(JobState state);
 
 struct JobRecord {
   std::string id;

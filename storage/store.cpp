@@ -460,8 +460,7 @@ Status Store::drop_ended_checkpoints() {
     auto record = job(std::string(key));
     if (!record) return record.error();
     const std::optional<JobRecord>& r = record.value();
-    if (!r || r->state == JobState::complete || r->state == JobState::failed || r->state == JobState::cancelled)
-      ended.emplace_back(key);
+    if (!r || is_final(r->state)) ended.emplace_back(key);
     return Ok{};
   });
   if (!scanned) return scanned.error();

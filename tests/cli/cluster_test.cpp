@@ -105,10 +105,7 @@ struct LoopbackCluster {
 
   // The job's stored record has a final state. (After a restart, `ended` also holds while the
   // job shows INTERRUPTED, before the restarted coordinator queues it again.)
-  bool finished(const std::string& id) {
-    const JobState state = job(id).state;
-    return state == JobState::complete || state == JobState::failed || state == JobState::cancelled;
-  }
+  bool finished(const std::string& id) { return is_final(job(id).state); }
 
   bool ended(const std::string& id) {
     auto run = run_cli({"jobs", id, "--coordinator", endpoint, "-f", "json"});

@@ -59,14 +59,14 @@ Result<std::shared_ptr<const BuiltProblem>> build_problem(const ProblemSpec& spe
   problem->graph = std::move(graph).value();
   problem->cluster = std::move(cluster).value();
   problem->sim = sim.value();
-  problem->runtime = runtime_fingerprint(problem->cluster, problem->sim);
   if (spec.profiles_json.empty()) {
     problem->costs = std::make_unique<CostTable>(problem->graph, problem->cluster);
+    problem->runtime = runtime_fingerprint(problem->cluster, problem->sim);
   } else {
     auto profiles = profiles_from_json(spec.profiles_json, "the job's profiles");
     if (!profiles) return profiles.error();
     problem->costs = std::make_unique<CostTable>(problem->graph, problem->cluster, &profiles.value());
-    problem->runtime = with_profiles(problem->runtime, profiles.value().fingerprint());
+    problem->runtime = runtime_fingerprint(problem->cluster, problem->sim, &profiles.value());
   }
   return std::shared_ptr<const BuiltProblem>(std::move(problem));
 }

@@ -42,9 +42,9 @@ struct ChosenPlacement {
 
 // The key of the stored best this run measures: with --profiled, the best of a job tuned with them.
 Fingerprint runtime_key(const ExecuteArgs& args, const Problem& problem, const SimOptions& options, Store& store) {
-  const Fingerprint runtime = runtime_fingerprint(problem.cluster, options);
-  if (!args.profiled) return runtime;
-  return with_profiles(runtime, require_profiles(store).fingerprint());
+  if (!args.profiled) return runtime_fingerprint(problem.cluster, options);
+  const ProfileTable profiles = require_profiles(store);
+  return runtime_fingerprint(problem.cluster, options, &profiles);
 }
 
 ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem, const SimOptions& options,

@@ -93,9 +93,10 @@ std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryAr
   }
   Problem problem = load_problem(args.problem);
   const SimOptions options = args.sim.options();
-  if (args.profiled)  // the profiles' current content: a best tuned with other profiles is another key
-    return {gantry::fingerprint(problem.graph),
-            with_profiles(runtime_fingerprint(problem.cluster, options), load_profiles(args.data).fingerprint())};
+  if (args.profiled) {  // the profiles' current content: a best tuned with other profiles is another key
+    const ProfileTable profiles = load_profiles(args.data);
+    return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options, &profiles)};
+  }
   if (older)
     for (int v = kModelVersion - 1; v >= 1; --v) older->push_back({v, runtime_fingerprint(problem.cluster, options, v)});
   return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options)};

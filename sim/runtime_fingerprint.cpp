@@ -1,5 +1,7 @@
 #include "sim/runtime_fingerprint.hpp"
 
+#include "core/profile_table.hpp"
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -29,13 +31,16 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
   return h.finish();
 }
 
-Fingerprint with_profiles(const Fingerprint& runtime, const Fingerprint& profiles) {
+Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, const ProfileTable* profiles) {
+  const Fingerprint runtime = runtime_fingerprint(cluster, options);
+  if (!profiles) return runtime;
+  const Fingerprint measured = profiles->fingerprint();
   Hasher h;
   h.add_string("gantry-calibrated-runtime-1");
   h.add_u64(runtime.hi);
   h.add_u64(runtime.lo);
-  h.add_u64(profiles.hi);
-  h.add_u64(profiles.lo);
+  h.add_u64(measured.hi);
+  h.add_u64(measured.lo);
   return h.finish();
 }
 

@@ -4,6 +4,8 @@
 // memory limit when the start fits.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <random>
 
 #include "sim/pipeline_simulation.hpp"
@@ -156,36 +158,46 @@ TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a 
   auto source = layer_source({1, 3, 1, 2, 2, 1, 4, 1, 1, 2, 3, 1}, 4, 1, 0);
   const PipelineCandidate start = plain({{0, 3}, {3, 6}, {6, 9}, {9, 12}}, 4);
   for (std::int64_t budget : {0, 37}) {
-    CandidateEvaluator alone(*source, 8);
-    PipelineTuneOptions options;
-    options.max_chunks = 2;
-    options.max_evaluations = budget;
-    auto expected = tune_pipeline(alone, {start}, options);
-    REQUIRE(expected);
+    for (std::size_t min_tasks : {std::size_t{0}, PipelineTuneOptions().min_tasks_elsewhere}) {
+      INFO("budget " << budget << ", steps of " << min_tasks << " tasks or more elsewhere");
+      CandidateEvaluator alone(*source, 8);
+      PipelineTuneOptions options;
+      options.max_chunks = 2;
+      options.max_evaluations = budget;
+      auto expected = tune_pipeline(alone, {start}, options);
+      REQUIRE(expected);
 
-    CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
-    long batches = 0;
-    options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) {
-      ++batches;
-      std::vector<std::optional<CandidateResult>> out;
-      for (const PipelineCandidate& m : moves) {
-        auto r = elsewhere.evaluate(m);
-        out.push_back(r ? std::optional<CandidateResult>(r.value()) : std::nullopt);
-      }
-      return Result<std::vector<std::optional<CandidateResult>>>(out);
-    };
-    auto r = tune_pipeline(here, {start}, options);
-    REQUIRE(r);
-    CHECK(batches > 0);
-    CHECK(r.value().best == expected.value().best);
-    CHECK(r.value().best_result.iteration_time == expected.value().best_result.iteration_time);
-    CHECK(r.value().evaluations == expected.value().evaluations);
-    if (budget > 0) CHECK(r.value().evaluations <= budget);
-    CHECK(r.value().failure.empty());
+      CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
+      long batches = 0;
+      std::size_t smallest = SIZE_MAX;  // tasks of the smallest step sent
+      options.min_tasks_elsewhere = min_tasks;
+      options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) {
+        ++batches;
+        std::size_t tasks = 0;
+        for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * 8;  // F, B, W per stage and microbatch
+        smallest = std::min(smallest, tasks);
+        std::vector<std::optional<CandidateResult>> out;
+        for (const PipelineCandidate& m : moves) {
+          auto r = elsewhere.evaluate(m);
+          out.push_back(r ? std::optional<CandidateResult>(r.value()) : std::nullopt);
+        }
+        return Result<std::vector<std::optional<CandidateResult>>>(out);
+      };
+      auto r = tune_pipeline(here, {start}, options);
+      REQUIRE(r);
+      if (min_tasks == 0) CHECK(batches > 0);
+      if (batches > 0) CHECK(smallest >= min_tasks);  // smaller steps stayed here
+      CHECK(r.value().best == expected.value().best);
+      CHECK(r.value().best_result.iteration_time == expected.value().best_result.iteration_time);
+      CHECK(r.value().evaluations == expected.value().evaluations);
+      if (budget > 0) CHECK(r.value().evaluations <= budget);
+      CHECK(r.value().failure.empty());
+    }
   }
 
   CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
   PipelineTuneOptions failing;
+  failing.min_tasks_elsewhere = 0;
   long calls = 0;
   failing.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) -> Result<std::vector<std::optional<CandidateResult>>> {
     if (++calls > 3) return make_error("worker lost");

@@ -21,11 +21,6 @@ constexpr std::size_t kAllMovesTasks = 128;  // up to this many tasks, order ste
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 constexpr int kMaxRefusedKicks = 100;          // kicks in a row the evaluator refuses end the kick phase
-// A step with fewer tasks than this to simulate (moves x tasks per move) is evaluated here: it
-// takes less than a round trip through the rollout pool (a few hundred microseconds; a task
-// costs tens of nanoseconds to simulate). On the small models of bench/pipeline-exact.sh every
-// step is that small.
-constexpr std::size_t kMinTasksElsewhere = 8192;
 
 class Tuner {
  public:
@@ -146,7 +141,7 @@ class Tuner {
   bool worth_sending(const std::vector<PipelineCandidate>& moves) const {
     std::size_t tasks = 0;
     for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * static_cast<std::size_t>(evaluator_.microbatches());
-    return tasks >= kMinTasksElsewhere;
+    return tasks >= options_.min_tasks_elsewhere;
   }
 
   // The best of `moves` from `base`, or false when none is better (CandidateResult::better_than).

@@ -14,6 +14,7 @@
 // pending W (which free memory) run first; a candidate still over the limit is rejected.
 // It stops when a full pass gains less than `min_gain` or the budget ends. Then kicks (iterated
 // local search from each layout's settled scheme) and an annealing walk look for other basins.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -58,6 +59,11 @@ struct PipelineTuneOptions {
   // round trip, and everything else (starts, bubble timings), stay on `evaluator`. The choice is the same either way: the first of the best.
   // An error ends the tuning with its best so far (PipelineTuneResult::failure).
   std::function<Result<std::vector<std::optional<CandidateResult>>>(const std::vector<PipelineCandidate>&)> evaluate_moves;
+  // A step with fewer tasks than this to simulate (moves x 3 x stages x microbatches) stays
+  // here: it takes less than a round trip through the rollout pool (a few hundred microseconds;
+  // a task costs tens of nanoseconds to simulate). On the small models of
+  // bench/pipeline-exact.sh every step is that small.
+  std::size_t min_tasks_elsewhere = 8192;
 };
 
 struct PipelineTuneResult {

@@ -157,43 +157,50 @@ TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a 
           "[tuner][pipeline]") {
   auto source = layer_source({1, 3, 1, 2, 2, 1, 4, 1, 1, 2, 3, 1}, 4, 1, 0);
   const PipelineCandidate start = plain({{0, 3}, {3, 6}, {6, 9}, {9, 12}}, 4);
-  for (std::int64_t budget : {0, 37}) {
-    for (std::size_t min_tasks : {std::size_t{0}, PipelineTuneOptions().min_tasks_elsewhere}) {
-      INFO("budget " << budget << ", steps of " << min_tasks << " tasks or more elsewhere");
-      CandidateEvaluator alone(*source, 8);
-      PipelineTuneOptions options;
-      options.max_chunks = 2;
-      options.max_evaluations = budget;
-      auto expected = tune_pipeline(alone, {start}, options);
-      REQUIRE(expected);
+  // Runs the tuner with its steps of `min_tasks` tasks or more sent elsewhere, against the tuner
+  // alone; returns the evaluations done when the first step was sent (-1: none was).
+  auto check = [&](std::int64_t budget, std::size_t min_tasks) -> std::int64_t {
+    INFO("budget " << budget << ", steps of " << min_tasks << " tasks or more elsewhere");
+    CandidateEvaluator alone(*source, 8);
+    PipelineTuneOptions options;
+    options.max_chunks = 2;
+    options.max_evaluations = budget;
+    auto expected = tune_pipeline(alone, {start}, options);
+    REQUIRE(expected);
 
-      CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
-      long batches = 0;
-      std::size_t smallest = SIZE_MAX;  // tasks of the smallest step sent
-      options.min_tasks_elsewhere = min_tasks;
-      options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) {
-        ++batches;
-        std::size_t tasks = 0;
-        for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * 8;  // F, B, W per stage and microbatch
-        smallest = std::min(smallest, tasks);
-        std::vector<std::optional<CandidateResult>> out;
-        for (const PipelineCandidate& m : moves) {
-          auto r = elsewhere.evaluate(m);
-          out.push_back(r ? std::optional<CandidateResult>(r.value()) : std::nullopt);
-        }
-        return Result<std::vector<std::optional<CandidateResult>>>(out);
-      };
-      auto r = tune_pipeline(here, {start}, options);
-      REQUIRE(r);
-      if (min_tasks == 0) CHECK(batches > 0);
-      if (batches > 0) CHECK(smallest >= min_tasks);  // smaller steps stayed here
-      CHECK(r.value().best == expected.value().best);
-      CHECK(r.value().best_result.iteration_time == expected.value().best_result.iteration_time);
-      CHECK(r.value().evaluations == expected.value().evaluations);
-      if (budget > 0) CHECK(r.value().evaluations <= budget);
-      CHECK(r.value().failure.empty());
-    }
-  }
+    CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
+    long batches = 0;
+    std::int64_t first_sent = -1;
+    std::size_t smallest = SIZE_MAX;  // tasks of the smallest step sent
+    options.min_tasks_elsewhere = min_tasks;
+    options.evaluate_moves = [&](const std::vector<PipelineCandidate>& moves) {
+      if (batches++ == 0) first_sent = here.evaluations() + elsewhere.evaluations();
+      std::size_t tasks = 0;
+      for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * 8;  // F, B, W per stage and microbatch
+      smallest = std::min(smallest, tasks);
+      std::vector<std::optional<CandidateResult>> out;
+      for (const PipelineCandidate& m : moves) {
+        auto r = elsewhere.evaluate(m);
+        out.push_back(r ? std::optional<CandidateResult>(r.value()) : std::nullopt);
+      }
+      return Result<std::vector<std::optional<CandidateResult>>>(out);
+    };
+    auto r = tune_pipeline(here, {start}, options);
+    REQUIRE(r);
+    if (batches > 0) CHECK(smallest >= min_tasks);  // smaller steps (or what the budget left of them) stayed here
+    CHECK(r.value().best == expected.value().best);
+    CHECK(r.value().best_result.iteration_time == expected.value().best_result.iteration_time);
+    CHECK(r.value().evaluations == expected.value().evaluations);
+    if (budget > 0) CHECK(r.value().evaluations <= budget);
+    CHECK(r.value().failure.empty());
+    return first_sent;
+  };
+  const std::size_t threshold = PipelineTuneOptions().min_tasks_elsewhere;
+  for (std::int64_t budget : {0, 37}) CHECK(check(budget, 0) >= 0);
+  const std::int64_t first_large = check(0, threshold);
+  REQUIRE(first_large >= 0);  // the order phase's steps are large enough
+  // A budget that ends 3 moves into that step: what is left of it (3 x 192 tasks) stays here.
+  check(first_large + 3, threshold);
 
   CandidateEvaluator here(*source, 8), elsewhere(*source, 8);
   PipelineTuneOptions failing;

@@ -125,9 +125,7 @@ class Tuner {
   // The moves' results through options_.evaluate_moves, as many as the evaluation budget allows.
   std::vector<std::optional<CandidateResult>> evaluate_elsewhere(const std::vector<PipelineCandidate>& moves) {
     std::vector<PipelineCandidate> asked = moves;
-    if (options_.max_evaluations > 0)
-      asked.resize(std::min<std::size_t>(asked.size(), static_cast<std::size_t>(std::max<std::int64_t>(
-                                                            0, options_.max_evaluations - evaluations()))));
+    asked.resize(within_budget(asked.size()));
     if (asked.empty()) return {};
     auto results = options_.evaluate_moves(asked);
     if (!results) {
@@ -138,9 +136,17 @@ class Tuner {
     return std::move(results).value();
   }
 
+  // How many of `moves` moves the evaluation budget still allows.
+  std::size_t within_budget(std::size_t moves) const {
+    if (options_.max_evaluations <= 0) return moves;
+    return std::min<std::size_t>(moves, static_cast<std::size_t>(std::max<std::int64_t>(0, options_.max_evaluations - evaluations())));
+  }
+
+  // Whether the moves the budget allows have enough tasks to simulate to pay for the pool's round trip.
   bool worth_sending(const std::vector<PipelineCandidate>& moves) const {
     std::size_t tasks = 0;
-    for (const PipelineCandidate& m : moves) tasks += 3 * m.placement.size() * static_cast<std::size_t>(evaluator_.microbatches());
+    for (std::size_t i = 0; i < within_budget(moves.size()); ++i)
+      tasks += 3 * moves[i].placement.size() * static_cast<std::size_t>(evaluator_.microbatches());
     return tasks >= options_.min_tasks_elsewhere;
   }
 

@@ -1,7 +1,8 @@
 // The pipeline list scheduler's rules against closed forms (1F1B's time and memory when B and W
 // are fused under 1F1B's in-flight limits) and on any stage-to-device map the tuner may try, and
 // its defining rule checked on the timeline of what it returns: a device never waits longer than
-// for the earliest of the tasks it may run next.
+// for the earliest of the tasks it may run next; and its memory rule by what it guarantees: the
+// simulated peaks of its orders stay within every device's limit.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -193,6 +194,46 @@ TEST_CASE("list scheduler: the memory rule keeps every device within its limit",
   rules.respect_memory = false;
   const PipelineEvaluation unbounded = evaluate(pipeline_list_schedule(contiguous(p, m), costs, rules).value(), costs);
   CHECK(unbounded.out_of_memory);
+}
+
+TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and rules", "[tuner][pipeline]") {
+  // A device's limit leaves room for its stages' static memory and one to three microbatches'
+  // activations (all its stages' F): the scheduler's orders, simulated, stay within it whatever
+  // the map, depths and rules; without the rule some exceed it (else the limits test nothing).
+  std::mt19937 rng(23);
+  int over_without_rule = 0;
+  for (int trial = 0; trial < 80; ++trial) {
+    const int devices = std::uniform_int_distribution<int>(2, 5)(rng);
+    const int stages = std::uniform_int_distribution<int>(devices, 3 * devices)(rng);
+    const int m = std::uniform_int_distribution<int>(4, 12)(rng);
+    const std::vector<int> placement = random_map(stages, devices, rng);
+    StageCosts costs = uniform_stages(stages, 1.0, 1.5, 0.7, 0.3, 10, 3);
+    std::uniform_real_distribution<double> scale(0.3, 2.0);
+    std::vector<double> held(devices, 0.0), one_microbatch(devices, 0.0);
+    for (int s = 0; s < stages; ++s) {
+      costs.f[s] *= scale(rng);
+      costs.mem_f[s] *= scale(rng);
+      costs.mem_b[s] = -0.7 * costs.mem_f[s];
+      costs.mem_w[s] = -0.3 * costs.mem_f[s];
+      costs.static_memory[s] = 4 * scale(rng);
+      held[placement[s]] += costs.static_memory[s];
+      one_microbatch[placement[s]] += costs.mem_f[s];
+    }
+    for (int d = 0; d < devices; ++d)
+      costs.max_mem.push_back(held[d] + one_microbatch[d] * std::uniform_real_distribution<double>(1.0, 3.0)(rng));
+    ListScheduleRules rules;
+    for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(std::uniform_int_distribution<int>(1, 2 * stages)(rng));
+    rules.split_backward = trial % 3 != 0;
+    rules.f_before_b = trial % 2 == 0;
+    rules.delay_w = trial % 5 != 0;
+    INFO("trial " << trial << ": " << devices << " devices, " << stages << " stages, " << m << " microbatches");
+    const PipelineEvaluation within = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
+    CHECK_FALSE(within.out_of_memory);
+    for (int d = 0; d < devices; ++d) CHECK(within.peak_memory[d] <= costs.max_mem[d] + 1e-9);
+    rules.respect_memory = false;
+    over_without_rule += evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs).out_of_memory;
+  }
+  CHECK(over_without_rule >= 20);
 }
 
 TEST_CASE("list scheduler: bad rules are errors", "[tuner][pipeline]") {

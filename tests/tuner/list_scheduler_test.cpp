@@ -51,6 +51,35 @@ std::vector<int> random_map(int stages, int devices, std::mt19937& rng) {
   return placement;
 }
 
+// A random case for the rules' properties: 2-5 devices, one to three stages each on a random
+// map, uneven F/B/W, random warm-up depths, and the rules varied with `trial`.
+struct RandomCase {
+  int devices = 0, stages = 0, microbatches = 0;
+  std::vector<int> placement;
+  StageCosts costs;
+  ListScheduleRules rules;
+};
+
+RandomCase random_case(std::mt19937& rng, int trial, int min_microbatches, int max_microbatches) {
+  RandomCase c;
+  c.devices = std::uniform_int_distribution<int>(2, 5)(rng);
+  c.stages = std::uniform_int_distribution<int>(c.devices, 3 * c.devices)(rng);
+  c.microbatches = std::uniform_int_distribution<int>(min_microbatches, max_microbatches)(rng);
+  c.placement = random_map(c.stages, c.devices, rng);
+  c.costs = uniform_stages(c.stages, 1.0, 1.5, 0.7, 0.3, 10, 3);
+  std::uniform_real_distribution<double> scale(0.3, 2.0);
+  for (int s = 0; s < c.stages; ++s) {
+    c.costs.f[s] *= scale(rng);
+    c.costs.b[s] *= scale(rng);
+    c.costs.w[s] *= scale(rng);
+  }
+  for (int d = 0; d < c.devices; ++d) c.rules.in_flight_limit.push_back(std::uniform_int_distribution<int>(1, 2 * c.stages)(rng));
+  c.rules.split_backward = trial % 3 != 0;
+  c.rules.f_before_b = trial % 2 == 0;
+  c.rules.delay_w = trial % 5 != 0;
+  return c;
+}
+
 ListScheduleRules one_f_one_b_limits(int p) {
   ListScheduleRules rules;
   for (int d = 0; d < p; ++d) rules.in_flight_limit.push_back(p - d);
@@ -116,22 +145,11 @@ TEST_CASE("list scheduler: a device waits only for the earliest work it may run 
   // scheduler's own model.
   std::mt19937 rng(19);
   for (int trial = 0; trial < 80; ++trial) {
-    const int devices = std::uniform_int_distribution<int>(2, 5)(rng);
-    const int stages = std::uniform_int_distribution<int>(devices, 3 * devices)(rng);
-    const int m = std::uniform_int_distribution<int>(2, 8)(rng);
-    const std::vector<int> placement = random_map(stages, devices, rng);
-    StageCosts costs = uniform_stages(stages, 1.0, 1.5, 0.7, 0.3, 10, 3);
-    std::uniform_real_distribution<double> scale(0.3, 2.0);
-    for (int s = 0; s < stages; ++s) {
-      costs.f[s] *= scale(rng);
-      costs.b[s] *= scale(rng);
-      costs.w[s] *= scale(rng);
-    }
-    ListScheduleRules rules;
-    for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(std::uniform_int_distribution<int>(1, 2 * stages)(rng));
-    rules.split_backward = trial % 3 != 0;
-    rules.f_before_b = trial % 2 == 0;
-    rules.delay_w = trial % 5 != 0;
+    const RandomCase c = random_case(rng, trial, 2, 8);
+    const int devices = c.devices, stages = c.stages, m = c.microbatches;
+    const std::vector<int>& placement = c.placement;
+    const StageCosts& costs = c.costs;
+    const ListScheduleRules& rules = c.rules;
     INFO("trial " << trial);
     const PipelineScheme scheme = pipeline_list_schedule(shape(placement, devices, m), costs, rules).value();
     REQUIRE(scheme.check());
@@ -203,15 +221,13 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
   std::mt19937 rng(23);
   int over_without_rule = 0;
   for (int trial = 0; trial < 80; ++trial) {
-    const int devices = std::uniform_int_distribution<int>(2, 5)(rng);
-    const int stages = std::uniform_int_distribution<int>(devices, 3 * devices)(rng);
-    const int m = std::uniform_int_distribution<int>(4, 12)(rng);
-    const std::vector<int> placement = random_map(stages, devices, rng);
-    StageCosts costs = uniform_stages(stages, 1.0, 1.5, 0.7, 0.3, 10, 3);
+    RandomCase c = random_case(rng, trial, 4, 12);
+    const int devices = c.devices, stages = c.stages, m = c.microbatches;
+    const std::vector<int>& placement = c.placement;
+    StageCosts& costs = c.costs;
     std::uniform_real_distribution<double> scale(0.3, 2.0);
     std::vector<double> held(devices, 0.0), one_microbatch(devices, 0.0);
     for (int s = 0; s < stages; ++s) {
-      costs.f[s] *= scale(rng);
       costs.mem_f[s] *= scale(rng);
       costs.mem_b[s] = -0.7 * costs.mem_f[s];
       costs.mem_w[s] = -0.3 * costs.mem_f[s];
@@ -221,11 +237,7 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
     }
     for (int d = 0; d < devices; ++d)
       costs.max_mem.push_back(held[d] + one_microbatch[d] * std::uniform_real_distribution<double>(1.0, 3.0)(rng));
-    ListScheduleRules rules;
-    for (int d = 0; d < devices; ++d) rules.in_flight_limit.push_back(std::uniform_int_distribution<int>(1, 2 * stages)(rng));
-    rules.split_backward = trial % 3 != 0;
-    rules.f_before_b = trial % 2 == 0;
-    rules.delay_w = trial % 5 != 0;
+    ListScheduleRules& rules = c.rules;
     INFO("trial " << trial << ": " << devices << " devices, " << stages << " stages, " << m << " microbatches");
     const PipelineEvaluation within = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
     CHECK_FALSE(within.out_of_memory);

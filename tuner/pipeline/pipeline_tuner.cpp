@@ -264,13 +264,36 @@ class Tuner {
     return {out.begin(), out.end()};
   }
 
+  // Stage k split at layer `middle` (inside it), its second half on `device`; recomputation
+  // follows the stages.
+  static void split_stage(PipelineCandidate& c, int k, int middle, int device) {
+    const int end = c.partition[k].second;
+    c.partition[k].second = middle;
+    c.partition.insert(c.partition.begin() + k + 1, {middle, end});
+    c.placement.insert(c.placement.begin() + k + 1, device);
+    c.recompute = renumber_recompute(c.recompute, k, +1);
+  }
+
+  // Stages k and k + 1 merged into one on stage k's device.
+  static void merge_stages(PipelineCandidate& c, int k) {
+    c.partition[k].second = c.partition[k + 1].second;
+    c.partition.erase(c.partition.begin() + k + 1);
+    c.placement.erase(c.placement.begin() + k + 1);
+    c.recompute = renumber_recompute(c.recompute, k, -1);
+  }
+
+  std::vector<int> stages_per_device(const PipelineCandidate& c) const {
+    std::vector<int> count(evaluator_.source().devices(), 0);
+    for (int d : c.placement) ++count[d];
+    return count;
+  }
+
   // Stage counts that are not a multiple of the devices: split one of the most loaded stages in
   // two (its second half on any device with room for another stage), or merge two neighbouring
   // stages of one device.
   void append_stage_count_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
     const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
-    std::vector<int> per_device(devices, 0);
-    for (int d : c.placement) ++per_device[d];
+    const std::vector<int> per_device = stages_per_device(c);
     const std::vector<double> load = stage_loads(c);
     if (static_cast<int>(load.size()) != stages) return;
     std::vector<int> heaviest(stages);
@@ -282,23 +305,14 @@ class Tuner {
       if (end - first < 2) continue;
       for (int d = 0; d < devices; ++d) {
         if (per_device[d] >= options_.max_chunks) continue;
-        PipelineCandidate m = c;
-        const int middle = first + (end - first) / 2;
-        m.partition[k].second = middle;
-        m.partition.insert(m.partition.begin() + k + 1, {middle, end});
-        m.placement.insert(m.placement.begin() + k + 1, d);
-        m.recompute = renumber_recompute(c.recompute, k, +1);
-        moves.push_back(std::move(m));
+        moves.push_back(c);
+        split_stage(moves.back(), k, first + (end - first) / 2, d);
       }
     }
     for (int k = 0; k + 1 < stages; ++k)
-      if (c.placement[k] == c.placement[k + 1] && per_device[c.placement[k]] > 1) {
-        PipelineCandidate m = c;
-        m.partition[k].second = m.partition[k + 1].second;
-        m.partition.erase(m.partition.begin() + k + 1);
-        m.placement.erase(m.placement.begin() + k + 1);
-        m.recompute = renumber_recompute(c.recompute, k, -1);
-        moves.push_back(std::move(m));
+      if (c.placement[k] == c.placement[k + 1]) {
+        moves.push_back(c);
+        merge_stages(moves.back(), k);
       }
   }
 
@@ -387,24 +401,16 @@ class Tuner {
   void change_stage_count(PipelineCandidate& c, std::mt19937_64& rng) const {
     auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
-    std::vector<int> per_device(devices, 0);
-    for (int d : c.placement) ++per_device[d];
+    const std::vector<int> per_device = stages_per_device(c);
     if (uniform(0, 1)) {
       const int k = uniform(0, stages - 1), device = uniform(0, devices - 1);
       const auto [first, end] = c.partition[k];
       if (end - first < 2 || per_device[device] >= options_.max_chunks) return;
-      const int middle = uniform(first + 1, end - 1);
-      c.partition[k].second = middle;
-      c.partition.insert(c.partition.begin() + k + 1, {middle, end});
-      c.placement.insert(c.placement.begin() + k + 1, device);
-      c.recompute = renumber_recompute(c.recompute, k, +1);
+      split_stage(c, k, uniform(first + 1, end - 1), device);
     } else if (stages > 1) {
       const int k = uniform(0, stages - 2);
       if (c.placement[k] != c.placement[k + 1] && per_device[c.placement[k + 1]] < 2) return;
-      c.partition[k].second = c.partition[k + 1].second;
-      c.partition.erase(c.partition.begin() + k + 1);
-      c.placement.erase(c.placement.begin() + k + 1);
-      c.recompute = renumber_recompute(c.recompute, k, -1);
+      merge_stages(c, k);
     }
   }
 

@@ -56,7 +56,8 @@ struct PipelineTuneOptions {
   std::function<bool()> should_stop;
   // Evaluates a step's moves elsewhere (the rollout pool's workers) instead of one by one here:
   // one entry per move, in order, empty for a malformed move. Steps too small to pay for the
-  // round trip, and everything else (starts, bubble timings), stay on `evaluator`. The choice is the same either way: the first of the best.
+  // round trip, and everything else (starts, bubble timings), stay on `evaluator`. The choice is
+  // the same either way: the first of the best.
   // An error ends the tuning with its best so far (PipelineTuneResult::failure).
   std::function<Result<std::vector<std::optional<CandidateResult>>>(const std::vector<PipelineCandidate>&)> evaluate_moves;
   // A step with fewer tasks than this to simulate (moves x 3 x stages x microbatches) stays

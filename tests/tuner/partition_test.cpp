@@ -7,6 +7,44 @@
 
 using namespace gantry;
 
+namespace {
+
+// Calls `visit` with every way to cut `layers` into `stages` non-empty ranges (the first layer
+// of stages 1 .. stages - 1).
+void for_each_cut(int layers, int stages, const std::function<void(const std::vector<int>&)>& visit) {
+  std::vector<int> cuts(stages - 1);
+  std::function<void(int, int)> enumerate = [&](int k, int from) {
+    if (k == stages - 1) {
+      visit(cuts);
+      return;
+    }
+    for (int c = from; c <= layers - (stages - 1 - k); ++c) {
+      cuts[k] = c;
+      enumerate(k + 1, c + 1);
+    }
+  };
+  enumerate(0, 1);
+}
+
+// Stage s's sum of values[s] over its layers, for the stages the cuts make.
+std::vector<double> stage_sums(const std::vector<std::vector<double>>& values, const std::vector<int>& cuts) {
+  const int stages = static_cast<int>(values.size()), layers = static_cast<int>(values[0].size());
+  std::vector<double> sums(stages, 0.0);
+  for (int s = 0; s < stages; ++s) {
+    const int first = s == 0 ? 0 : cuts[s - 1], end = s + 1 == stages ? layers : cuts[s];
+    for (int i = first; i < end; ++i) sums[s] += values[s][i];
+  }
+  return sums;
+}
+
+std::vector<int> cuts_of(const Partition& p) {
+  std::vector<int> cuts;
+  for (std::size_t s = 1; s < p.size(); ++s) cuts.push_back(p[s].first);
+  return cuts;
+}
+
+}  // namespace
+
 TEST_CASE("uniform partitions spread the remainder over the first stages", "[tuner][pipeline]") {
   auto p = partition_uniform(10, 4);
   REQUIRE(p.ok());
@@ -56,34 +94,63 @@ TEST_CASE("min-max partitions with a weight per stage: the brute force's bottlen
     auto p = partition_min_max_per_stage(weights);
     REQUIRE(p);
     REQUIRE(check_partition(p.value(), layers, stages, "test"));
-    auto bottleneck = [&](const std::vector<int>& cuts) {  // cuts: first layer of stages 1..
-      double worst = 0;
-      for (int s = 0; s < stages; ++s) {
-        const int first = s == 0 ? 0 : cuts[s - 1], end = s + 1 == stages ? layers : cuts[s];
-        double sum = 0;
-        for (int i = first; i < end; ++i) sum += weights[s][i];
-        worst = std::max(worst, sum);
-      }
-      return worst;
+    auto bottleneck = [&](const std::vector<int>& cuts) {
+      const std::vector<double> sums = stage_sums(weights, cuts);
+      return *std::max_element(sums.begin(), sums.end());
     };
-    std::vector<int> found;
-    for (int s = 1; s < stages; ++s) found.push_back(p.value()[s].first);
-    // Every way to cut `layers` into `stages` non-empty ranges.
+    const std::vector<int> found = cuts_of(p.value());
     double best = 1e300;
-    std::vector<int> cuts(stages - 1);
-    std::function<void(int, int)> enumerate = [&](int k, int from) {
-      if (k == stages - 1) {
-        best = std::min(best, bottleneck(cuts));
-        return;
-      }
-      for (int c = from; c <= layers - (stages - 1 - k); ++c) {
-        cuts[k] = c;
-        enumerate(k + 1, c + 1);
-      }
-    };
-    enumerate(0, 1);
+    for_each_cut(layers, stages, [&](const std::vector<int>& cuts) { best = std::min(best, bottleneck(cuts)); });
     INFO("trial " << trial);
     CHECK(bottleneck(found) == Approx(best));
   }
   CHECK_FALSE(partition_min_max_per_stage({{1, 2, 3}, {1, 2}}));
+}
+
+TEST_CASE("min-max partitions within a budget per stage: the brute force's bottleneck among those that fit", "[tuner][pipeline]") {
+  // Memory: a stage's layers' sizes (parameters, and activations times the microbatches it
+  // holds, which differ per stage) must fit its capacity.
+  std::mt19937 rng(23);
+  int feasible = 0, infeasible = 0, binding = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int stages = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int layers = std::uniform_int_distribution<int>(stages, 9)(rng);
+    std::vector<std::vector<double>> weights(stages), sizes(stages);
+    std::vector<double> capacity;
+    for (int s = 0; s < stages; ++s) {
+      for (int i = 0; i < layers; ++i) {
+        weights[s].push_back(std::uniform_real_distribution<double>(0.5, 4)(rng));
+        sizes[s].push_back(std::uniform_real_distribution<double>(0.5, 4)(rng));
+      }
+      capacity.push_back(std::uniform_real_distribution<double>(2, 2 + 12.0 * layers / stages)(rng));
+    }
+    double best = 1e300, unbounded = 1e300;
+    for_each_cut(layers, stages, [&](const std::vector<int>& cuts) {
+      const std::vector<double> w = stage_sums(weights, cuts), z = stage_sums(sizes, cuts);
+      const double worst = *std::max_element(w.begin(), w.end());
+      unbounded = std::min(unbounded, worst);
+      for (int s = 0; s < stages; ++s)
+        if (z[s] > capacity[s]) return;
+      best = std::min(best, worst);
+    });
+    INFO("trial " << trial);
+    auto p = partition_min_max_within(weights, sizes, capacity);
+    if (best == 1e300) {
+      CHECK_FALSE(p);
+      ++infeasible;
+      continue;
+    }
+    REQUIRE(p);
+    REQUIRE(check_partition(p.value(), layers, stages, "test"));
+    ++feasible;
+    binding += best > unbounded + 1e-9;
+    const std::vector<double> w = stage_sums(weights, cuts_of(p.value())), z = stage_sums(sizes, cuts_of(p.value()));
+    for (int s = 0; s < stages; ++s) CHECK(z[s] <= capacity[s]);
+    CHECK(*std::max_element(w.begin(), w.end()) == Approx(best));
+  }
+  // The draws exercise all three cases: no fit, a budget that binds, and one that does not.
+  CHECK(infeasible >= 10);
+  CHECK(binding >= 10);
+  CHECK(feasible - binding >= 10);
+  CHECK_FALSE(partition_min_max_within({{1, 2}, {1, 2}}, {{1, 1}}, {5, 5}));  // sizes for one stage only
 }

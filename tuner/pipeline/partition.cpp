@@ -34,18 +34,38 @@ Result<Partition> partition_min_max(const std::vector<double>& weights, int stag
 }
 
 Result<Partition> partition_min_max_per_stage(const std::vector<std::vector<double>>& weights) {
+  return partition_min_max_within(weights, {}, {});
+}
+
+Result<Partition> partition_min_max_within(const std::vector<std::vector<double>>& weights,
+                                           const std::vector<std::vector<double>>& sizes,
+                                           const std::vector<double>& capacity) {
   const int stages = static_cast<int>(weights.size());
   const int n = stages > 0 ? static_cast<int>(weights[0].size()) : 0;
   auto ok = check(n, stages);
   if (!ok) return ok.error();
-  for (int k = 1; k < stages; ++k)
+  const bool budgeted = !capacity.empty();
+  if (budgeted && (static_cast<int>(sizes.size()) != stages || static_cast<int>(capacity.size()) != stages))
+    return make_error("partition: " + std::to_string(sizes.size()) + " size lists and " +
+                      std::to_string(capacity.size()) + " capacities for " + std::to_string(stages) + " stages");
+  for (int k = 0; k < stages; ++k) {
     if (static_cast<int>(weights[k].size()) != n)
       return make_error("partition: stage " + std::to_string(k) + " weighs " + std::to_string(weights[k].size()) +
                         " layers, stage 0 weighs " + std::to_string(n));
-  // prefix[k][i]: weight of the first i layers on stage k.
-  std::vector<std::vector<double>> prefix(stages, std::vector<double>(n + 1, 0.0));
-  for (int k = 0; k < stages; ++k)
-    for (int i = 0; i < n; ++i) prefix[k][i + 1] = prefix[k][i] + weights[k][i];
+    if (budgeted && static_cast<int>(sizes[k].size()) != n)
+      return make_error("partition: stage " + std::to_string(k) + " sizes " + std::to_string(sizes[k].size()) +
+                        " layers, stage 0 weighs " + std::to_string(n));
+  }
+  // prefix[k][i]: weight (size) of the first i layers on stage k.
+  const auto prefix_sums = [&](const std::vector<std::vector<double>>& values) {
+    std::vector<std::vector<double>> prefix(stages, std::vector<double>(n + 1, 0.0));
+    for (int k = 0; k < stages; ++k)
+      for (int i = 0; i < n; ++i) prefix[k][i + 1] = prefix[k][i] + values[k][i];
+    return prefix;
+  };
+  const auto weight = prefix_sums(weights);
+  const auto size = budgeted ? prefix_sums(sizes) : weight;
+  const auto fits = [&](int k, int j, int i) { return !budgeted || size[k][i] - size[k][j] <= capacity[k]; };
   const double inf = std::numeric_limits<double>::infinity();
   // best[k][i]: smallest possible max stage weight of the first i layers in k stages.
   std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));
@@ -54,12 +74,14 @@ Result<Partition> partition_min_max_per_stage(const std::vector<std::vector<doub
   for (int k = 1; k <= stages; ++k)
     for (int i = k; i <= n - (stages - k); ++i)
       for (int j = k - 1; j < i; ++j) {
-        const double value = std::max(best[k - 1][j], prefix[k - 1][i] - prefix[k - 1][j]);
+        if (best[k - 1][j] == inf || !fits(k - 1, j, i)) continue;
+        const double value = std::max(best[k - 1][j], weight[k - 1][i] - weight[k - 1][j]);
         if (value < best[k][i]) {
           best[k][i] = value;
           cut[k][i] = j;
         }
       }
+  if (best[stages][n] == inf) return make_error("partition: no partition fits every stage's capacity");
   Partition p(stages);
   for (int k = stages, i = n; k >= 1; --k) {
     p[k - 1] = {cut[k][i], i};

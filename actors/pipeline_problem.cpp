@@ -11,6 +11,7 @@
 #include "core/cluster.hpp"
 #include "core/json_util.hpp"
 #include "sim/runtime_fingerprint.hpp"
+#include "tuner/pipeline/memory_fitting.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_fingerprint.hpp"
 #include "workloads/pipeline_stages.hpp"
@@ -208,6 +209,13 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
     }
     if (!layers) break;  // per-stage costs have one partition
   }
+  if (layers) {  // when memory binds, partitions that leave the first stages room for their warm-up
+    auto source = build_pipeline_source(spec);
+    if (!source) return source.error();
+    auto fitting = memory_fitting_candidates(*source.value().stages, source.value().layers, source.value().microbatches);
+    if (!fitting) return fitting.error();
+    starts.insert(starts.end(), fitting.value().begin(), fitting.value().end());
+  }
   return starts;
 }
 
@@ -227,14 +235,9 @@ Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, Pipeli
 Result<double> pipeline_layer_bound(const PipelineSource& source) {
   if (!source.has_layers) return 0.0;
   const int devices = source.stages->devices();
-  PipelineScheme one_per_stage;  // every layer a stage, all on one device
-  one_per_stage.num_microbatches = source.microbatches;
-  one_per_stage.schedule.resize(devices);
-  for (int i = 0; i < source.layers; ++i) one_per_stage.partition.emplace_back(i, i + 1);
   std::vector<double> fastest(source.layers, std::numeric_limits<double>::infinity());
   for (int d = 0; d < devices; ++d) {
-    one_per_stage.placement.assign(source.layers, d);
-    auto costs = source.stages->costs_of(one_per_stage, "layer bound");
+    auto costs = per_layer_costs(*source.stages, source.layers, d);
     if (!costs) return costs.error();
     for (int i = 0; i < source.layers; ++i)
       fastest[i] = std::min(fastest[i], costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);

@@ -68,7 +68,8 @@ PipelineRunInfo pipeline_run_info(const PipelineSource& source, bool record);
 
 // The tuner's starting candidates: ZB-H1's and ZB-V's layouts on the compute-, parameter-balanced
 // and uniform partitions (one partition for per-stage costs), so it never ends behind a
-// zero-bubble baseline. Empty when no layout fits the layers.
+// zero-bubble baseline, and for models ZB-H1's layout on partitions that fit a share of its
+// warm-up depth in memory (memory_fitting_candidates). Empty when no layout fits the layers.
 Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProblemSpec& spec);
 
 // The lower bound of an iteration: every task's work spread evenly over the devices.

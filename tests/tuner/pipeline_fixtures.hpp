@@ -33,6 +33,7 @@ struct LayerSourceOptions {
   double max_mem = 0;  // per device (0: none)
   PartitionMethod method = PartitionMethod::uniform;
   double input = -1;   // >= 0: each stage's input (what recomputation keeps); < 0: no recomputation
+  double params = 0;   // static memory per layer (parameters, gradients, optimizer state)
 };
 
 // A model of layers with F = B = W = time[i] on identical devices; a stage sums its layers.
@@ -55,7 +56,7 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
       c.mem_f.push_back(a);
       c.mem_b.push_back(-(1 - o.held) * a);
       c.mem_w.push_back(-o.held * a);
-      c.static_memory.push_back(0);
+      c.static_memory.push_back(o.params * (end - first));
       c.flops.push_back(0);
       if (o.input >= 0) {
         c.input_bytes.push_back(o.input);

@@ -133,6 +133,15 @@ std::unique_ptr<StageSource> model_stage_source(LayerModel model, int devices, P
   return std::make_unique<ModelSource>(std::move(model), devices, method, mem_limit);
 }
 
+Result<StageCosts> per_layer_costs(const StageSource& source, int layers, int device) {
+  PipelineScheme one_per_stage;
+  one_per_stage.num_microbatches = 1;
+  one_per_stage.schedule.resize(source.devices());
+  for (int i = 0; i < layers; ++i) one_per_stage.partition.emplace_back(i, i + 1);
+  one_per_stage.placement.assign(layers, device);
+  return source.costs_of(one_per_stage, "per-layer costs");
+}
+
 Result<PipelineRun> build_pipeline(const std::string& spec, const StageSource& source, int microbatches,
                                    const std::string& microbatches_input, const ScheduleRegistry& registry) {
   auto choice = registry.find(spec);

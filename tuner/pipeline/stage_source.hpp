@@ -57,6 +57,10 @@ struct LayerModel {
 std::unique_ptr<StageSource> model_stage_source(LayerModel model, int devices, PartitionMethod method,
                                                 double mem_limit = 0);
 
+// Costs of every one of `layers` layers as a stage of its own, all on `device` (what a layer costs
+// there: per-layer bounds and partitions).
+Result<StageCosts> per_layer_costs(const StageSource& source, int layers, int device);
+
 struct PipelineRun {
   PipelineScheme scheme;
   StageCosts costs;

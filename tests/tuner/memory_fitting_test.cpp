@@ -1,0 +1,146 @@
+// Partitions that fit a share of the warm-up depth in memory (memory_fitting_candidates): checked
+// against a brute force over every partition, and on a memory-bound model against the
+// time-balanced partition by simulation.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+
+#include "pipeline_fixtures.hpp"
+#include "tuner/pipeline/memory_fitting.hpp"
+
+using namespace gantry;
+using namespace gantry::testing;
+
+namespace {
+
+// The largest stage time (F + B + W = 3 x the layers' times) of a partition.
+double bottleneck(const Partition& partition, const std::vector<double>& time) {
+  double worst = 0;
+  for (auto [first, end] : partition) {
+    double t = 0;
+    for (int i = first; i < end; ++i) t += 3 * time[i];
+    worst = std::max(worst, t);
+  }
+  return worst;
+}
+
+// Whether stage s of `partition` holds its layers' static memory and ceil(tenths (p - s) / 10)
+// microbatches' activations (at least 1, at most m) within `limit`.
+bool fits(const Partition& partition, int tenths, int m, const LayerSourceOptions& o) {
+  const int p = static_cast<int>(partition.size());
+  for (int s = 0; s < p; ++s) {
+    const int depth = std::min(m, std::max(1, (tenths * (p - s) + 9) / 10));
+    const int layers = partition[s].second - partition[s].first;
+    if (layers * (o.params + depth * o.act) > o.max_mem + 1e-9) return false;
+  }
+  return true;
+}
+
+// Every partition of `layers` into `stages` non-empty ranges.
+std::vector<Partition> all_partitions(int layers, int stages) {
+  std::vector<Partition> out;
+  Partition p;
+  std::function<void(int)> extend = [&](int first) {
+    if (static_cast<int>(p.size()) == stages - 1) {
+      p.emplace_back(first, layers);
+      out.push_back(p);
+      p.pop_back();
+      return;
+    }
+    for (int end = first + 1; end <= layers - (stages - 1 - static_cast<int>(p.size())); ++end) {
+      p.emplace_back(first, end);
+      extend(end);
+      p.pop_back();
+    }
+  };
+  extend(0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at each share of the warm-up depth",
+          "[tuner][pipeline]") {
+  std::mt19937 rng(5);
+  int shares_that_fit = 0, shares_that_do_not = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const int p = std::uniform_int_distribution<int>(2, 4)(rng);
+    const int layers = std::uniform_int_distribution<int>(p, 10)(rng), m = 2 * p;
+    std::vector<double> time;
+    for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
+    LayerSourceOptions o;
+    o.act = 1;
+    o.params = std::uniform_real_distribution<double>(1, 6)(rng);
+    o.max_mem = std::uniform_real_distribution<double>(0.6, 2.0)(rng) * (o.params + p * o.act) * layers / p;
+    o.method = PartitionMethod::compute;
+    auto source = layer_source(time, p, o);
+    auto found = memory_fitting_candidates(*source, layers, m);
+    REQUIRE(found);
+    INFO("trial " << trial);
+    const std::vector<Partition> every = all_partitions(layers, p);
+    // Each share that some partition fits has a candidate that fits it with the smallest bottleneck.
+    for (int tenths = 10; tenths >= 1; --tenths) {
+      double best = 1e300;
+      for (const Partition& q : every)
+        if (fits(q, tenths, m, o)) best = std::min(best, bottleneck(q, time));
+      if (best == 1e300) {
+        ++shares_that_do_not;
+        continue;
+      }
+      ++shares_that_fit;
+      INFO("share " << tenths << "/10, best bottleneck " << best);
+      CHECK(std::any_of(found.value().begin(), found.value().end(), [&](const PipelineCandidate& c) {
+        return fits(c.partition, tenths, m, o) && bottleneck(c.partition, time) == Approx(best);
+      }));
+    }
+    // And each candidate is such a partition, on one stage per device with ZB-H1's rules.
+    for (const PipelineCandidate& c : found.value()) {
+      CHECK(c.placement.size() == static_cast<std::size_t>(p));
+      for (int s = 0; s < p; ++s) CHECK(c.placement[s] == s);
+      CHECK(c.rules.in_flight_limit == default_rules(c.placement, p).in_flight_limit);
+      bool some_share = false;
+      for (int tenths = 10; tenths >= 1 && !some_share; --tenths) {
+        double best = 1e300;
+        for (const Partition& q : every)
+          if (fits(q, tenths, m, o)) best = std::min(best, bottleneck(q, time));
+        some_share = fits(c.partition, tenths, m, o) && bottleneck(c.partition, time) == Approx(best);
+      }
+      CHECK(some_share);
+    }
+    for (std::size_t a = 0; a < found.value().size(); ++a)
+      for (std::size_t b = a + 1; b < found.value().size(); ++b) CHECK_FALSE(found.value()[a] == found.value()[b]);
+  }
+  INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
+  CHECK(shares_that_fit >= 150);
+  CHECK(shares_that_do_not >= 40);
+  // Without a memory limit there is nothing to fit.
+  CHECK(memory_fitting_candidates(*layer_source({1, 2, 3, 4}, 2), 4, 4).value().empty());
+}
+
+TEST_CASE("memory-fitting partitions: on a memory-bound model they beat the time-balanced partition", "[tuner][pipeline]") {
+  // 20 equal layers on 3 devices: the balanced 7 / 7 / 6 layers leave the first stage room for
+  // fewer microbatches than its warm-up needs; lighter first stages hold more.
+  LayerSourceOptions o;
+  o.act = 1;
+  o.params = 4;
+  o.max_mem = 41.4;
+  o.method = PartitionMethod::compute;
+  auto source = layer_source(std::vector<double>(20, 1.0), 3, o);
+  CandidateEvaluator evaluator(*source, 12);
+  auto balanced = layout_candidate(*source, {1, false});
+  REQUIRE(balanced);
+  auto balanced_time = evaluator.evaluate(balanced.value());
+  REQUIRE(balanced_time);
+  auto found = memory_fitting_candidates(*source, 20, 12);
+  REQUIRE(found);
+  double best = 1e300;
+  for (const PipelineCandidate& c : found.value()) {
+    auto r = evaluator.evaluate(c);
+    REQUIRE(r);
+    best = std::min(best, r.value().iteration_time);
+  }
+  INFO("balanced " << balanced.value().partition.size() << " stages: " << balanced_time.value().iteration_time);
+  CHECK(best < 0.9 * balanced_time.value().iteration_time);
+}

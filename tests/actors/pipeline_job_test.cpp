@@ -311,3 +311,26 @@ TEST_CASE("the bound with whole layers per device", "[actors][pipeline]") {
   source.has_layers = false;  // stage files: no layers to count
   CHECK(pipeline_layer_bound(source).value() == 0);
 }
+
+TEST_CASE("the tuning starts of a memory-bound model include partitions that leave the first stages room",
+          "[actors][pipeline]") {
+  // llama-3-8b on 4 devices with 45 GiB each: the time-balanced partitions leave the first stage
+  // too little memory for its warm-up; a lighter first stage holds more microbatches.
+  PipelineProblemSpec spec = llama_problem(4, 8);
+  spec.mem_limit = 45.0 * (1 << 30);
+  auto source = build_pipeline_source(spec);
+  REQUIRE(source);
+  auto starts = pipeline_tuning_starts(spec);
+  REQUIRE(starts);
+  const std::size_t balanced_starts = 6;  // ZB-H1 and ZB-V on three time- or size-balanced partitions
+  REQUIRE(starts.value().size() > balanced_starts);
+  CandidateEvaluator evaluator(*source.value().stages, source.value().microbatches, source.value().links);
+  double balanced = 1e300, fitting = 1e300;
+  for (std::size_t i = 0; i < starts.value().size(); ++i) {
+    auto r = evaluator.evaluate(starts.value()[i]);
+    REQUIRE(r);
+    double& best = i < balanced_starts ? balanced : fitting;
+    best = std::min(best, r.value().iteration_time);
+  }
+  CHECK(fitting < 0.95 * balanced);
+}

@@ -548,7 +548,7 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   add_job_options(*cmd, *args);
   cmd->add_flag("--search-baselines", args->search_baselines,
                "also run random search and simulated annealing with as many evaluations as the tuner took");
-  cmd->add_option("--seed", args->seed, "seed of the search baselines")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the tuner's kicks and walk and of the search baselines")->capture_default_str();
   args->data = default_data_dir();
   cmd->add_option("--data", args->data, "data directory: the best scheme is stored there and a second run resumes "
                                         "from it (default: $GANTRY_DATA or ./gantry-data)");

@@ -34,11 +34,12 @@ void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng)
 }
 
 // One random change of `c` (a valid candidate when the source accepts it).
-PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& source, int max_chunks, std::mt19937_64& rng) {
+PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& source, int max_chunks, AnnealMoves moves,
+                            std::mt19937_64& rng) {
   PipelineCandidate n = c;
   n.order.clear();  // the list scheduler's orders: explicit ones belong to one placement and rules
   const int stages = static_cast<int>(c.placement.size()), devices = source.devices();
-  switch (uniform(rng, 0, 9)) {
+  switch (uniform(rng, 0, moves == AnnealMoves::with_new_layouts ? 9 : 7)) {
     case 0: case 1: case 2: case 3:  // shift a boundary
       if (stages > 1 && !n.partition.empty()) {
         const int k = uniform(rng, 0, stages - 2);
@@ -113,7 +114,7 @@ Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::i
 
 Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const PipelineCandidate& start,
                                     std::int64_t evaluations, int max_chunks, std::uint64_t seed,
-                                    const std::function<bool()>& should_stop) {
+                                    const std::function<bool()>& should_stop, AnnealMoves moves) {
   std::mt19937_64 rng(seed);
   auto first = evaluator.evaluate(start);
   if (!first) return first.error();
@@ -130,7 +131,7 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
   std::uniform_real_distribution<double> unit(0, 1);
   for (std::int64_t i = 1; i < evaluations && !(should_stop && should_stop()); ++i) {
     const double temperature = t0 * std::pow(t1 / t0, static_cast<double>(i) / std::max<std::int64_t>(1, evaluations - 1));
-    PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, rng);
+    PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, moves, rng);
     auto r = evaluator.evaluate(next);
     ++out.evaluations;
     if (!r) continue;

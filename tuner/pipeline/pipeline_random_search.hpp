@@ -25,11 +25,16 @@ Result<PipelineCandidate> random_candidate(const StageSource& source, int max_ch
 Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::int64_t evaluations, int max_chunks,
                                            std::uint64_t seed);
 
+// What an annealing move may change: the plain baseline also jumps to a new random layout (one
+// move in five); a walk within the tuner, whose placement phase tries every layout, does not.
+enum class AnnealMoves { with_new_layouts, within_layout };
+
 // From `start`; a move shifts a stage boundary, swaps two devices, changes a rule or limit, or
-// draws a new random layout.
+// (with_new_layouts) draws a new random layout.
 // `should_stop` (polled between evaluations) ends it early with its best so far.
 Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const PipelineCandidate& start,
                                     std::int64_t evaluations, int max_chunks, std::uint64_t seed,
-                                    const std::function<bool()>& should_stop = {});
+                                    const std::function<bool()>& should_stop = {},
+                                    AnnealMoves moves = AnnealMoves::with_new_layouts);
 
 }  // namespace gantry

@@ -76,7 +76,8 @@ class Tuner {
     std::int64_t n = std::max<std::int64_t>(100, static_cast<std::int64_t>(options_.anneal_share * evaluations()));
     if (options_.max_evaluations > 0) n = std::min(n, options_.max_evaluations - evaluations());
     if (n <= 1) return;
-    auto walked = anneal(evaluator_, result_.start, n, options_.max_chunks, options_.seed, [&] { return out_of_budget(); });
+    auto walked = anneal(evaluator_, result_.start, n, options_.max_chunks, options_.seed, [&] { return out_of_budget(); },
+                         AnnealMoves::within_layout);
     if (walked && walked.value().best_result.better_than(result_.best_result)) {
       result_.best = walked.value().best;
       result_.best_result = walked.value().best_result;

@@ -39,12 +39,11 @@ struct PipelineTuneOptions {
   std::int64_t max_evaluations = 0;  // 0: none
   int max_chunks = 4;                // virtual stages per device the placement phase tries
   int max_passes = 20;
-  // After the kicks: a simulated-annealing walk from the best start for this share of the
-  // evaluations spent so far (descents and kicks; 0: none), then the descents again from what it
-  // found, if better. The descents stop in the local optimum of the starts' basin; on
-  // memory-bound models (few schemes fit) a walk through worse schemes reaches other basins
-  // (nemotron-h-47b at p=16: 16.27 s by the descents, 14.89 s by a walk as long as them, 14.49 s
-  // after the kicks by one as long as both, 15.39 s by one as long as the descents alone).
+  // After the kicks: a simulated-annealing walk from the best start, within its layout, for this
+  // share of the evaluations spent so far (descents and kicks; 0: none), then the descents again
+  // from what it found, if better. The descents stop in the local optimum of the starts' basin;
+  // on memory-bound models (few schemes fit) a walk through worse schemes reaches other basins
+  // (nemotron-h-47b at p=16: 14.95 s by the descents, 14.79-14.95 s after the walk, seeds 1-3).
   // Walking from the descents' best instead found nothing better on any benchmark model.
   double anneal_share = 1.0;
   // Before the walk: iterated local search (kicks and descents from each layout's settled scheme)

@@ -196,7 +196,7 @@ PipelineRunInfo pipeline_run_info(const PipelineSource& source, bool record) {
 }
 
 Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProblemSpec& spec) {
-  std::vector<PipelineCandidate> starts;
+  std::vector<PipelineCandidate> starts, fitting;
   const bool layers = spec.stages.empty();
   for (const char* partition : {"compute", "params", "uniform"}) {
     PipelineProblemSpec variant = spec;
@@ -208,14 +208,14 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
       if (c) starts.push_back(std::move(c).value());
     }
     if (!layers) break;  // per-stage costs have one partition
+    // Partitions that leave the first stages room for their warm-up where memory binds (they do
+    // not depend on the source's own partition). Optional starts: one that cannot be built is left out.
+    if (partition == std::string("compute"))
+      if (auto found = memory_fitting_candidates(*source.value().stages, source.value().layers, source.value().microbatches))
+        fitting = std::move(found).value();
   }
-  if (layers) {  // when memory binds, partitions that leave the first stages room for their warm-up
-    auto source = build_pipeline_source(spec);
-    if (!source) return source.error();
-    auto fitting = memory_fitting_candidates(*source.value().stages, source.value().layers, source.value().microbatches);
-    if (!fitting) return fitting.error();
-    starts.insert(starts.end(), fitting.value().begin(), fitting.value().end());
-  }
+  for (PipelineCandidate& c : fitting)  // where memory does not bind, r = 1 gives a start above again
+    if (std::find(starts.begin(), starts.end(), c) == starts.end()) starts.push_back(std::move(c));
   return starts;
 }
 

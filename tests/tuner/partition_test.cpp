@@ -3,44 +3,20 @@
 #include <functional>
 #include <random>
 
+#include "pipeline_fixtures.hpp"
 #include "tuner/pipeline/partition.hpp"
 
 using namespace gantry;
+using gantry::testing::for_each_partition;
 
 namespace {
 
-// Calls `visit` with every way to cut `layers` into `stages` non-empty ranges (the first layer
-// of stages 1 .. stages - 1).
-void for_each_cut(int layers, int stages, const std::function<void(const std::vector<int>&)>& visit) {
-  std::vector<int> cuts(stages - 1);
-  std::function<void(int, int)> enumerate = [&](int k, int from) {
-    if (k == stages - 1) {
-      visit(cuts);
-      return;
-    }
-    for (int c = from; c <= layers - (stages - 1 - k); ++c) {
-      cuts[k] = c;
-      enumerate(k + 1, c + 1);
-    }
-  };
-  enumerate(0, 1);
-}
-
-// Stage s's sum of values[s] over its layers, for the stages the cuts make.
-std::vector<double> stage_sums(const std::vector<std::vector<double>>& values, const std::vector<int>& cuts) {
-  const int stages = static_cast<int>(values.size()), layers = static_cast<int>(values[0].size());
-  std::vector<double> sums(stages, 0.0);
-  for (int s = 0; s < stages; ++s) {
-    const int first = s == 0 ? 0 : cuts[s - 1], end = s + 1 == stages ? layers : cuts[s];
-    for (int i = first; i < end; ++i) sums[s] += values[s][i];
-  }
+// Stage s's sum of values[s] over its layers.
+std::vector<double> stage_sums(const std::vector<std::vector<double>>& values, const Partition& partition) {
+  std::vector<double> sums(partition.size(), 0.0);
+  for (std::size_t s = 0; s < partition.size(); ++s)
+    for (int i = partition[s].first; i < partition[s].second; ++i) sums[s] += values[s][i];
   return sums;
-}
-
-std::vector<int> cuts_of(const Partition& p) {
-  std::vector<int> cuts;
-  for (std::size_t s = 1; s < p.size(); ++s) cuts.push_back(p[s].first);
-  return cuts;
 }
 
 }  // namespace
@@ -94,15 +70,14 @@ TEST_CASE("min-max partitions with a weight per stage: the brute force's bottlen
     auto p = partition_min_max_per_stage(weights);
     REQUIRE(p);
     REQUIRE(check_partition(p.value(), layers, stages, "test"));
-    auto bottleneck = [&](const std::vector<int>& cuts) {
-      const std::vector<double> sums = stage_sums(weights, cuts);
+    auto bottleneck = [&](const Partition& q) {
+      const std::vector<double> sums = stage_sums(weights, q);
       return *std::max_element(sums.begin(), sums.end());
     };
-    const std::vector<int> found = cuts_of(p.value());
     double best = 1e300;
-    for_each_cut(layers, stages, [&](const std::vector<int>& cuts) { best = std::min(best, bottleneck(cuts)); });
+    for_each_partition(layers, stages, [&](const Partition& q) { best = std::min(best, bottleneck(q)); });
     INFO("trial " << trial);
-    CHECK(bottleneck(found) == Approx(best));
+    CHECK(bottleneck(p.value()) == Approx(best));
   }
   CHECK_FALSE(partition_min_max_per_stage({{1, 2, 3}, {1, 2}}));
 }
@@ -125,8 +100,8 @@ TEST_CASE("min-max partitions within a budget per stage: the brute force's bottl
       capacity.push_back(std::uniform_real_distribution<double>(2, 2 + 12.0 * layers / stages)(rng));
     }
     double best = 1e300, unbounded = 1e300;
-    for_each_cut(layers, stages, [&](const std::vector<int>& cuts) {
-      const std::vector<double> w = stage_sums(weights, cuts), z = stage_sums(sizes, cuts);
+    for_each_partition(layers, stages, [&](const Partition& q) {
+      const std::vector<double> w = stage_sums(weights, q), z = stage_sums(sizes, q);
       const double worst = *std::max_element(w.begin(), w.end());
       unbounded = std::min(unbounded, worst);
       for (int s = 0; s < stages; ++s)
@@ -144,7 +119,7 @@ TEST_CASE("min-max partitions within a budget per stage: the brute force's bottl
     REQUIRE(check_partition(p.value(), layers, stages, "test"));
     ++feasible;
     binding += best > unbounded + 1e-9;
-    const std::vector<double> w = stage_sums(weights, cuts_of(p.value())), z = stage_sums(sizes, cuts_of(p.value()));
+    const std::vector<double> w = stage_sums(weights, p.value()), z = stage_sums(sizes, p.value());
     for (int s = 0; s < stages; ++s) CHECK(z[s] <= capacity[s]);
     CHECK(*std::max_element(w.begin(), w.end()) == Approx(best));
   }
@@ -153,4 +128,5 @@ TEST_CASE("min-max partitions within a budget per stage: the brute force's bottl
   CHECK(binding >= 10);
   CHECK(feasible - binding >= 10);
   CHECK_FALSE(partition_min_max_within({{1, 2}, {1, 2}}, {{1, 1}}, {5, 5}));  // sizes for one stage only
+  CHECK_FALSE(partition_min_max_within({{1, 2}, {1, 2}}, {{1, 1}, {1, 1}}, {}));  // sizes without capacities
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Stage costs the pipeline tests build their closed forms on.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -67,6 +68,25 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
     return c;
   };
   return model_stage_source(std::move(model), devices, o.method);
+}
+
+// Calls `visit` with every partition of `layers` layers into `stages` non-empty consecutive ranges.
+inline void for_each_partition(int layers, int stages, const std::function<void(const Partition&)>& visit) {
+  Partition p;
+  std::function<void(int)> extend = [&](int first) {
+    if (static_cast<int>(p.size()) == stages - 1) {
+      p.emplace_back(first, layers);
+      visit(p);
+      p.pop_back();
+      return;
+    }
+    for (int end = first + 1; end <= layers - (stages - 1 - static_cast<int>(p.size())); ++end) {
+      p.emplace_back(first, end);
+      extend(end);
+      p.pop_back();
+    }
+  };
+  extend(0);
 }
 
 }  // namespace gantry::testing

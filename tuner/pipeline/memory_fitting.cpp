@@ -1,6 +1,7 @@
 #include "tuner/pipeline/memory_fitting.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "tuner/pipeline/partition.hpp"
 
@@ -10,10 +11,9 @@ namespace {
 
 constexpr int kShares = 10;  // r in tenths
 
-// Stage s's warm-up depth at share r = tenths / 10 of 1F1B's p - s (integer arithmetic: a
-// share that lands on a whole number of microbatches must not round up).
-int depth(int tenths, int stages, int stage, int microbatches) {
-  const int full = stages - stage;
+// A share r = tenths / 10 of a stage's full warm-up depth, rounded up (integer arithmetic: a
+// share that lands on a whole number of microbatches must not round up), within [1, microbatches].
+int depth(int tenths, int full, int microbatches) {
   return std::clamp((tenths * full + kShares - 1) / kShares, 1, std::max(1, microbatches));
 }
 
@@ -29,25 +29,32 @@ Result<std::vector<PipelineCandidate>> memory_fitting_candidates(const StageSour
     if (!costs) return costs.error();
     on_device.push_back(std::move(costs).value());
   }
-  std::vector<std::vector<double>> time(stages), activations(stages), fixed(stages);
-  std::vector<double> capacity(stages);
+  // Per stage and layer: its time, its static memory and what each microbatch it holds takes (F's
+  // activations and B's gradients, as the list scheduler's memory rule reserves them).
+  std::vector<std::vector<double>> time(stages), per_microbatch(stages), fixed(stages);
+  std::vector<double> capacity(stages, std::numeric_limits<double>::infinity());
+  bool limited = false;
   for (int s = 0; s < stages; ++s) {
     const int device = base.value().placement[s];
     const StageCosts& c = on_device[device];
-    if (static_cast<int>(c.max_mem.size()) <= device || c.max_mem[device] <= 0) return std::vector<PipelineCandidate>{};
-    capacity[s] = c.max_mem[device];
+    if (device < static_cast<int>(c.max_mem.size()) && c.max_mem[device] > 0) {
+      capacity[s] = c.max_mem[device];
+      limited = true;
+    }
     for (int i = 0; i < layers; ++i) {
       time[s].push_back(c.f[i] + c.b[i] + c.w[i]);
-      activations[s].push_back(c.mem_f[i]);
-      fixed[s].push_back(c.static_memory[i] + std::max(0.0, c.mem_b[i]));
+      per_microbatch[s].push_back(c.mem_f[i] + std::max(0.0, c.mem_b[i]));
+      fixed[s].push_back(c.static_memory[i]);
     }
   }
+  if (!limited) return std::vector<PipelineCandidate>{};  // nothing to fit
   std::vector<PipelineCandidate> out;
   for (int tenths = kShares; tenths >= 1; --tenths) {
     std::vector<std::vector<double>> size(stages, std::vector<double>(layers));
     for (int s = 0; s < stages; ++s) {
-      const int held = depth(tenths, stages, s, microbatches);
-      for (int i = 0; i < layers; ++i) size[s][i] = fixed[s][i] + held * activations[s][i];
+      const int full = base.value().rules.in_flight_limit[base.value().placement[s]];  // 1F1B's p - s
+      const int held = depth(tenths, full, microbatches);
+      for (int i = 0; i < layers; ++i) size[s][i] = fixed[s][i] + held * per_microbatch[s][i];
     }
     auto partition = partition_min_max_within(time, size, capacity);
     if (!partition) continue;  // nothing fits this depth

@@ -44,7 +44,7 @@ Result<Partition> partition_min_max_within(const std::vector<std::vector<double>
   const int n = stages > 0 ? static_cast<int>(weights[0].size()) : 0;
   auto ok = check(n, stages);
   if (!ok) return ok.error();
-  const bool budgeted = !capacity.empty();
+  const bool budgeted = !capacity.empty() || !sizes.empty();
   if (budgeted && (static_cast<int>(sizes.size()) != stages || static_cast<int>(capacity.size()) != stages))
     return make_error("partition: " + std::to_string(sizes.size()) + " size lists and " +
                       std::to_string(capacity.size()) + " capacities for " + std::to_string(stages) + " stages");
@@ -81,7 +81,9 @@ Result<Partition> partition_min_max_within(const std::vector<std::vector<double>
           cut[k][i] = j;
         }
       }
-  if (best[stages][n] == inf) return make_error("partition: no partition fits every stage's capacity");
+  if (best[stages][n] == inf)
+    return make_error(budgeted ? "partition: no partition fits every stage's capacity"
+                               : "partition: the layer weights are not finite numbers");
   Partition p(stages);
   for (int k = stages, i = n; k >= 1; --k) {
     p[k - 1] = {cut[k][i], i};

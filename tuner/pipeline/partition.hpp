@@ -19,8 +19,8 @@ Result<Partition> partition_min_max(const std::vector<double>& weights, int stag
 // weights[s][i] is layer i's weight on stage s; every stage lists every layer.
 Result<Partition> partition_min_max_per_stage(const std::vector<std::vector<double>>& weights);
 // The same within a budget per stage: stage s may hold layers [j, i) only when the sizes
-// sizes[s][j] + ... + sizes[s][i - 1] add up to at most capacity[s] (memory); an error when no
-// partition fits.
+// sizes[s][j] + ... + sizes[s][i - 1] add up to at most capacity[s] (memory; infinity: no
+// limit, 0: only layers of size 0 fit); an error when no partition fits. Both empty: no budget.
 Result<Partition> partition_min_max_within(const std::vector<std::vector<double>>& weights,
                                            const std::vector<std::vector<double>>& sizes,
                                            const std::vector<double>& capacity);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "pipeline_fixtures.hpp"
@@ -48,6 +49,46 @@ std::vector<Partition> all_partitions(int layers, int stages) {
   return out;
 }
 
+// Checks `found` against a brute force over every partition: each share of the depth that some
+// partition fits has a candidate that fits it with the smallest bottleneck, each candidate is
+// such a partition on one stage per device with ZB-H1's rules, and no candidate comes twice.
+// Counts the shares that some partition fits and those none does.
+void check_against_brute_force(const std::vector<PipelineCandidate>& found, int layers, int p,
+                               const std::function<double(const Partition&)>& bottleneck,
+                               const std::function<bool(const Partition&, int tenths)>& fits, int& shares_that_fit,
+                               int& shares_that_do_not) {
+  const std::vector<Partition> every = all_partitions(layers, p);
+  auto smallest_bottleneck = [&](int tenths) {
+    double best = 1e300;
+    for (const Partition& q : every)
+      if (fits(q, tenths)) best = std::min(best, bottleneck(q));
+    return best;
+  };
+  for (int tenths = 10; tenths >= 1; --tenths) {
+    const double best = smallest_bottleneck(tenths);
+    if (best == 1e300) {
+      ++shares_that_do_not;
+      continue;
+    }
+    ++shares_that_fit;
+    INFO("share " << tenths << "/10, best bottleneck " << best);
+    CHECK(std::any_of(found.begin(), found.end(), [&](const PipelineCandidate& c) {
+      return fits(c.partition, tenths) && bottleneck(c.partition) == Approx(best);
+    }));
+  }
+  for (const PipelineCandidate& c : found) {
+    CHECK(c.placement.size() == static_cast<std::size_t>(p));
+    for (int s = 0; s < p && s < static_cast<int>(c.placement.size()); ++s) CHECK(c.placement[s] == s);
+    CHECK(c.rules.in_flight_limit == default_rules(c.placement, p).in_flight_limit);
+    bool some_share = false;
+    for (int tenths = 10; tenths >= 1 && !some_share; --tenths)
+      some_share = fits(c.partition, tenths) && bottleneck(c.partition) == Approx(smallest_bottleneck(tenths));
+    CHECK(some_share);
+  }
+  for (std::size_t a = 0; a < found.size(); ++a)
+    for (std::size_t b = a + 1; b < found.size(); ++b) CHECK_FALSE(found[a] == found[b]);
+}
+
 }  // namespace
 
 TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at each share of the warm-up depth",
@@ -69,38 +110,9 @@ TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at e
     auto found = memory_fitting_candidates(*source, layers, m);
     REQUIRE(found);
     INFO("trial " << trial);
-    const std::vector<Partition> every = all_partitions(layers, p);
-    // Each share that some partition fits has a candidate that fits it with the smallest bottleneck.
-    for (int tenths = 10; tenths >= 1; --tenths) {
-      double best = 1e300;
-      for (const Partition& q : every)
-        if (fits(q, tenths, m, o)) best = std::min(best, bottleneck(q, time));
-      if (best == 1e300) {
-        ++shares_that_do_not;
-        continue;
-      }
-      ++shares_that_fit;
-      INFO("share " << tenths << "/10, best bottleneck " << best);
-      CHECK(std::any_of(found.value().begin(), found.value().end(), [&](const PipelineCandidate& c) {
-        return fits(c.partition, tenths, m, o) && bottleneck(c.partition, time) == Approx(best);
-      }));
-    }
-    // And each candidate is such a partition, on one stage per device with ZB-H1's rules.
-    for (const PipelineCandidate& c : found.value()) {
-      CHECK(c.placement.size() == static_cast<std::size_t>(p));
-      for (int s = 0; s < p; ++s) CHECK(c.placement[s] == s);
-      CHECK(c.rules.in_flight_limit == default_rules(c.placement, p).in_flight_limit);
-      bool some_share = false;
-      for (int tenths = 10; tenths >= 1 && !some_share; --tenths) {
-        double best = 1e300;
-        for (const Partition& q : every)
-          if (fits(q, tenths, m, o)) best = std::min(best, bottleneck(q, time));
-        some_share = fits(c.partition, tenths, m, o) && bottleneck(c.partition, time) == Approx(best);
-      }
-      CHECK(some_share);
-    }
-    for (std::size_t a = 0; a < found.value().size(); ++a)
-      for (std::size_t b = a + 1; b < found.value().size(); ++b) CHECK_FALSE(found.value()[a] == found.value()[b]);
+    check_against_brute_force(
+        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time); },
+        [&](const Partition& q, int tenths) { return fits(q, tenths, m, o); }, shares_that_fit, shares_that_do_not);
   }
   INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
   CHECK(shares_that_fit >= 150);
@@ -133,4 +145,69 @@ TEST_CASE("memory-fitting partitions: on a memory-bound model they beat the time
   }
   INFO("balanced " << balanced.value().partition.size() << " stages: " << balanced_time.value().iteration_time);
   CHECK(best < 0.9 * balanced_time.value().iteration_time);
+}
+
+TEST_CASE("memory-fitting partitions on unlike devices: each stage weighed and fitted on its own device", "[tuner][pipeline]") {
+  // Three devices, the middle one half as fast, each with its own memory; the last without a limit.
+  std::mt19937 rng(9);
+  int shares_that_fit = 0, shares_that_do_not = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const int p = 3, layers = std::uniform_int_distribution<int>(4, 9)(rng), m = 6;
+    const std::vector<double> slowdown = {1, 2, 1};
+    std::vector<double> time, limit;
+    for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
+    const double params = std::uniform_real_distribution<double>(1, 4)(rng), act = 1;
+    for (int d = 0; d < 2; ++d) limit.push_back(std::uniform_real_distribution<double>(0.1, 1.5)(rng) * (params + 3 * act) * layers / p);
+    limit.push_back(0);  // none
+    LayerModel model;
+    model.params.assign(layers, 1.0);
+    for (double k : slowdown) {
+      model.time.emplace_back();
+      for (double t : time) model.time.back().push_back(3 * t * k);
+    }
+    model.stage_costs = [=](const Partition& partition, const std::vector<int>& placement) {
+      StageCosts c;
+      for (std::size_t s = 0; s < partition.size(); ++s) {
+        double t = 0;
+        for (int i = partition[s].first; i < partition[s].second; ++i) t += time[i] * slowdown[placement[s]];
+        const double n = partition[s].second - partition[s].first;
+        c.f.push_back(t);
+        c.b.push_back(t);
+        c.w.push_back(t);
+        c.comm.push_back(0);
+        c.mem_f.push_back(act * n);
+        c.mem_b.push_back(-act * n);
+        c.mem_w.push_back(0);
+        c.static_memory.push_back(params * n);
+        c.flops.push_back(0);
+      }
+      c.max_mem = limit;
+      return c;
+    };
+    auto source = model_stage_source(std::move(model), p, PartitionMethod::compute);
+    auto found = memory_fitting_candidates(*source, layers, m);
+    REQUIRE(found);
+    INFO("trial " << trial);
+    auto bottleneck = [&](const Partition& q) {
+      double worst = 0;
+      for (int s = 0; s < p; ++s) {
+        double t = 0;
+        for (int i = q[s].first; i < q[s].second; ++i) t += 3 * time[i] * slowdown[s];
+        worst = std::max(worst, t);
+      }
+      return worst;
+    };
+    auto fits = [&](const Partition& q, int tenths) {
+      for (int s = 0; s < p; ++s) {
+        const double depth = std::min<double>(m, std::max(1.0, std::ceil(tenths * (p - s) / 10.0 - 1e-9)));
+        const int n = q[s].second - q[s].first;
+        if (limit[s] > 0 && n * (params + depth * act) > limit[s] + 1e-9) return false;
+      }
+      return true;
+    };
+    check_against_brute_force(found.value(), layers, p, bottleneck, fits, shares_that_fit, shares_that_do_not);
+  }
+  INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
+  CHECK(shares_that_fit >= 80);
+  CHECK(shares_that_do_not >= 30);
 }

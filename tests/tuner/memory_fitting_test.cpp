@@ -16,28 +16,32 @@ using namespace gantry::testing;
 
 namespace {
 
-// The largest stage time (F + B + W = 3 x the layers' times) of a partition.
-double bottleneck(const Partition& partition, const std::vector<double>& time) {
+// The largest stage time of a partition, stage s on device s (F + B + W = 3 x the layers' times,
+// times the device's slowdown).
+double bottleneck(const Partition& partition, const std::vector<double>& time, const LayerSourceOptions& o) {
   double worst = 0;
-  for (auto [first, end] : partition) {
+  for (std::size_t s = 0; s < partition.size(); ++s) {
     double t = 0;
-    for (int i = first; i < end; ++i) t += 3 * time[i];
+    for (int i = partition[s].first; i < partition[s].second; ++i)
+      t += 3 * time[i] * (o.slowdown.empty() ? 1.0 : o.slowdown[s]);
     worst = std::max(worst, t);
   }
   return worst;
 }
 
-// Whether stage s of `partition` holds its layers' static memory and, for each of
+// Whether stage s of `partition` (on device s) holds its layers' static memory and, for each of
 // ceil(tenths (p - s) / 10) microbatches (at least 1, at most m), F's activations and B's
-// gradients (mem_b > 0 when more than the activation is held from B to W) within the limit.
+// gradients (mem_b > 0 when more than the activation is held from B to W) within its device's
+// limit.
 bool fits(const Partition& partition, int tenths, int m, const LayerSourceOptions& o) {
   const int p = static_cast<int>(partition.size());
   const double b_gradients = std::max(0.0, (o.held - 1) * o.act);  // the fixture's mem_b = -(1 - held) act
   for (int s = 0; s < p; ++s) {
+    const double limit = o.device_mem.empty() ? o.max_mem : o.device_mem[s];
     const double share = std::ceil(tenths * (p - s) / 10.0 - 1e-9);
     const double depth = std::min<double>(m, std::max(1.0, share));
     const int layers = partition[s].second - partition[s].first;
-    if (layers * (o.params + depth * (o.act + b_gradients)) > o.max_mem + 1e-9) return false;
+    if (limit > 0 && layers * (o.params + depth * (o.act + b_gradients)) > limit + 1e-9) return false;
   }
   return true;
 }
@@ -111,7 +115,7 @@ TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at e
     REQUIRE(found);
     INFO("trial " << trial);
     check_against_brute_force(
-        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time); },
+        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time, o); },
         [&](const Partition& q, int tenths) { return fits(q, tenths, m, o); }, shares_that_fit, shares_that_do_not);
   }
   INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
@@ -153,59 +157,23 @@ TEST_CASE("memory-fitting partitions on unlike devices: each stage weighed and f
   int shares_that_fit = 0, shares_that_do_not = 0;
   for (int trial = 0; trial < 20; ++trial) {
     const int p = 3, layers = std::uniform_int_distribution<int>(4, 9)(rng), m = 6;
-    const std::vector<double> slowdown = {1, 2, 1};
-    std::vector<double> time, limit;
+    std::vector<double> time;
     for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
-    const double params = std::uniform_real_distribution<double>(1, 4)(rng), act = 1;
-    for (int d = 0; d < 2; ++d) limit.push_back(std::uniform_real_distribution<double>(0.1, 1.5)(rng) * (params + 3 * act) * layers / p);
-    limit.push_back(0);  // none
-    LayerModel model;
-    model.params.assign(layers, 1.0);
-    for (double k : slowdown) {
-      model.time.emplace_back();
-      for (double t : time) model.time.back().push_back(3 * t * k);
-    }
-    model.stage_costs = [=](const Partition& partition, const std::vector<int>& placement) {
-      StageCosts c;
-      for (std::size_t s = 0; s < partition.size(); ++s) {
-        double t = 0;
-        for (int i = partition[s].first; i < partition[s].second; ++i) t += time[i] * slowdown[placement[s]];
-        const double n = partition[s].second - partition[s].first;
-        c.f.push_back(t);
-        c.b.push_back(t);
-        c.w.push_back(t);
-        c.comm.push_back(0);
-        c.mem_f.push_back(act * n);
-        c.mem_b.push_back(-act * n);
-        c.mem_w.push_back(0);
-        c.static_memory.push_back(params * n);
-        c.flops.push_back(0);
-      }
-      c.max_mem = limit;
-      return c;
-    };
-    auto source = model_stage_source(std::move(model), p, PartitionMethod::compute);
+    LayerSourceOptions o;
+    o.act = 1;
+    o.params = std::uniform_real_distribution<double>(1, 4)(rng);
+    for (int d = 0; d < 2; ++d)
+      o.device_mem.push_back(std::uniform_real_distribution<double>(0.1, 1.5)(rng) * (o.params + 3 * o.act) * layers / p);
+    o.device_mem.push_back(0);  // none
+    o.slowdown = {1, 2, 1};
+    o.method = PartitionMethod::compute;
+    auto source = layer_source(time, p, o);
     auto found = memory_fitting_candidates(*source, layers, m);
     REQUIRE(found);
     INFO("trial " << trial);
-    auto bottleneck = [&](const Partition& q) {
-      double worst = 0;
-      for (int s = 0; s < p; ++s) {
-        double t = 0;
-        for (int i = q[s].first; i < q[s].second; ++i) t += 3 * time[i] * slowdown[s];
-        worst = std::max(worst, t);
-      }
-      return worst;
-    };
-    auto fits = [&](const Partition& q, int tenths) {
-      for (int s = 0; s < p; ++s) {
-        const double depth = std::min<double>(m, std::max(1.0, std::ceil(tenths * (p - s) / 10.0 - 1e-9)));
-        const int n = q[s].second - q[s].first;
-        if (limit[s] > 0 && n * (params + depth * act) > limit[s] + 1e-9) return false;
-      }
-      return true;
-    };
-    check_against_brute_force(found.value(), layers, p, bottleneck, fits, shares_that_fit, shares_that_do_not);
+    check_against_brute_force(
+        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time, o); },
+        [&](const Partition& q, int tenths) { return fits(q, tenths, m, o); }, shares_that_fit, shares_that_do_not);
   }
   INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
   CHECK(shares_that_fit >= 80);

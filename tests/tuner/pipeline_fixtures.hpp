@@ -35,20 +35,26 @@ struct LayerSourceOptions {
   PartitionMethod method = PartitionMethod::uniform;
   double input = -1;   // >= 0: each stage's input (what recomputation keeps); < 0: no recomputation
   double params = 0;   // static memory per layer (parameters, gradients, optimizer state)
+  std::vector<double> slowdown;    // per device: its layer times are time[i] x this (empty: 1)
+  std::vector<double> device_mem;  // per device, instead of max_mem when given (0: none)
 };
 
-// A model of layers with F = B = W = time[i] on identical devices; a stage sums its layers.
+// A model of layers with F = B = W = time[i] (on identical devices unless `slowdown` says
+// otherwise); a stage sums its layers.
 inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int devices, LayerSourceOptions o = {}) {
   LayerModel model;
   model.params.assign(time.size(), 1.0);
-  std::vector<double> total;
-  for (double t : time) total.push_back(3 * t);
-  model.time.assign(devices, total);
-  model.stage_costs = [time, devices, o](const Partition& partition, const std::vector<int>&) {
+  if (o.slowdown.empty()) o.slowdown.assign(devices, 1.0);
+  for (int d = 0; d < devices; ++d) {
+    model.time.emplace_back();
+    for (double t : time) model.time.back().push_back(3 * t * o.slowdown[d]);
+  }
+  model.stage_costs = [time, devices, o](const Partition& partition, const std::vector<int>& placement) {
     StageCosts c;
-    for (auto [first, end] : partition) {
+    for (std::size_t s = 0; s < partition.size(); ++s) {
+      const auto [first, end] = partition[s];
       double t = 0;
-      for (int i = first; i < end; ++i) t += time[i];
+      for (int i = first; i < end; ++i) t += time[i] * o.slowdown[placement[s]];
       const double a = o.act * (end - first);
       c.f.push_back(t);
       c.b.push_back(t);
@@ -64,7 +70,7 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
         c.w_grad_bytes.push_back(0);
       }
     }
-    c.max_mem.assign(devices, o.max_mem);
+    c.max_mem = o.device_mem.empty() ? std::vector<double>(devices, o.max_mem) : o.device_mem;
     return c;
   };
   return model_stage_source(std::move(model), devices, o.method);

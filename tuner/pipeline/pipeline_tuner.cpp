@@ -146,7 +146,8 @@ class Tuner {
   // Whether the moves the budget allows have enough tasks to simulate to pay for the pool's round trip.
   bool worth_sending(const std::vector<PipelineCandidate>& moves) const {
     std::size_t tasks = 0;
-    for (std::size_t i = 0; i < within_budget(moves.size()); ++i)
+    const std::size_t allowed = within_budget(moves.size());
+    for (std::size_t i = 0; i < allowed; ++i)
       tasks += 3 * moves[i].placement.size() * static_cast<std::size_t>(evaluator_.microbatches());
     return tasks >= options_.min_tasks_elsewhere;
   }

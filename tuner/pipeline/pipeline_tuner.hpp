@@ -1,6 +1,8 @@
 #pragma once
 // The bubble-aware co-tuner of partition, placement and schedule (OctoPipe's iterative tuner).
-// From the best of its starting candidates it repeats three phases; every move is simulated and
+// From the best of its starting candidates (actors/pipeline_problem.hpp: time-balanced layouts and,
+// where memory binds, partitions that leave the first stages room for their warm-up,
+// memory_fitting.hpp) it repeats its phases; every move is simulated and
 // kept only when the iteration time drops with every device within its memory limit:
 //   1. partition: shift the boundary between two neighbouring stages by one layer, the boundaries
 //      of the most loaded stages first (stage imbalance is the main source of bubbles);
@@ -9,7 +11,8 @@
 //      stages (non-contiguous maps; on mixed clusters, heavy stages on fast devices);
 //   3. schedule: the list scheduler's rules, i.e. warm-up depth per device (more F before the first
 //      B fills warm-up bubbles and costs memory), F or B first, W delayed into bubbles or run at
-//      once, split or fused backward.
+//      once, split or fused backward, and recomputation per device;
+//   4. order: task moves on the scheme's own per-device orders, at its largest bubbles.
 // Memory safety comes from the list scheduler: an F that would exceed a device's limit waits and
 // pending W (which free memory) run first; a candidate still over the limit is rejected.
 // It stops when a full pass gains less than `min_gain` or the budget ends. Then kicks (iterated

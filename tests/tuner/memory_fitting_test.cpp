@@ -18,7 +18,7 @@ namespace {
 
 // The largest stage time of a partition, stage s on device s (F + B + W = 3 x the layers' times,
 // times the device's slowdown).
-double bottleneck(const Partition& partition, const std::vector<double>& time, const LayerSourceOptions& o) {
+double stage_bottleneck(const Partition& partition, const std::vector<double>& time, const LayerSourceOptions& o) {
   double worst = 0;
   for (std::size_t s = 0; s < partition.size(); ++s) {
     double t = 0;
@@ -33,7 +33,7 @@ double bottleneck(const Partition& partition, const std::vector<double>& time, c
 // ceil(tenths (p - s) / 10) microbatches (at least 1, at most m), F's activations and B's
 // gradients (mem_b > 0 when more than the activation is held from B to W) within its device's
 // limit.
-bool fits(const Partition& partition, int tenths, int m, const LayerSourceOptions& o) {
+bool fits_memory(const Partition& partition, int tenths, int m, const LayerSourceOptions& o) {
   const int p = static_cast<int>(partition.size());
   const double b_gradients = std::max(0.0, (o.held - 1) * o.act);  // the fixture's mem_b = -(1 - held) act
   for (int s = 0; s < p; ++s) {
@@ -53,14 +53,20 @@ std::vector<Partition> all_partitions(int layers, int stages) {
   return out;
 }
 
-// Checks `found` against a brute force over every partition: each share of the depth that some
-// partition fits has a candidate that fits it with the smallest bottleneck, each candidate is
-// such a partition on one stage per device with ZB-H1's rules, and no candidate comes twice.
-// Counts the shares that some partition fits and those none does.
-void check_against_brute_force(const std::vector<PipelineCandidate>& found, int layers, int p,
-                               const std::function<double(const Partition&)>& bottleneck,
-                               const std::function<bool(const Partition&, int tenths)>& fits, int& shares_that_fit,
-                               int& shares_that_do_not) {
+// The layer model of `time` and `o` on p devices: its memory-fitting candidates against a brute
+// force over every partition (stage s on device s). Each share of the depth that some partition
+// fits has a candidate that fits it with the smallest bottleneck, each candidate is such a
+// partition on one stage per device with ZB-H1's rules, and no candidate comes twice. Counts the
+// shares that some partition fits and those none does.
+void check_against_brute_force(const std::vector<double>& time, int p, int m, const LayerSourceOptions& o,
+                               int& shares_that_fit, int& shares_that_do_not) {
+  const int layers = static_cast<int>(time.size());
+  auto source = layer_source(time, p, o);
+  auto candidates = memory_fitting_candidates(*source, layers, m);
+  REQUIRE(candidates);
+  const std::vector<PipelineCandidate>& found = candidates.value();
+  const auto bottleneck = [&](const Partition& q) { return stage_bottleneck(q, time, o); };
+  const auto fits = [&](const Partition& q, int tenths) { return fits_memory(q, tenths, m, o); };
   const std::vector<Partition> every = all_partitions(layers, p);
   auto smallest_bottleneck = [&](int tenths) {
     double best = 1e300;
@@ -110,13 +116,8 @@ TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at e
     o.params = std::uniform_real_distribution<double>(1, 6)(rng);
     o.max_mem = std::uniform_real_distribution<double>(0.6, 2.0)(rng) * (o.params + p * o.act) * layers / p;
     o.method = PartitionMethod::compute;
-    auto source = layer_source(time, p, o);
-    auto found = memory_fitting_candidates(*source, layers, m);
-    REQUIRE(found);
     INFO("trial " << trial);
-    check_against_brute_force(
-        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time, o); },
-        [&](const Partition& q, int tenths) { return fits(q, tenths, m, o); }, shares_that_fit, shares_that_do_not);
+    check_against_brute_force(time, p, m, o, shares_that_fit, shares_that_do_not);
   }
   INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
   CHECK(shares_that_fit >= 150);
@@ -167,13 +168,8 @@ TEST_CASE("memory-fitting partitions on unlike devices: each stage weighed and f
     o.device_mem.push_back(0);  // none
     o.slowdown = {1, 2, 1};
     o.method = PartitionMethod::compute;
-    auto source = layer_source(time, p, o);
-    auto found = memory_fitting_candidates(*source, layers, m);
-    REQUIRE(found);
     INFO("trial " << trial);
-    check_against_brute_force(
-        found.value(), layers, p, [&](const Partition& q) { return bottleneck(q, time, o); },
-        [&](const Partition& q, int tenths) { return fits(q, tenths, m, o); }, shares_that_fit, shares_that_do_not);
+    check_against_brute_force(time, p, m, o, shares_that_fit, shares_that_do_not);
   }
   INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
   CHECK(shares_that_fit >= 80);

@@ -499,13 +499,14 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--kick-share", args.kick_share,
-                 "after the descents, kicks (random shifts and depths, then descents again) from each layout's best "
+                 "after the descents, kicks (random boundary shifts, device swaps, stage splits or merges, rules and depths, "
+                 "then descents again) from each layout's best "
                  "for this share of their evaluations (0: none; they find schemes a few moves from the descents' ends)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--walk-share", args.walk_share,
-                 "after the descents and kicks, an annealing walk from the best start for this share of their evaluations "
-                 "(0: none; it finds other basins on memory-bound models and takes as long as the descents)")
+                 "after the descents and kicks, an annealing walk from the best start, within its layout, for this share of "
+                 "their evaluations (0: none; it finds other basins on memory-bound models and, at 1, doubles the evaluations)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   add_priority_option(cmd, args.priority);

@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
 #include <limits>
-#include <numeric>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/cluster.hpp"
 #include "core/json_util.hpp"
 #include "sim/runtime_fingerprint.hpp"
+#include "tuner/pipeline/layer_bound.hpp"
 #include "tuner/pipeline/memory_fitting.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_fingerprint.hpp"
@@ -232,7 +231,7 @@ Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, Pipeli
   return pipeline_lower_bound(costs.value(), evaluator.microbatches(), evaluator.source().devices());
 }
 
-Result<double> pipeline_layer_bound(const PipelineSource& source) {
+Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device) {
   if (!source.has_layers) return 0.0;
   const int devices = source.stages->devices();
   std::vector<double> fastest(source.layers, std::numeric_limits<double>::infinity());
@@ -242,10 +241,7 @@ Result<double> pipeline_layer_bound(const PipelineSource& source) {
     for (int i = 0; i < source.layers; ++i)
       fastest[i] = std::min(fastest[i], costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
   }
-  std::sort(fastest.begin(), fastest.end(), std::greater<double>());
-  double bound = std::accumulate(fastest.begin(), fastest.end(), 0.0) / devices;
-  for (int k = 0; k * devices < source.layers; ++k) bound = std::max(bound, (k + 1) * fastest[k * devices]);
-  return bound * source.microbatches;
+  return whole_layer_bound(fastest, devices, max_stages_per_device) * source.microbatches;
 }
 
 }  // namespace gantry

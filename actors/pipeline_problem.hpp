@@ -79,10 +79,10 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
 Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, PipelineCandidate candidate);
 
 // A lower bound that knows layers are not divisible (models only; 0 for stage files): a device
-// runs whole layers, each at least as long as on the fastest device, so with p devices one of
-// them runs k + 1 of the k p + 1 longest layers: microbatches x max over k of (k + 1) x the
-// (k p + 1)-th longest layer time (and the work spread evenly over the devices). When layers are
-// coarse against a device's share (Jamba: 34 layers on 8 devices) it lies well above work / devices.
-Result<double> pipeline_layer_bound(const PipelineSource& source);
+// runs whole layers, each at least as long as on the fastest device, in at most
+// `max_stages_per_device` runs of consecutive layers (0: any number): whole_layer_bound of those
+// times, times the microbatches. When layers are coarse against a device's share (Jamba: 34
+// layers on 8 devices) it lies well above work / devices.
+Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device = 0);
 
 }  // namespace gantry

@@ -4,7 +4,9 @@
 # reference), the best baseline schedule x partition, random search and annealing with the tuner's
 # evaluations, the tuned scheme, the lower bound (work / devices), the tuner's wall time, and
 # bubble and overlap before (1F1B / uniform) and after. "lbound": the larger of that bound and
-# the one with whole layers per device (actors/pipeline_problem.hpp, pipeline_layer_bound). Then per-stage cost files against the
+# the one with whole layers per device (actors/pipeline_problem.hpp, pipeline_layer_bound);
+# "cbound": the same with at most --max-chunks (4) stages per device, as every scheme the tuner
+# and the searches consider has (tuner/pipeline/layer_bound.hpp). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
 #   usage: bench/pipeline-tune.sh [GANTRY]
 set -euo pipefail
@@ -30,7 +32,8 @@ def search(prefix):
     return "-"
 ok = t["completed"] and not t["out_of_memory"]
 T = t["iteration_time"]
-print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
+cbound = max(j["layer_bound_max_chunks"], j["layer_bound"], j["lower_bound"])
+print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
     label, ref, "" if j["reference_fits"] else "*",
     ("%s %.3f" % (best["scheme"], best["iteration_time"])) if best else "-",
     search("random"), search("annealing"), "%.3f" % T if ok else "none",
@@ -38,14 +41,15 @@ print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %6d %6.1f  %5
     j["lower_bound"], "%.1f%%" % (100 * (T / j["lower_bound"] - 1)) if ok else "-",
     max(j["layer_bound"], j["lower_bound"]),
     "%.1f%%" % (100 * (T / j["layer_bound"] - 1)) if ok and j["layer_bound"] > j["lower_bound"] else "-",
+    cbound, "%.1f%%" % (100 * (T / cbound - 1)) if ok and cbound > max(j["layer_bound"], j["lower_bound"]) else "-",
     j["evaluations"], j["seconds"],
     100 * (ref_row["bubble_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["bubble_ratio"],
     100 * (ref_row["overlap_ratio"] if ref_row and ref_row["runs"] else float("nan")), 100 * t["overlap_ratio"]))
 ' "$1"
 }
 
-printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %8s %6s %6s %6s  %-16s  %s\n" case 1f1b/unif "best baseline" random anneal tuned \
-  vs1f1b vsbest bound above lbound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
+printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %8s %6s %8s %6s %6s %6s  %-16s  %s\n" case 1f1b/unif "best baseline" random anneal tuned \
+  vs1f1b vsbest bound above lbound above cbound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
 while read -r label args; do
   # shellcheck disable=SC2086
   "$gantry" pipeline tune $args --search-baselines --no-store -f json | report "$label"

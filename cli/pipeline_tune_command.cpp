@@ -392,6 +392,9 @@ void run_tune(const PipelineTuneArgs& targs) {
   const double lower_bound = bound.value();
   auto layer_bound = pipeline_layer_bound(source);
   if (!layer_bound) throw CliError(layer_bound.error().message);
+  // The schemes the tuner and the searches consider hold at most --max-chunks stages per device.
+  auto chunk_bound = pipeline_layer_bound(source, targs.max_chunks);
+  if (!chunk_bound) throw CliError(chunk_bound.error().message);
   std::vector<Row> searched;
   nlohmann::json exact_json;
   if (!t.stopped) {  // a stop request skips the comparisons
@@ -416,6 +419,7 @@ void run_tune(const PipelineTuneArgs& targs) {
                           {"blocking_batched_progresses", batched.progresses},
                           {"blocking_timeline_progresses", timeline.progresses}, {"scheme", describe_candidate(t.best, devices)}}},
                         {"lower_bound", lower_bound}, {"layer_bound", layer_bound.value()},
+                        {"layer_bound_max_chunks", chunk_bound.value()}, {"max_chunks", targs.max_chunks},
                         {"reference_1f1b_uniform", reference},
                         {"reference_fits", reference_fits}, {"evaluations", t.evaluations}, {"passes", t.passes},
                         {"budget_ended", t.budget_ended}, {"stopped", t.stopped}, {"stored", t.stored},
@@ -462,6 +466,10 @@ void run_tune(const PipelineTuneArgs& targs) {
     if (layer_bound.value() > lower_bound * (1 + 1e-9))
       std::cout << "  bound with whole layers per device: " << format_time(layer_bound.value(), "s") << ", tuned is "
                 << format_fixed(100 * (r.iteration_time / layer_bound.value() - 1), 1) << "% above it\n";
+    if (chunk_bound.value() > std::max(lower_bound, layer_bound.value()) * (1 + 1e-9))
+      std::cout << "  the same with at most " << targs.max_chunks << " stages per device (the tuner's and the searches' schemes): "
+                << format_time(chunk_bound.value(), "s") << ", tuned is "
+                << format_fixed(100 * (r.iteration_time / chunk_bound.value() - 1), 1) << "% above it\n";
     if (best_baseline < std::numeric_limits<double>::infinity())
       std::cout << "  vs the best baseline (" << best_baseline_name << "): "
                 << format_fixed(best_baseline / r.iteration_time, 3) << "x\n";

@@ -81,8 +81,9 @@ Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, Pipeli
 // A lower bound that knows layers are not divisible (models only; 0 for stage files): a device
 // runs whole layers, each at least as long as on the fastest device, in at most
 // `max_stages_per_device` runs of consecutive layers (0: any number): whole_layer_bound of those
-// times, times the microbatches. When layers are coarse against a device's share (Jamba: 34
-// layers on 8 devices) it lies well above work / devices.
+// times, times the microbatches. When layers are coarse against a device's share it lies above
+// work / devices (nemotron-h-8b on 8 devices, 32 microbatches: 1.5765 s against 1.525 s, and
+// 1.593 s with at most 4 stages per device).
 Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device = 0);
 
 }  // namespace gantry

@@ -8,9 +8,12 @@
 # "cbound": the same with at most --max-chunks (4) stages per device, as every scheme the tuner
 # and the searches consider has (tuner/pipeline/layer_bound.hpp). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
-#   usage: bench/pipeline-tune.sh [GANTRY]
+# SEED seeds the tuner's kicks and walk and the searches (the table's comparisons at equal
+# evaluations vary with it; compare several).
+#   usage: bench/pipeline-tune.sh [GANTRY] [SEED]
 set -euo pipefail
 gantry=${1:-./build/gantry}
+seed=${2:-1}
 files=$(mktemp -d)
 trap 'rm -rf "$files"' EXIT
 
@@ -52,7 +55,7 @@ printf "%-34s %9s %-24s %8s %8s %8s %7s %7s %8s %6s %8s %6s %8s %6s %6s %6s  %-1
   vs1f1b vsbest bound above lbound above cbound above evals secs "bubble 1f1b->tuned" "overlap 1f1b->tuned"
 while read -r label args; do
   # shellcheck disable=SC2086
-  "$gantry" pipeline tune $args --search-baselines --no-store -f json | report "$label"
+  "$gantry" pipeline tune $args --search-baselines --seed "$seed" --no-store -f json | report "$label"
 done <<'EOF'
 nemotron-h-8b/8xH100 --model nemotron-h-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
 llama-3-8b/8xH100 --model llama-3-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 32

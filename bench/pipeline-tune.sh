@@ -5,8 +5,8 @@
 # evaluations, the tuned scheme, the lower bound (work / devices), the tuner's wall time, and
 # bubble and overlap before (1F1B / uniform) and after. "lbound": the larger of that bound and
 # the one with whole layers per device (actors/pipeline_problem.hpp, pipeline_layer_bound);
-# "cbound": the same with at most --max-chunks (4) stages per device, as every scheme the tuner
-# and the searches consider has (tuner/pipeline/layer_bound.hpp). Then per-stage cost files against the
+# "cbound": the same with at most --max-chunks (4) stages per device, as the searches' schemes
+# (and the tuned one's count when larger; tuner/pipeline/layer_bound.hpp). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
 # SEED seeds the tuner's kicks and walk and the searches (the table's comparisons at equal
 # evaluations vary with it; compare several).
@@ -35,7 +35,7 @@ def search(prefix):
     return "-"
 ok = t["completed"] and not t["out_of_memory"]
 T = t["iteration_time"]
-cbound = max(j["layer_bound_max_chunks"], j["layer_bound"], j["lower_bound"])
+cbound = max(j["stage_limited_layer_bound"], j["layer_bound"], j["lower_bound"])
 print("%-34s %8.3f%s %-24s %8s %8s %8s %7s %7s %8.3f %6s %8.3f %6s %8.3f %6s %6d %6.1f  %5.1f%% -> %5.1f%%  %5.1f%% -> %5.1f%%" % (
     label, ref, "" if j["reference_fits"] else "*",
     ("%s %.3f" % (best["scheme"], best["iteration_time"])) if best else "-",

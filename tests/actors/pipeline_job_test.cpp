@@ -314,14 +314,14 @@ TEST_CASE("the bound with whole layers per device", "[actors][pipeline]") {
 }
 
 TEST_CASE("nemotron-h-8b's bound with whole layers and at most 4 stages per device", "[actors][pipeline]") {
-  // Its layers: an embedding (no time), 24 Mamba and 24 MLP layers alternating (Mamba first),
-  // 4 attention layers after some Mamba layers and the output head (over 3 Mamba layers' time).
-  // On 8 devices the head's device holds at most 3 of the 48 Mamba and MLP layers (or it alone
-  // runs 4 of them and the head), so another holds 7 of them; in at most 4 runs of consecutive
-  // layers, which alternate, at most 4 + #MLP are Mamba: 5 Mamba and 2 MLP at best. With one run
-  // per device, a device holds 4 of the 25 layers at least as long as an MLP (the MLPs and the
-  // head), so 4 MLPs and the 3 Mamba layers between them (a run with the head is longer). With
-  // any runs, 7 Mamba.
+  // Its layers: an embedding (no time), 24 Mamba and 24 MLP layers alternating (Mamba first), 4
+  // attention layers (shorter than a Mamba layer) after some Mamba layers, and the output head.
+  // On 8 devices some device holds 7 of the 49 layers at least as long as a Mamba layer (those 48
+  // and the head); with the head it runs longer than the sets below. In at most 4 runs of
+  // consecutive layers, where Mamba and MLP alternate, at most 4 + #MLP of the 7 are Mamba: 5
+  // Mamba and 2 MLP at best. With one run per device, some device holds 4 of the 25 layers at
+  // least as long as an MLP (the MLPs and the head): 4 MLPs and the 3 Mamba layers between them.
+  // With any runs, 7 Mamba layers.
   PipelineProblemSpec spec = llama_problem(8, 32);
   spec.model = "nemotron-h-8b";
   auto source = build_pipeline_source(spec);
@@ -329,10 +329,18 @@ TEST_CASE("nemotron-h-8b's bound with whole layers and at most 4 stages per devi
   auto layers = per_layer_costs(*source.value().stages, source.value().layers, 0);
   REQUIRE(layers);
   const StageCosts& c = layers.value();
-  const double mamba = c.f[1] + c.b[1] + c.w[1], mlp = c.f[2] + c.b[2] + c.w[2], head = c.f.back() + c.b.back() + c.w.back();
+  auto time = [&](int i) { return c.f[i] + c.b[i] + c.w[i]; };
+  const double mamba = time(1), mlp = time(2), head = time(c.num_stages() - 1);
   REQUIRE(mlp > mamba);
-  REQUIRE(head + 4 * mamba > 5 * mamba + 2 * mlp);
-  REQUIRE(head > mamba + mlp);
+  REQUIRE(head + 6 * mamba > 5 * mamba + 2 * mlp);  // a set with the head: the head and 6 more
+  REQUIRE(head + 3 * mlp + 2 * mamba > 3 * mamba + 4 * mlp);  // one run with the head and 3 MLPs
+  int attention = 0;
+  for (int i = 1; i + 1 < c.num_stages(); ++i)
+    if (time(i) != Approx(mamba) && time(i) != Approx(mlp)) {
+      CHECK(time(i) < mamba);
+      ++attention;
+    }
+  REQUIRE(attention == 4);
   CHECK(pipeline_layer_bound(source.value(), 4).value() == Approx(32 * (5 * mamba + 2 * mlp)));
   CHECK(pipeline_layer_bound(source.value(), 1).value() == Approx(32 * (3 * mamba + 4 * mlp)));
   CHECK(pipeline_layer_bound(source.value()).value() == Approx(32 * 7 * mamba));

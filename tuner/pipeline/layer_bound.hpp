@@ -1,11 +1,9 @@
 #pragma once
 // How fast any pipeline of whole layers can be, whatever its schedule: the busiest device runs at
 // least its layers' work. Layers do not divide, and a device holding a few stages holds a few runs
-// of consecutive layers, so the busiest device's share lies above work / devices, by how much
-// depends on which layers can go together: nemotron-h-8b alternates Mamba (7.04 ms per
-// microbatch) and MLP (7.30 ms) layers, so on 8 devices with at most 4 stages each one device
-// runs 7 of its 48 such layers in at most 4 runs, at least 5 Mamba and 2 MLP: 49.78 ms, 1.593 s
-// for 32 microbatches, against 1.525 s for work / devices and 1.5765 s for any layers per device.
+// of consecutive layers, so when layer types alternate (Mamba and MLP layers in Nemotron-H) the
+// busiest device's share lies above work / devices by more than any layers-per-device argument
+// shows: the tuning target that asks for less is out of reach (docs/architecture.md, Pipelines).
 #include <vector>
 
 namespace gantry {

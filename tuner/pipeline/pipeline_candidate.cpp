@@ -88,6 +88,12 @@ std::string describe_candidate(const PipelineCandidate& c, int devices) {
   return text;
 }
 
+std::vector<int> stages_per_device(const PipelineCandidate& candidate, int devices) {
+  std::vector<int> count(devices, 0);
+  for (int d : candidate.placement) ++count[d];
+  return count;
+}
+
 ListScheduleRules default_rules(const std::vector<int>& placement, int devices) {
   const int stages = static_cast<int>(placement.size());
   ListScheduleRules rules;

@@ -41,6 +41,9 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
 // layout), the rules, the warm-up depths, and whether the task order was edited.
 std::string describe_candidate(const PipelineCandidate& candidate, int devices);
 
+// How many stages each of `devices` devices holds.
+std::vector<int> stages_per_device(const PipelineCandidate& candidate, int devices);
+
 // The rules a layout starts from: zero-bubble style (B and W split, W delayed, F first) with
 // 1F1B's activation memory: p - d microbatches on device d for one stage per device, stages - 1
 // chunk activations for several (ZB-V's 2p - 1 for two).

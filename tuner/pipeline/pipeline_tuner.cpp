@@ -284,18 +284,12 @@ class Tuner {
     c.recompute = renumber_recompute(c.recompute, k, -1);
   }
 
-  std::vector<int> stages_per_device(const PipelineCandidate& c) const {
-    std::vector<int> count(evaluator_.source().devices(), 0);
-    for (int d : c.placement) ++count[d];
-    return count;
-  }
-
   // Stage counts that are not a multiple of the devices: split one of the most loaded stages in
   // two (its second half on any device with room for another stage), or merge two neighbouring
   // stages of one device.
   void append_stage_count_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
     const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
-    const std::vector<int> per_device = stages_per_device(c);
+    const std::vector<int> per_device = stages_per_device(c, devices);
     const std::vector<double> load = stage_loads(c);
     if (static_cast<int>(load.size()) != stages) return;
     std::vector<int> heaviest(stages);
@@ -403,7 +397,7 @@ class Tuner {
   void change_stage_count(PipelineCandidate& c, std::mt19937_64& rng) const {
     auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     const int devices = evaluator_.source().devices(), stages = static_cast<int>(c.placement.size());
-    const std::vector<int> per_device = stages_per_device(c);
+    const std::vector<int> per_device = stages_per_device(c, devices);
     if (uniform(0, 1)) {
       const int k = uniform(0, stages - 1), device = uniform(0, devices - 1);
       const auto [first, end] = c.partition[k];

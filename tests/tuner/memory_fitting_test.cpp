@@ -99,29 +99,45 @@ void check_against_brute_force(const std::vector<double>& time, int p, int m, co
     for (std::size_t b = a + 1; b < found.size(); ++b) CHECK_FALSE(found[a] == found[b]);
 }
 
+// A drawn model: its layer times, devices, microbatches and fixture options.
+struct Draw {
+  std::vector<double> time;
+  int p = 0, m = 0;
+  LayerSourceOptions o;
+};
+
+// check_against_brute_force on `trials` models from `draw`, and enough shares that some
+// partition fits and enough that none does, so both cases are checked.
+void check_draws(int trials, const std::function<Draw()>& draw, int min_fit, int min_not_fit) {
+  int shares_that_fit = 0, shares_that_do_not = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    const Draw d = draw();
+    INFO("trial " << trial);
+    check_against_brute_force(d.time, d.p, d.m, d.o, shares_that_fit, shares_that_do_not);
+  }
+  INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
+  CHECK(shares_that_fit >= min_fit);
+  CHECK(shares_that_do_not >= min_not_fit);
+}
+
 }  // namespace
 
 TEST_CASE("memory-fitting partitions: the brute force's smallest bottleneck at each share of the warm-up depth",
           "[tuner][pipeline]") {
   std::mt19937 rng(5);
-  int shares_that_fit = 0, shares_that_do_not = 0;
-  for (int trial = 0; trial < 30; ++trial) {
-    const int p = std::uniform_int_distribution<int>(2, 4)(rng);
-    const int layers = std::uniform_int_distribution<int>(p, 10)(rng), m = 2 * p;
-    std::vector<double> time;
-    for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
-    LayerSourceOptions o;
-    o.act = 1;
-    o.held = std::uniform_int_distribution<int>(0, 1)(rng) ? 1.5 : 0.0;  // B's gradients outlast the activations
-    o.params = std::uniform_real_distribution<double>(1, 6)(rng);
-    o.max_mem = std::uniform_real_distribution<double>(0.6, 2.0)(rng) * (o.params + p * o.act) * layers / p;
-    o.method = PartitionMethod::compute;
-    INFO("trial " << trial);
-    check_against_brute_force(time, p, m, o, shares_that_fit, shares_that_do_not);
-  }
-  INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
-  CHECK(shares_that_fit >= 150);
-  CHECK(shares_that_do_not >= 40);
+  check_draws(30, [&] {
+    Draw d;
+    d.p = std::uniform_int_distribution<int>(2, 4)(rng);
+    const int layers = std::uniform_int_distribution<int>(d.p, 10)(rng);
+    d.m = 2 * d.p;
+    for (int i = 0; i < layers; ++i) d.time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
+    d.o.act = 1;
+    d.o.held = std::uniform_int_distribution<int>(0, 1)(rng) ? 1.5 : 0.0;  // B's gradients outlast the activations
+    d.o.params = std::uniform_real_distribution<double>(1, 6)(rng);
+    d.o.max_mem = std::uniform_real_distribution<double>(0.6, 2.0)(rng) * (d.o.params + d.p * d.o.act) * layers / d.p;
+    d.o.method = PartitionMethod::compute;
+    return d;
+  }, 150, 40);
   // Without a memory limit there is nothing to fit.
   CHECK(memory_fitting_candidates(*layer_source({1, 2, 3, 4}, 2), 4, 4).value().empty());
 }
@@ -155,23 +171,19 @@ TEST_CASE("memory-fitting partitions: on a memory-bound model they beat the time
 TEST_CASE("memory-fitting partitions on unlike devices: each stage weighed and fitted on its own device", "[tuner][pipeline]") {
   // Three devices, the middle one half as fast, each with its own memory; the last without a limit.
   std::mt19937 rng(9);
-  int shares_that_fit = 0, shares_that_do_not = 0;
-  for (int trial = 0; trial < 20; ++trial) {
-    const int p = 3, layers = std::uniform_int_distribution<int>(4, 9)(rng), m = 6;
-    std::vector<double> time;
-    for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
-    LayerSourceOptions o;
-    o.act = 1;
-    o.params = std::uniform_real_distribution<double>(1, 4)(rng);
-    for (int d = 0; d < 2; ++d)
-      o.device_mem.push_back(std::uniform_real_distribution<double>(0.1, 1.5)(rng) * (o.params + 3 * o.act) * layers / p);
-    o.device_mem.push_back(0);  // none
-    o.slowdown = {1, 2, 1};
-    o.method = PartitionMethod::compute;
-    INFO("trial " << trial);
-    check_against_brute_force(time, p, m, o, shares_that_fit, shares_that_do_not);
-  }
-  INFO(shares_that_fit << " shares fit, " << shares_that_do_not << " do not");
-  CHECK(shares_that_fit >= 80);
-  CHECK(shares_that_do_not >= 30);
+  check_draws(20, [&] {
+    Draw d;
+    d.p = 3;
+    d.m = 6;
+    const int layers = std::uniform_int_distribution<int>(4, 9)(rng);
+    for (int i = 0; i < layers; ++i) d.time.push_back(std::uniform_real_distribution<double>(0.5, 3)(rng));
+    d.o.act = 1;
+    d.o.params = std::uniform_real_distribution<double>(1, 4)(rng);
+    for (int k = 0; k < 2; ++k)
+      d.o.device_mem.push_back(std::uniform_real_distribution<double>(0.1, 1.5)(rng) * (d.o.params + 3 * d.o.act) * layers / d.p);
+    d.o.device_mem.push_back(0);  // none
+    d.o.slowdown = {1, 2, 1};
+    d.o.method = PartitionMethod::compute;
+    return d;
+  }, 80, 30);
 }

@@ -17,10 +17,10 @@ using namespace gantry;
 
 namespace {
 
-// Layers with F = B = W = time[i], activation `act` per layer held from F to B, no transfers.
-std::unique_ptr<StageSource> layer_source(std::vector<double> time, int devices, double act = 1, double max_mem = 0) {
+// Layers with F = B = W = time[i], one unit of activation per layer held from F to B, no
+// transfers, and `max_mem` units of memory per device.
+std::unique_ptr<StageSource> memory_limited_source(std::vector<double> time, int devices, double max_mem) {
   testing::LayerSourceOptions o;
-  o.act = act;
   o.max_mem = max_mem;
   return testing::layer_source(std::move(time), devices, o);
 }
@@ -38,7 +38,7 @@ PipelineCandidate plain(const Partition& partition, int devices) {
 TEST_CASE("pipeline tuner, partition phase: an imbalanced partition is balanced", "[tuner][pipeline]") {
   // Layers 1, 1, 1, 5 on two devices: [1 | 1 1 5] and [1 1 | 1 5] leave device 1 the bottleneck;
   // the brute force over the three cuts gives [1 1 1 | 5].
-  auto source = layer_source({1, 1, 1, 5}, 2);
+  auto source = testing::layer_source({1, 1, 1, 5}, 2);
   CandidateEvaluator evaluator(*source, 8);
   PipelineTuneOptions options;
   options.max_chunks = 1;  // the partition phase alone changes stage sizes
@@ -53,7 +53,7 @@ TEST_CASE("pipeline tuner, schedule phase: delaying W fills 1F1B's bubble (the Z
   // on device d, so deeper warm-ups do not fit. W at once is 1F1B's schedule with a split B; the
   // tuner must find ZB-H1's m(F+B+W) + (p-1)(F+B-W) = 27.
   const int p = 4, m = 8;
-  auto source = layer_source({1, 1, 1, 1}, p, 1, 0);
+  auto source = testing::layer_source({1, 1, 1, 1}, p);
   CandidateEvaluator evaluator(*source, m);
   PipelineCandidate start = plain({{0, 1}, {1, 2}, {2, 3}, {3, 4}}, p);
   start.rules.delay_w = false;
@@ -73,7 +73,7 @@ TEST_CASE("pipeline tuner: a scheme over the memory limit is repaired by holding
   // GPipe-like start: every F first (no memory rule, unlimited in flight) needs m activations;
   // the limit allows 3.
   const int p = 2, m = 8;
-  auto source = layer_source({1, 1}, p, 1, 3.0);
+  auto source = memory_limited_source({1, 1}, p, 3.0);
   CandidateEvaluator evaluator(*source, m);
   PipelineCandidate start = plain({{0, 1}, {1, 2}}, p);
   start.rules.respect_memory = false;
@@ -99,7 +99,7 @@ TEST_CASE("pipeline tuner: never slower than its start, never over the limit whe
     std::vector<double> time;
     for (int i = 0; i < layers; ++i) time.push_back(std::uniform_real_distribution<double>(0.2, 2.0)(rng));
     const double limit = std::uniform_real_distribution<double>(2.0, 3.0)(rng) * layers / p * p;
-    auto source = layer_source(time, p, 1, limit);
+    auto source = memory_limited_source(time, p, limit);
     CandidateEvaluator evaluator(*source, m);
     auto start = layout_candidate(*source, {1, false});
     REQUIRE(start);
@@ -125,7 +125,7 @@ TEST_CASE("pipeline tuner: never slower than its start, never over the limit whe
 }
 
 TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pipeline]") {
-  auto source = layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
+  auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
   CandidateEvaluator evaluator(*source, 6);
   int polls = 0;
   PipelineTuneOptions options;
@@ -139,7 +139,7 @@ TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pip
 }
 
 TEST_CASE("pipeline tuner: an evaluation budget ends it with its best so far", "[tuner][pipeline]") {
-  auto source = layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
+  auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
   CandidateEvaluator evaluator(*source, 6);
   PipelineTuneOptions options;
   options.max_evaluations = 50;
@@ -155,7 +155,7 @@ TEST_CASE("pipeline tuner: an evaluation budget ends it with its best so far", "
 
 TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a failure there ends with the best so far",
           "[tuner][pipeline]") {
-  auto source = layer_source({1, 3, 1, 2, 2, 1, 4, 1, 1, 2, 3, 1}, 4, 1, 0);
+  auto source = testing::layer_source({1, 3, 1, 2, 2, 1, 4, 1, 1, 2, 3, 1}, 4);
   const PipelineCandidate start = plain({{0, 3}, {3, 6}, {6, 9}, {9, 12}}, 4);
   // Runs the tuner with its steps of `min_tasks` tasks or more sent elsewhere, against the tuner
   // alone; returns the evaluations done when the first step was sent (-1: none was).

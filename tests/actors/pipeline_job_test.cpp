@@ -204,7 +204,8 @@ TEST_CASE("a pipeline-moves task evaluates each move as the tuner's own evaluato
 TEST_CASE("a pipeline job tunes on the pool's workers as the tuner alone, stores its best and resumes from it",
           "[actors][pipeline][cluster]") {
   gantry::testing::TempDir tmp;
-  const PipelineProblemSpec problem = llama_problem(4, 8);
+  // Microbatches enough for some steps to reach PipelineTuneOptions::min_tasks_elsewhere.
+  const PipelineProblemSpec problem = llama_problem(4, 32);
   const JobSpec spec = pipeline_job(problem);
 
   // The tuner alone, every move evaluated here.

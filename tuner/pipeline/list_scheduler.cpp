@@ -64,6 +64,8 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
   };
   const PipeOp backward = rules.split_backward ? PipeOp::B : PipeOp::BW;
   const int per_microbatch = rules.split_backward ? 3 : 2;
+  for (int d = 0; d < devices; ++d)
+    scheme.schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * stages_of[d].size() * micro);
   // Each device's choice (what it would run next, and when) depends only on its own state and on
   // the ends of the F before and the B after its stages. It is kept, and recomputed only when the
   // device runs a task or a neighbouring stage's F or B ends on another device: the same schedule

@@ -11,6 +11,26 @@ namespace gantry {
 
 namespace {
 constexpr std::size_t kMaxCompiled = 64;  // structures kept (each about 20 bytes per task)
+constexpr std::size_t kMaxCosts = 256;    // stage costs kept (each a few hundred bytes per stage)
+// Results remembered, counted in the candidates' partition, placement and order entries (an
+// order task is 12 bytes; p=16, m=64 with 32 stages holds 6,144 of them).
+constexpr std::size_t kMaxRemembered = std::size_t{1} << 21;
+
+// FNV-1a over a candidate's integers.
+struct Fnv {
+  std::size_t h = 1469598103934665603ull;
+  void add(long long v) {
+    h ^= static_cast<std::size_t>(v);
+    h *= 1099511628211ull;
+  }
+};
+
+std::size_t remembered_entries(const PipelineCandidate& c) {
+  std::size_t n = c.partition.size() + c.placement.size() + c.recompute.size() + c.rules.in_flight_limit.size();
+  for (const auto& list : c.order) n += list.size();
+  return n;
+}
+const std::string kCandidateSource = "pipeline candidate";
 }  // namespace
 
 bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
@@ -152,7 +172,16 @@ Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate)
     if (candidate.placement[s] < 0 || candidate.placement[s] >= source_.devices())
       return make_error("pipeline candidate: stage " + std::to_string(s) + " is placed on device " +
                         std::to_string(candidate.placement[s]) + " of " + std::to_string(source_.devices()));
-  return source_.costs_of(shape(candidate), "pipeline candidate");
+  // Most moves keep the partition, placement and recomputation (rules, orders, depths), so their
+  // costs repeat: kept, not recomputed.
+  PipelineScheme scheme = shape(candidate);
+  CostsKey key{scheme.partition, scheme.placement, scheme.recompute};
+  if (auto known = costs_cache_.find(key); known != costs_cache_.end()) return known->second;
+  auto computed = source_.costs_of(scheme, kCandidateSource);
+  if (!computed) return computed.error();
+  if (costs_cache_.size() >= kMaxCosts) costs_cache_.clear();  // structures the search left
+  costs_cache_.emplace(std::move(key), computed.value());
+  return computed;
 }
 
 Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const PipelineCandidate& candidate) const {
@@ -168,7 +197,45 @@ Result<std::pair<PipelineScheme, StageCosts>> CandidateEvaluator::build(const Pi
   return std::pair{std::move(scheme).value(), std::move(costs).value()};
 }
 
+std::size_t CandidateEvaluator::CandidateHash::operator()(const PipelineCandidate& c) const {
+  Fnv f;
+  for (auto [first, end] : c.partition) {
+    f.add(first);
+    f.add(end);
+  }
+  for (int d : c.placement) f.add(d);
+  for (int l : c.rules.in_flight_limit) f.add(l);
+  f.add(c.rules.f_before_b | c.rules.split_backward << 1 | c.rules.delay_w << 2 | c.rules.respect_memory << 3);
+  for (int s : c.recompute) f.add(s);
+  for (const auto& list : c.order) {
+    f.add(-1);  // device separator
+    for (const PipeTask& t : list) f.add(static_cast<long long>(t.op) | static_cast<long long>(t.microbatch) << 8 |
+                                         static_cast<long long>(t.stage) << 36);
+  }
+  return f.h;
+}
+
 Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& candidate, bool with_starts) {
+  if (!with_starts) {
+    if (auto known = results_.find(candidate); known != results_.end()) {
+      ++evaluations_;
+      return known->second;
+    }
+  }
+  auto r = simulate(candidate, with_starts);
+  if (r && !with_starts) {
+    const std::size_t size = remembered_entries(candidate);
+    if (remembered_size_ + size > kMaxRemembered) {  // schemes the search left long ago
+      results_.clear();
+      remembered_size_ = 0;
+    }
+    results_.emplace(candidate, r.value());
+    remembered_size_ += size;
+  }
+  return r;
+}
+
+Result<CandidateResult> CandidateEvaluator::simulate(const PipelineCandidate& candidate, bool with_starts) {
   auto built = build(candidate);
   if (!built) return built.error();
   const auto& [scheme, costs] = built.value();

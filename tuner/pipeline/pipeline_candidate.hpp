@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -75,12 +77,15 @@ class CandidateEvaluator {
   // The scheme and costs of a candidate (what evaluate simulates).
   Result<std::pair<PipelineScheme, StageCosts>> build(const PipelineCandidate& candidate) const;
 
+  // Candidates evaluated, repeats included (a search's count of what it asked, whether or not the
+  // answer was remembered).
   std::int64_t evaluations() const { return evaluations_; }
   int microbatches() const { return microbatches_; }
   const StageSource& source() const { return source_; }
 
  private:
   PipelineScheme shape(const PipelineCandidate& candidate) const;  // no orders yet
+  Result<CandidateResult> simulate(const PipelineCandidate& candidate, bool with_starts);
 
   const StageSource& source_;
   int microbatches_;
@@ -88,6 +93,16 @@ class CandidateEvaluator {
   std::int64_t evaluations_ = 0;
   // One compiled structure per (placement, split backward).
   std::map<std::pair<std::vector<int>, bool>, std::unique_ptr<PipelineEvaluator>> compiled_;
+  // Stage costs per (partition, placement, recomputing stages).
+  using CostsKey = std::tuple<Partition, std::vector<int>, std::vector<int>>;
+  mutable std::map<CostsKey, StageCosts> costs_cache_;
+  // Results of candidates evaluated before: searches revisit schemes (a kick undone by the descent
+  // after it, an annealing step back), about a third of a tuning's evaluations on small models.
+  struct CandidateHash {
+    std::size_t operator()(const PipelineCandidate& c) const;
+  };
+  std::unordered_map<PipelineCandidate, CandidateResult, CandidateHash> results_;
+  std::size_t remembered_size_ = 0;  // the remembered candidates' partition, placement and order entries
   PipelineEvaluation scratch_;
 };
 

@@ -64,9 +64,11 @@ struct PipelineTuneOptions {
   std::function<Result<std::vector<std::optional<CandidateResult>>>(const std::vector<PipelineCandidate>&)> evaluate_moves;
   // A step with fewer tasks than this to simulate (moves x 3 x stages x microbatches) stays
   // here: it takes less than a round trip through the rollout pool (a few hundred microseconds;
-  // a task costs tens of nanoseconds to simulate). On the small models of
-  // bench/pipeline-exact.sh every step is that small.
-  std::size_t min_tasks_elsewhere = 8192;
+  // a task costs tens of nanoseconds to simulate, and the evaluator answers repeated moves, a
+  // third of them on small models, from memory). On the small models of
+  // bench/pipeline-exact.sh every step is that small (nemotron-h-7l at p=4, m=4: 33 ms with
+  // 8192, 25 ms with this; llama-3-8b at p=8, m=32 takes 5.6 s with either).
+  std::size_t min_tasks_elsewhere = 32768;
 };
 
 struct PipelineTuneResult {

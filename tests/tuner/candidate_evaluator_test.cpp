@@ -2,6 +2,7 @@
 // has seen must be what simulating that candidate afresh gives, however close the candidates it
 // saw before (the same partition and placement with other rules, orders or recomputation).
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <random>
 
 #include "pipeline_fixtures.hpp"
@@ -18,17 +19,18 @@ std::vector<PipelineCandidate> neighbours(const StageSource& source, CandidateEv
   for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}, StageLayout{2, false}}) {
     auto base = layout_candidate(source, layout);
     REQUIRE(base);
-    for (int variant = 0; variant < 8; ++variant) {
+    for (int variant = 0; variant < 16; ++variant) {
       PipelineCandidate c = base.value();
       c.rules.f_before_b = variant & 1;
       c.rules.delay_w = variant & 2;
-      c.rules.split_backward = !(variant & 4) || variant == 7;
+      c.rules.split_backward = variant & 4;
+      c.rules.respect_memory = variant & 8;
       out.push_back(c);
       for (int& limit : c.rules.in_flight_limit) limit = std::max(1, limit / 2);
       out.push_back(c);
       c.recompute = {0};
       out.push_back(c);
-      c.recompute = {0, static_cast<int>(c.placement.size()) - 1};
+      c.recompute = {static_cast<int>(c.placement.size()) - 1, 0};  // unsorted: the same stages as sorted
       out.push_back(c);
     }
     // The same structure in the orders of other rules, as explicit orders.
@@ -66,7 +68,7 @@ TEST_CASE("candidate evaluator: a remembered answer is the simulation's, and rep
     auto source = testing::layer_source(time, p, o);
     CandidateEvaluator remembering(*source, m);
     const std::vector<PipelineCandidate> candidates = neighbours(*source, remembering);
-    const std::int64_t before = remembering.evaluations();
+    const std::int64_t before = remembering.evaluations(), simulated_before = remembering.simulations();
     // Every candidate three times, interleaved, so that each is asked after its neighbours.
     std::vector<std::size_t> asks;
     for (int round = 0; round < 3; ++round)
@@ -87,16 +89,28 @@ TEST_CASE("candidate evaluator: a remembered answer is the simulation's, and rep
       CHECK(a.busy == b.busy);
     }
     CHECK(remembering.evaluations() - before == static_cast<std::int64_t>(asks.size()));
+    // Each distinct candidate was simulated once (the memory holds them all here); repeats were
+    // answered from memory.
+    std::size_t distinct = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      distinct += std::none_of(candidates.begin(), candidates.begin() + i, [&](const PipelineCandidate& c) { return c == candidates[i]; });
+    CHECK(remembering.simulations() - simulated_before == static_cast<std::int64_t>(distinct));
     // The field that tells neighbours apart matters: some pairs simulate to different times.
     for (std::size_t i = 0; i + 1 < candidates.size(); ++i) {
       CandidateEvaluator fresh(*source, m);
       differing_pairs += fresh.evaluate(candidates[i]).value().iteration_time !=
                          fresh.evaluate(candidates[i + 1]).value().iteration_time;
     }
-    // Asked for start times, it simulates again and gives them.
+    // Asked for start times, it simulates again and gives them; asked again without, it answers
+    // from memory, without them.
     auto with_starts = remembering.evaluate(candidates.front(), true);
     REQUIRE(with_starts);
     CHECK_FALSE(with_starts.value().evaluation.start.empty());
+    const std::int64_t simulated = remembering.simulations();
+    auto without = remembering.evaluate(candidates.front());
+    REQUIRE(without);
+    CHECK(without.value().evaluation.start.empty());
+    CHECK(remembering.simulations() == simulated);
   }
   CHECK(differing_pairs >= 50);
 }

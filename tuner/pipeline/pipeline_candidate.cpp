@@ -12,9 +12,12 @@ namespace gantry {
 namespace {
 constexpr std::size_t kMaxCompiled = 64;  // structures kept (each about 20 bytes per task)
 constexpr std::size_t kMaxCosts = 256;    // stage costs kept (each a few hundred bytes per stage)
-// Results remembered, counted in the candidates' partition, placement and order entries (an
-// order task is 12 bytes; p=16, m=64 with 32 stages holds 6,144 of them).
-constexpr std::size_t kMaxRemembered = std::size_t{1} << 21;
+// Results remembered, in bytes (estimated: each candidate's entries, its result's per-device
+// figures and the map's node), and the largest explicit order remembered: a longer one is seldom
+// asked again (its moves edit it), and hashing and copying it cost a share of simulating it.
+constexpr std::size_t kMaxRememberedBytes = std::size_t{32} << 20;
+constexpr std::size_t kMaxRememberedTasks = 4096;
+constexpr std::size_t kNodeBytes = 256;  // the map's node, the vectors' headers and allocations
 
 // FNV-1a over a candidate's integers.
 struct Fnv {
@@ -25,10 +28,16 @@ struct Fnv {
   }
 };
 
-std::size_t remembered_entries(const PipelineCandidate& c) {
-  std::size_t n = c.partition.size() + c.placement.size() + c.recompute.size() + c.rules.in_flight_limit.size();
+std::size_t order_tasks(const PipelineCandidate& c) {
+  std::size_t n = 0;
   for (const auto& list : c.order) n += list.size();
   return n;
+}
+
+std::size_t remembered_bytes(const PipelineCandidate& c, const CandidateResult& r) {
+  return kNodeBytes + sizeof(std::pair<int, int>) * c.partition.size() +
+         sizeof(int) * (c.placement.size() + c.recompute.size() + c.rules.in_flight_limit.size()) +
+         sizeof(PipeTask) * order_tasks(c) + sizeof(double) * (r.evaluation.busy.size() + r.evaluation.peak_memory.size());
 }
 const std::string kCandidateSource = "pipeline candidate";
 }  // namespace
@@ -216,21 +225,24 @@ std::size_t CandidateEvaluator::CandidateHash::operator()(const PipelineCandidat
 }
 
 Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& candidate, bool with_starts) {
-  if (!with_starts) {
+  const bool rememberable = !with_starts && order_tasks(candidate) <= kMaxRememberedTasks;
+  if (rememberable) {
     if (auto known = results_.find(candidate); known != results_.end()) {
       ++evaluations_;
       return known->second;
     }
   }
   auto r = simulate(candidate, with_starts);
-  if (r && !with_starts) {
-    const std::size_t size = remembered_entries(candidate);
-    if (remembered_size_ + size > kMaxRemembered) {  // schemes the search left long ago
+  if (!r) return r;
+  ++simulations_;
+  if (rememberable) {
+    const std::size_t bytes = remembered_bytes(candidate, r.value());
+    if (remembered_bytes_ + bytes > kMaxRememberedBytes) {  // schemes the search left long ago
       results_.clear();
-      remembered_size_ = 0;
+      remembered_bytes_ = 0;
     }
     results_.emplace(candidate, r.value());
-    remembered_size_ += size;
+    remembered_bytes_ += bytes;
   }
   return r;
 }

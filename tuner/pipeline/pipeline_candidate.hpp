@@ -64,6 +64,8 @@ struct CandidateResult {
   bool better_than(const CandidateResult& other) const;
 };
 
+// Not for several threads at once, const calls included: it keeps compiled structures, stage
+// costs and results as it goes (each worker slot and job thread has its own).
 class CandidateEvaluator {
  public:
   CandidateEvaluator(const StageSource& source, int microbatches, LinkModel links = LinkModel::contention);
@@ -78,8 +80,9 @@ class CandidateEvaluator {
   Result<std::pair<PipelineScheme, StageCosts>> build(const PipelineCandidate& candidate) const;
 
   // Candidates evaluated, repeats included (a search's count of what it asked, whether or not the
-  // answer was remembered).
+  // answer was remembered), and of those the ones simulated.
   std::int64_t evaluations() const { return evaluations_; }
+  std::int64_t simulations() const { return simulations_; }
   int microbatches() const { return microbatches_; }
   const StageSource& source() const { return source_; }
 
@@ -90,7 +93,7 @@ class CandidateEvaluator {
   const StageSource& source_;
   int microbatches_;
   LinkModel links_;
-  std::int64_t evaluations_ = 0;
+  std::int64_t evaluations_ = 0, simulations_ = 0;
   // One compiled structure per (placement, split backward).
   std::map<std::pair<std::vector<int>, bool>, std::unique_ptr<PipelineEvaluator>> compiled_;
   // Stage costs per (partition, placement, recomputing stages).
@@ -102,7 +105,7 @@ class CandidateEvaluator {
     std::size_t operator()(const PipelineCandidate& c) const;
   };
   std::unordered_map<PipelineCandidate, CandidateResult, CandidateHash> results_;
-  std::size_t remembered_size_ = 0;  // the remembered candidates' partition, placement and order entries
+  std::size_t remembered_bytes_ = 0;  // estimated
   PipelineEvaluation scratch_;
 };
 

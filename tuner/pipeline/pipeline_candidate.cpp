@@ -234,6 +234,7 @@ Result<CandidateResult> CandidateEvaluator::evaluate(const PipelineCandidate& ca
   }
   auto r = simulate(candidate, with_starts);
   if (!r) return r;
+  ++evaluations_;
   ++simulations_;
   if (rememberable) {
     const std::size_t bytes = remembered_bytes(candidate, r.value());
@@ -267,7 +268,6 @@ Result<CandidateResult> CandidateEvaluator::simulate(const PipelineCandidate& ca
   compiled->set_record_starts(with_starts);
   auto ok = compiled->evaluate(scheme, costs, links_, scratch_);
   if (!ok) return ok.error();
-  ++evaluations_;
   CandidateResult r;
   r.evaluation = scratch_;
   r.iteration_time = scratch_.feasible() ? scratch_.iteration_time : std::numeric_limits<double>::infinity();

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "learner/tensor_memory.hpp"
+
 namespace gantry {
 namespace {
 
@@ -295,6 +297,7 @@ struct PolicyModel::Impl : torch::nn::Module {
 void set_training_threads(int threads) { torch::set_num_threads(std::max(1, threads)); }
 
 PolicyModel::PolicyModel(const PolicyConfig& config, std::uint64_t seed) : impl_(std::make_unique<Impl>(config)) {
+  keep_tensor_memory();
   torch::manual_seed(seed);
   torch::NoGradGuard no_grad;
   for (auto& [name, t] : impl_->p) {
@@ -304,7 +307,10 @@ PolicyModel::PolicyModel(const PolicyConfig& config, std::uint64_t seed) : impl_
   }
 }
 
-PolicyModel::PolicyModel(const PolicyWeights& weights) : impl_(std::make_unique<Impl>(weights.config)) { load(weights); }
+PolicyModel::PolicyModel(const PolicyWeights& weights) : impl_(std::make_unique<Impl>(weights.config)) {
+  keep_tensor_memory();
+  load(weights);
+}
 PolicyModel::~PolicyModel() = default;
 PolicyModel::PolicyModel(PolicyModel&&) noexcept = default;
 PolicyModel& PolicyModel::operator=(PolicyModel&&) noexcept = default;

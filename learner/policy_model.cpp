@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "learner/exclusive_prefix_sum.hpp"
 #include "learner/tensor_memory.hpp"
 
 namespace gantry {
@@ -191,8 +192,8 @@ struct PolicyModel::Impl : torch::nn::Module {
       Tensor summary = h.mm(w1.narrow(1, st + hd, hd).t()).index_select(0, op_t).view({b, n, 1, -1});
       Tensor onehot = F::one_hot(dev_t, d).to(torch::kFloat);                          // [b, n, d]
       Tensor contrib = onehot.unsqueeze(-1) * summary;                                   // [b, n, d, a]
-      Tensor before = contrib.cumsum(1) - contrib;
-      Tensor count = (onehot.cumsum(1) - onehot).clamp_min(1).unsqueeze(-1);
+      Tensor before = exclusive_prefix_sum(contrib);
+      Tensor count = exclusive_prefix_sum(onehot).clamp_min(1).unsqueeze(-1);
       dev_logits = linear(leaky(part_u + node + before / count), "plc.l2").squeeze(-1);  // [b, n, d]
     }
     Tensor dev_logp = torch::log_softmax(dev_logits, -1);

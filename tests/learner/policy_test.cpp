@@ -132,6 +132,13 @@ TEST_CASE("the plain-C++ forward gives LibTorch's probabilities", "[learner]") {
     INFO(to_string(a));
     LearnerProblem p("llama-block:costs=doppler,blocks=2", 4);
     PolicyModel model(small_config(a, 4), 5);
+    // Fresh weights have zero biases: perturb every tensor so that each one counts.
+    PolicyWeights w = model.weights();
+    std::mt19937_64 rng(11);
+    std::normal_distribution<float> noise(0.0f, 0.2f);
+    for (auto& [name, t] : w.tensors)
+      for (float& x : t.data) x += noise(rng);
+    model.load(w);
     const Episode e = sample(model.weights(), p, 9);
     const std::vector<double> torch_logp = model.step_log_probs(p.graph, p.features, e);
     REQUIRE(torch_logp.size() == e.behaviour_logp.size());

@@ -2,6 +2,7 @@
 
 #include "actors/blocking_job.hpp"
 #include "actors/learner_run.hpp"
+#include "learner/tensor_memory.hpp"
 #include <cstdio>
 
 namespace gantry {
@@ -58,6 +59,7 @@ caf::actor spawn_learner(caf::actor_system& system, LearnerConfig config) {
     hooks.checkpoints = config.checkpoints;
     auto report = run_learner(system, config.store, config.pool, config.spec, config.job_id, config.cache, hooks,
                               config.first_sequence);
+    release_tensor_memory();  // the model and its batches are gone; a coordinator lives on
     if (report && report.value().nothing_learned.empty() && config.hooks.on_learned) config.hooks.on_learned(report.value());
     return outcome_of(config, report);
   }, stop);

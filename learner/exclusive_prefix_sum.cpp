@@ -31,7 +31,8 @@ void scan_rows(const float* in, float* out, std::int64_t blocks, std::int64_t st
 }
 
 Tensor scan(const Tensor& x, bool reverse) {
-  if (x.scalar_type() != torch::kFloat || x.dim() < 2) throw std::invalid_argument("exclusive_prefix_sum needs a float tensor [B, T, ...]");
+  if (x.scalar_type() != torch::kFloat || x.dim() < 2 || !x.device().is_cpu())
+    throw std::invalid_argument("exclusive_prefix_sum needs a float CPU tensor [B, T, ...]");
   const Tensor in = x.contiguous();
   Tensor out = torch::empty_like(in);
   const std::int64_t blocks = in.size(0), steps = in.size(1);
@@ -42,7 +43,8 @@ Tensor scan(const Tensor& x, bool reverse) {
 
 struct ExclusivePrefixSum : torch::autograd::Function<ExclusivePrefixSum> {
   static Tensor forward(AutogradContext*, const Tensor& x) { return scan(x, false); }
-  // d out[t'] / d x[t] = 1 for every t' > t: the gradient is the exclusive suffix sum.
+  // d out[t'] / d x[t] = 1 for every t' > t: the gradient is the exclusive suffix sum. It is
+  // computed outside autograd, so it has no gradient of its own (nothing here differentiates twice).
   static tensor_list backward(AutogradContext*, tensor_list grad) { return {scan(grad[0], true)}; }
 };
 

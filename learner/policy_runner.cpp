@@ -20,31 +20,44 @@ void matvec(const WeightTensor& w, int col, int cols, const float* x, float* y, 
   }
 }
 
-// Y[v] = W X[v] (+ b) for n vectors at once (the per-op layers of the encoder and the heads):
-// the weight slice transposed once, then each output accumulated as a sum of the weight's columns
-// scaled by the input's entries, contiguous and vectorized without horizontal sums (matvec's
-// reductions made the encoder 40% of a rollout request on llama-block). Zero inputs (ReLU's) are
-// skipped, which changes no sum.
-void multiply_rows(const WeightTensor& w, int col, int cols, const float* x, int x_stride, int n, float* y, int y_stride,
-                   const float* bias = nullptr) {
-  const int rows = static_cast<int>(w.shape[0]);
-  const int stride = static_cast<int>(w.shape[1]);
-  std::vector<float> wt(static_cast<std::size_t>(cols) * rows);
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) wt[static_cast<std::size_t>(c) * rows + r] = w.data[static_cast<std::size_t>(r) * stride + col + c];
-  for (int v = 0; v < n; ++v) {
-    const float* in = x + static_cast<std::size_t>(v) * x_stride;
-    float* out = y + static_cast<std::size_t>(v) * y_stride;
-    for (int r = 0; r < rows; ++r) out[r] = bias ? bias[r] : 0.0f;
-    for (int c = 0; c < cols; ++c) {
-      const float xc = in[c];
-      if (xc == 0.0f) continue;
-      const float* wc = &wt[static_cast<std::size_t>(c) * rows];
+// A slice W[:, col : col + cols] of a weight, transposed once, to multiply many vectors (the
+// encoder's and the heads' per-op layers): each output accumulates the weight's columns scaled by
+// the input's entries, contiguous and vectorized, without matvec's horizontal sums (per-row
+// matvecs made the encoder 40% of a rollout request on llama-block).
+class Columns {
+ public:
+  Columns(const WeightTensor& w, int col, int cols) : rows_(static_cast<int>(w.shape[0])), cols_(cols) {
+    const auto stride = static_cast<std::size_t>(w.shape[1]);
+    t_.resize(static_cast<std::size_t>(cols) * rows_);
+    for (int r = 0; r < rows_; ++r)
+      for (int c = 0; c < cols; ++c) t_[static_cast<std::size_t>(c) * rows_ + r] = w.data[r * stride + col + c];
+    finite_ = std::all_of(t_.begin(), t_.end(), [](float x) { return std::isfinite(x); });
+  }
+  // y[v] = W x[v] (+ bias) for n vectors, `x_stride` and `y_stride` floats apart.
+  void multiply(const float* x, int x_stride, int n, float* y, int y_stride, const float* bias = nullptr) const {
+    for (int v = 0; v < n; ++v) {
+      const float* in = x + static_cast<std::size_t>(v) * x_stride;
+      float* out = y + static_cast<std::size_t>(v) * y_stride;
+      for (int r = 0; r < rows_; ++r) out[r] = bias ? bias[r] : 0.0f;
+      for (int c = 0; c < cols_; ++c) {
+        const float xc = in[c];
+        if (xc == 0.0f && finite_) continue;  // ReLU's zeros add nothing (0 x inf would be NaN)
+        const float* wc = &t_[static_cast<std::size_t>(c) * rows_];
 #pragma omp simd
-      for (int r = 0; r < rows; ++r) out[r] += xc * wc[r];
+        for (int r = 0; r < rows_; ++r) out[r] += xc * wc[r];
+      }
     }
   }
-}
+
+ private:
+  int rows_, cols_;
+  std::vector<float> t_;  // [cols x rows]
+  bool finite_ = true;
+};
+
+// Ops per block of the encoder's and SEL's per-op temporaries (their size stays bounded on graphs
+// of many ops).
+constexpr int kBlock = 256;
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
@@ -56,7 +69,7 @@ PolicyRunner::PolicyRunner(const PolicyWeights& weights, const GraphFeatures& fe
   if (config().ablation == Ablation::gdp) {
     const int n = features_.ops, d = config().devices;
     gdp_logit_.resize(static_cast<std::size_t>(n) * d);
-    multiply_rows(weights_.at("gdp.w"), 0, hidden(), h_.data(), hidden(), n, gdp_logit_.data(), d, weights_.at("gdp.b").data.data());
+    Columns(weights_.at("gdp.w"), 0, hidden()).multiply(h_.data(), hidden(), n, gdp_logit_.data(), d, weights_.at("gdp.b").data.data());
     return;
   }
   if (config().ablation == Ablation::dual) sel_head();
@@ -69,47 +82,51 @@ PolicyRunner::PolicyRunner(const PolicyWeights& weights, const GraphFeatures& fe
 void PolicyRunner::encode(const Graph& g) {
   const int n = features_.ops, hd = hidden();
   h_.assign(static_cast<std::size_t>(n) * hd, 0.0f);
-  multiply_rows(weights_.at("enc.in.w"), 0, kNodeFeatures, features_.node.data(), kNodeFeatures, n, h_.data(), hd,
-                weights_.at("enc.in.b").data.data());
+  Columns(weights_.at("enc.in.w"), 0, kNodeFeatures)
+      .multiply(features_.node.data(), kNodeFeatures, n, h_.data(), hd, weights_.at("enc.in.b").data.data());
   for (float& x : h_) x = std::max(x, 0.0f);
-  const WeightTensor &wf = weights_.at("enc.fwd.w"), &wb = weights_.at("enc.bwd.w");
+  const Columns fwd(weights_.at("enc.fwd.w"), 0, hd), bwd(weights_.at("enc.bwd.w"), 0, hd);
+  const Columns gru_in(weights_.at("enc.gru.wih"), 0, 2 * hd), gru_h(weights_.at("enc.gru.whh"), 0, hd);
   const float *ef = weights_.at("enc.fwd.e").data.data(), *bf = weights_.at("enc.fwd.b").data.data();
   const float *eb = weights_.at("enc.bwd.e").data.data(), *bb = weights_.at("enc.bwd.b").data.data();
-  const WeightTensor &wih = weights_.at("enc.gru.wih"), &whh = weights_.at("enc.gru.whh");
   const float *bih = weights_.at("enc.gru.bih").data.data(), *bhh = weights_.at("enc.gru.bhh").data.data();
-  const std::size_t rows = static_cast<std::size_t>(n);
-  std::vector<float> pf(h_.size()), pb(h_.size()), ms(rows * 2 * hd), gis(rows * 3 * hd), ghs(rows * 3 * hd), next(h_.size());
+  std::vector<float> pf(h_.size()), pb(h_.size()), next(h_.size());
+  std::vector<float> ms(kBlock * 2 * hd), gis(kBlock * 3 * hd), ghs(kBlock * 3 * hd);
   for (int step = 0; step < config().steps; ++step) {
-    multiply_rows(wf, 0, hd, h_.data(), hd, n, pf.data(), hd);
-    multiply_rows(wb, 0, hd, h_.data(), hd, n, pb.data(), hd);
-    for (int v = 0; v < n; ++v) {
-      float* m = &ms[v * 2 * hd];
-      std::fill(m, m + 2 * hd, 0.0f);
-      const Span<OpId> preds = g.preds(v), succs = g.succs(v);
-      for (std::size_t i = 0; i < preds.size(); ++i) {
-        const float e = features_.edge[g.in_edges(v)[i]];
-        const float* p = &pf[preds[i] * hd];
-        for (int k = 0; k < hd; ++k) m[k] += std::max(p[k] + e * ef[k] + bf[k], 0.0f);
+    fwd.multiply(h_.data(), hd, n, pf.data(), hd);
+    bwd.multiply(h_.data(), hd, n, pb.data(), hd);
+    for (int first = 0; first < n; first += kBlock) {
+      const int count = std::min(kBlock, n - first);
+      for (int i = 0; i < count; ++i) {
+        const int v = first + i;
+        float* m = &ms[i * 2 * hd];
+        std::fill(m, m + 2 * hd, 0.0f);
+        const Span<OpId> preds = g.preds(v), succs = g.succs(v);
+        for (std::size_t j = 0; j < preds.size(); ++j) {
+          const float e = features_.edge[g.in_edges(v)[j]];
+          const float* p = &pf[preds[j] * hd];
+          for (int k = 0; k < hd; ++k) m[k] += std::max(p[k] + e * ef[k] + bf[k], 0.0f);
+        }
+        for (std::size_t j = 0; j < succs.size(); ++j) {
+          const float e = features_.edge[g.out_edges(v)[j]];
+          const float* p = &pb[succs[j] * hd];
+          for (int k = 0; k < hd; ++k) m[hd + k] += std::max(p[k] + e * eb[k] + bb[k], 0.0f);
+        }
+        if (!preds.empty()) for (int k = 0; k < hd; ++k) m[k] /= static_cast<float>(preds.size());
+        if (!succs.empty()) for (int k = 0; k < hd; ++k) m[hd + k] /= static_cast<float>(succs.size());
       }
-      for (std::size_t i = 0; i < succs.size(); ++i) {
-        const float e = features_.edge[g.out_edges(v)[i]];
-        const float* p = &pb[succs[i] * hd];
-        for (int k = 0; k < hd; ++k) m[hd + k] += std::max(p[k] + e * eb[k] + bb[k], 0.0f);
-      }
-      if (!preds.empty()) for (int k = 0; k < hd; ++k) m[k] /= static_cast<float>(preds.size());
-      if (!succs.empty()) for (int k = 0; k < hd; ++k) m[hd + k] /= static_cast<float>(succs.size());
-    }
-    multiply_rows(wih, 0, 2 * hd, ms.data(), 2 * hd, n, gis.data(), 3 * hd, bih);
-    multiply_rows(whh, 0, hd, h_.data(), hd, n, ghs.data(), 3 * hd, bhh);
-    for (int v = 0; v < n; ++v) {
-      const float* h = &h_[v * hd];
-      const float *gi = &gis[v * 3 * hd], *gh = &ghs[v * 3 * hd];
-      float* out = &next[v * hd];
-      for (int k = 0; k < hd; ++k) {
-        const float r = sigmoid(gi[k] + gh[k]);
-        const float z = sigmoid(gi[hd + k] + gh[hd + k]);
-        const float c = std::tanh(gi[2 * hd + k] + r * gh[2 * hd + k]);
-        out[k] = (1 - z) * c + z * h[k];
+      gru_in.multiply(ms.data(), 2 * hd, count, gis.data(), 3 * hd, bih);
+      gru_h.multiply(&h_[static_cast<std::size_t>(first) * hd], hd, count, ghs.data(), 3 * hd, bhh);
+      for (int i = 0; i < count; ++i) {
+        const float* h = &h_[static_cast<std::size_t>(first + i) * hd];
+        const float *gi = &gis[i * 3 * hd], *gh = &ghs[i * 3 * hd];
+        float* out = &next[static_cast<std::size_t>(first + i) * hd];
+        for (int k = 0; k < hd; ++k) {
+          const float r = sigmoid(gi[k] + gh[k]);
+          const float z = sigmoid(gi[hd + k] + gh[hd + k]);
+          const float c = std::tanh(gi[2 * hd + k] + r * gh[2 * hd + k]);
+          out[k] = (1 - z) * c + z * h[k];
+        }
       }
     }
     h_.swap(next);
@@ -136,28 +153,33 @@ void PolicyRunner::sel_head() {
     const OpId prev = features_.top_prev[v];
     for (int k = 0; k < hd; ++k) top[v * hd + k] = h_[v * hd + k] + (prev >= 0 ? top[prev * hd + k] : 0.0f);
   }
-  const WeightTensor &wx = weights_.at("sel.x.w"), &w1 = weights_.at("sel.l1.w"), &w2 = weights_.at("sel.l2.w");
+  const Columns x_layer(weights_.at("sel.x.w"), 0, kNodeFeatures), l1(weights_.at("sel.l1.w"), 0, 4 * hd);
+  const WeightTensor& w2 = weights_.at("sel.l2.w");
   const float *bx = weights_.at("sel.x.b").data.data(), *b1 = weights_.at("sel.l1.b").data.data();
   const float b2 = weights_.at("sel.l2.b").data[0];
-  std::vector<float> zs(static_cast<std::size_t>(n) * 4 * hd), hids(static_cast<std::size_t>(n) * a);
-  multiply_rows(wx, 0, kNodeFeatures, features_.node.data(), kNodeFeatures, n, &zs[hd], 4 * hd, bx);
-  for (int v = 0; v < n; ++v) {
-    float* z = &zs[static_cast<std::size_t>(v) * 4 * hd];
-    std::copy(&h_[v * hd], &h_[v * hd] + hd, z);
-    for (int k = 0; k < hd; ++k) z[hd + k] = leaky(z[hd + k]);
-    const float lb = static_cast<float>(features_.bottom_length[v]), lt = static_cast<float>(features_.top_length[v]);
-    for (int k = 0; k < hd; ++k) {
-      z[2 * hd + k] = bottom[v * hd + k] / lb;
-      z[3 * hd + k] = top[v * hd + k] / lt;
-    }
-  }
-  multiply_rows(w1, 0, 4 * hd, zs.data(), 4 * hd, n, hids.data(), a, b1);
+  std::vector<float> zs(kBlock * 4 * hd), hids(kBlock * a);
   sel_static_.resize(n);
-  for (int v = 0; v < n; ++v) {
-    const float* hid = &hids[static_cast<std::size_t>(v) * a];
-    float logit = b2;
-    for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k]);
-    sel_static_[v] = logit;
+  for (int first = 0; first < n; first += kBlock) {
+    const int count = std::min(kBlock, n - first);
+    x_layer.multiply(&features_.node[static_cast<std::size_t>(first) * kNodeFeatures], kNodeFeatures, count, &zs[hd], 4 * hd, bx);
+    for (int i = 0; i < count; ++i) {
+      const int v = first + i;
+      float* z = &zs[i * 4 * hd];
+      std::copy(&h_[v * hd], &h_[v * hd] + hd, z);
+      for (int k = 0; k < hd; ++k) z[hd + k] = leaky(z[hd + k]);
+      const float lb = static_cast<float>(features_.bottom_length[v]), lt = static_cast<float>(features_.top_length[v]);
+      for (int k = 0; k < hd; ++k) {
+        z[2 * hd + k] = bottom[v * hd + k] / lb;
+        z[3 * hd + k] = top[v * hd + k] / lt;
+      }
+    }
+    l1.multiply(zs.data(), 4 * hd, count, hids.data(), a, b1);
+    for (int i = 0; i < count; ++i) {
+      const float* hid = &hids[i * a];
+      float logit = b2;
+      for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k]);
+      sel_static_[first + i] = logit;
+    }
   }
 }
 
@@ -182,8 +204,8 @@ void PolicyRunner::plc_terms() {
   const WeightTensor& w1 = weights_.at("plc.l1.w");
   node_term_.resize(static_cast<std::size_t>(n) * a);
   summary_term_.resize(static_cast<std::size_t>(n) * a);
-  multiply_rows(w1, state(), hd, h_.data(), hd, n, node_term_.data(), a, weights_.at("plc.l1.b").data.data());
-  multiply_rows(w1, state() + hd, hd, h_.data(), hd, n, summary_term_.data(), a);
+  Columns(w1, state(), hd).multiply(h_.data(), hd, n, node_term_.data(), a, weights_.at("plc.l1.b").data.data());
+  Columns(w1, state() + hd, hd).multiply(h_.data(), hd, n, summary_term_.data(), a);
 }
 
 void PolicyRunner::plc_logits(OpId op, const float* features, const float* summary_sum, const int* counts,

@@ -1,8 +1,10 @@
 #include "learner/tensor_memory.hpp"
 
-#include <malloc.h>
-
 #include <mutex>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 namespace gantry {
 namespace {
@@ -16,17 +18,22 @@ constexpr int kTopPad = 64 << 20;
 
 }  // namespace
 
-bool keep_tensor_memory() {
+void keep_tensor_memory() {
   static std::once_flag once;
-  static bool accepted = false;
   std::call_once(once, [] {
 #if defined(__GLIBC__)
-    // mallopt returns 1 on success; setting the mmap threshold turns off glibc's dynamic one.
-    accepted = mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1 &&
-               mallopt(M_TOP_PAD, kTopPad) == 1;
+    // Setting the mmap threshold also turns off glibc's dynamic one.
+    mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+    mallopt(M_TRIM_THRESHOLD, kTrimThreshold);
+    mallopt(M_TOP_PAD, kTopPad);
 #endif
   });
-  return accepted;
+}
+
+void release_tensor_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 }  // namespace gantry

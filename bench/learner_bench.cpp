@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <random>
+#include <stdexcept>
 
 #include "bench/median.hpp"
 #include "core/cluster.hpp"
@@ -32,11 +33,15 @@ struct BenchGraph {
   Cluster cluster;
   CostTable costs;
   SimOptions sim;
-  explicit BenchGraph(int ops)
-      : graph(make_workload("random:costs=doppler,ops=" + std::to_string(ops), 1).value()),
-        cluster(Cluster::identical(4).value()),
-        costs(graph, cluster) {
+  explicit BenchGraph(int ops) : BenchGraph(workload_graph("random:costs=doppler,ops=" + std::to_string(ops), "--sizes")) {}
+  explicit BenchGraph(Graph g) : graph(std::move(g)), cluster(Cluster::identical(4).value()), costs(graph, cluster) {
     sim.doppler = true;
+  }
+  // The graph of a workload spec, or an error naming the option it came from.
+  static Graph workload_graph(const std::string& spec, const std::string& option) {
+    auto g = make_workload(spec, 1);
+    if (!g) throw std::runtime_error(option + " " + spec + ": " + g.error().message);
+    return std::move(g).value();
   }
 };
 
@@ -72,6 +77,7 @@ RolloutBenchRow bench_rollouts(const PolicyWeights& weights, int ops, const Lear
 
 LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   set_training_threads(1);
+  const BenchGraph train_graph(BenchGraph::workload_graph(o.train_workload, "--train-workload"));  // refused before the rest runs
   PolicyModel model(PolicyConfig{}, 1);
   const PolicyWeights weights = model.weights();
   LearnerBenchResult result;
@@ -91,7 +97,7 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   }
 
   // As `gantry train` runs: a learner job on the embedded cluster, episodes through its rollout pool.
-  BenchGraph g(200);
+  const BenchGraph& g = train_graph;
   JobSpec spec;
   spec.kind = "train";
   spec.problem = make_problem_spec(g.graph, g.cluster, g.sim, "bench");
@@ -108,6 +114,7 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   auto opened = Store::open(std::string(dir) + "/db");
   if (opened) (void)run_embedded_job(std::move(opened).value(), spec, job);
   std::filesystem::remove_all(dir);
+  result.train_ops = g.graph.size();
   if (report) {
     result.train_episodes = report->episodes;
     result.train_seconds = report->seconds;

@@ -5,7 +5,8 @@
 //     encoder pass per batch of episodes, and the time per op (episode time linear in size);
 //   greedy: one `place --method doppler` episode (encoder included) on a 300-op graph;
 //   learner: trained episodes per second of gantry train end to end (episodes through the
-//     embedded cluster's rollout pool while the learner trains) on the 200-op graph.
+//     embedded cluster's rollout pool while the learner trains) on a workload (a 200-op random
+//     graph by default; the learner's cost grows with the candidates per step, e.g. llama-block).
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct LearnerBenchResult {
   std::vector<RolloutBenchRow> rollouts;
   int greedy_ops = 0;
   double greedy_ms = 0;  // median
+  int train_ops = 0;
   double train_episodes_per_second = 0;
   double train_seconds = 0;
   long train_episodes = 0;
@@ -35,6 +37,7 @@ struct LearnerBenchOptions {
   double seconds_per_size = 2;
   double train_seconds = 10;
   int threads = 1;            // rollout threads of the training run
+  std::string train_workload = "random:costs=doppler,ops=200";  // the training run's graph (4 devices)
 };
 
 LearnerBenchResult run_learner_bench(const LearnerBenchOptions& options);

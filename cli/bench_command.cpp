@@ -310,6 +310,9 @@ void add_bench_learner(CLI::App& bench) {
   cmd->add_option("--seconds", options->seconds_per_size, "time per size")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--train-seconds", options->train_seconds, "length of the training run")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--threads", options->threads, "rollout threads of the training run")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--train-workload", options->train_workload,
+                  "graph of the training run, on 4 identical devices with DOPPLER's simulator (e.g. llama-block:costs=doppler)")
+      ->capture_default_str();
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     const LearnerBenchResult r = run_learner_bench(*options);
@@ -319,6 +322,7 @@ void add_bench_learner(CLI::App& bench) {
         rows.push_back({{"ops", x.ops}, {"edges", x.edges}, {"encoder_ms", x.encoder_ms}, {"episode_ms", x.episode_ms},
                         {"episodes_per_second", x.episodes_per_second}, {"us_per_op", x.us_per_op}});
       nlohmann::json j = {{"rollouts", rows}, {"greedy_ops", r.greedy_ops}, {"greedy_ms", r.greedy_ms},
+                          {"train_workload", options->train_workload}, {"train_ops", r.train_ops},
                           {"train_episodes_per_second", r.train_episodes_per_second}, {"train_episodes", r.train_episodes},
                           {"train_seconds", r.train_seconds}, {"learner_busy", r.learner_busy}};
       std::cout << j.dump(2) << "\n";
@@ -330,9 +334,9 @@ void add_bench_learner(CLI::App& bench) {
                  format_fixed(x.episodes_per_second, 1), format_fixed(x.us_per_op, 2)});
     table.print(std::cout);
     std::printf("greedy placement (encoder + episode) on %d ops: %.2f ms (median of 20)\n", r.greedy_ops, r.greedy_ms);
-    std::printf("gantry train, 200 ops, %d rollout thread(s) + learner: %ld trained episodes in %.1f s = %.1f episodes/s "
-                "(learner busy %.0f%%)\n", options->threads, r.train_episodes, r.train_seconds, r.train_episodes_per_second,
-                100 * r.learner_busy);
+    std::printf("gantry train, %s (%d ops), %d rollout thread(s) + learner: %ld trained episodes in %.1f s = %.1f episodes/s "
+                "(learner busy %.0f%%)\n", options->train_workload.c_str(), r.train_ops, options->threads, r.train_episodes,
+                r.train_seconds, r.train_episodes_per_second, 100 * r.learner_busy);
   });
 }
 

@@ -97,10 +97,9 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   }
 
   // As `gantry train` runs: a learner job on the embedded cluster, episodes through its rollout pool.
-  const BenchGraph& g = train_graph;
   JobSpec spec;
   spec.kind = "train";
-  spec.problem = make_problem_spec(g.graph, g.cluster, g.sim, "bench");
+  spec.problem = make_problem_spec(train_graph.graph, train_graph.cluster, train_graph.sim, "bench");
   spec.budget_seconds = o.train_seconds;
   spec.train.stage = "sim";
   spec.train.batch = o.batch;
@@ -114,7 +113,7 @@ LearnerBenchResult run_learner_bench(const LearnerBenchOptions& o) {
   auto opened = Store::open(std::string(dir) + "/db");
   if (opened) (void)run_embedded_job(std::move(opened).value(), spec, job);
   std::filesystem::remove_all(dir);
-  result.train_ops = g.graph.size();
+  result.train_ops = train_graph.graph.size();
   if (report) {
     result.train_episodes = report->episodes;
     result.train_seconds = report->seconds;

@@ -6,55 +6,6 @@
 namespace gantry {
 namespace {
 
-// y = W x (+ b): W row-major [rows x cols] starting at column `col` of a wider matrix.
-void matvec(const WeightTensor& w, int col, int cols, const float* x, float* y, const float* bias = nullptr) {
-  const int rows = static_cast<int>(w.shape[0]);
-  const int stride = static_cast<int>(w.shape[1]);
-  for (int r = 0; r < rows; ++r) {
-    const float* row = w.data.data() + static_cast<std::size_t>(r) * stride + col;
-    float acc = 0.0f;
-#pragma omp simd reduction(+ : acc)  // -fopenmp-simd: lets the compiler vectorize the float sum
-    for (int c = 0; c < cols; ++c) acc += row[c] * x[c];
-    if (bias) acc += bias[r];
-    y[r] = acc;
-  }
-}
-
-// A slice W[:, col : col + cols] of a weight, transposed once, to multiply many vectors (the
-// encoder's and the heads' per-op layers): each output accumulates the weight's columns scaled by
-// the input's entries, contiguous and vectorized, without matvec's horizontal sums (per-row
-// matvecs made the encoder 40% of a rollout request on llama-block).
-class Columns {
- public:
-  Columns(const WeightTensor& w, int col, int cols) : rows_(static_cast<int>(w.shape[0])), cols_(cols) {
-    const auto stride = static_cast<std::size_t>(w.shape[1]);
-    t_.resize(static_cast<std::size_t>(cols) * rows_);
-    for (int r = 0; r < rows_; ++r)
-      for (int c = 0; c < cols; ++c) t_[static_cast<std::size_t>(c) * rows_ + r] = w.data[r * stride + col + c];
-    finite_ = std::all_of(t_.begin(), t_.end(), [](float x) { return std::isfinite(x); });
-  }
-  // y[v] = W x[v] (+ bias) for n vectors, `x_stride` and `y_stride` floats apart.
-  void multiply(const float* x, int x_stride, int n, float* y, int y_stride, const float* bias = nullptr) const {
-    for (int v = 0; v < n; ++v) {
-      const float* in = x + static_cast<std::size_t>(v) * x_stride;
-      float* out = y + static_cast<std::size_t>(v) * y_stride;
-      for (int r = 0; r < rows_; ++r) out[r] = bias ? bias[r] : 0.0f;
-      for (int c = 0; c < cols_; ++c) {
-        const float xc = in[c];
-        if (xc == 0.0f && finite_) continue;  // ReLU's zeros add nothing (0 x inf would be NaN)
-        const float* wc = &t_[static_cast<std::size_t>(c) * rows_];
-#pragma omp simd
-        for (int r = 0; r < rows_; ++r) out[r] += xc * wc[r];
-      }
-    }
-  }
-
- private:
-  int rows_, cols_;
-  std::vector<float> t_;  // [cols x rows]
-  bool finite_ = true;
-};
-
 // Ops per block of the encoder's and SEL's per-op temporaries (their size stays bounded on graphs
 // of many ops).
 constexpr int kBlock = 256;
@@ -69,7 +20,7 @@ PolicyRunner::PolicyRunner(const PolicyWeights& weights, const GraphFeatures& fe
   if (config().ablation == Ablation::gdp) {
     const int n = features_.ops, d = config().devices;
     gdp_logit_.resize(static_cast<std::size_t>(n) * d);
-    Columns(weights_.at("gdp.w"), 0, hidden()).multiply(h_.data(), hidden(), n, gdp_logit_.data(), d, weights_.at("gdp.b").data.data());
+    WeightColumns(weights_.at("gdp.w"), 0, hidden()).multiply(h_.data(), hidden(), n, gdp_logit_.data(), d, weights_.at("gdp.b").data.data());
     return;
   }
   if (config().ablation == Ablation::dual) sel_head();
@@ -82,11 +33,11 @@ PolicyRunner::PolicyRunner(const PolicyWeights& weights, const GraphFeatures& fe
 void PolicyRunner::encode(const Graph& g) {
   const int n = features_.ops, hd = hidden();
   h_.assign(static_cast<std::size_t>(n) * hd, 0.0f);
-  Columns(weights_.at("enc.in.w"), 0, kNodeFeatures)
+  WeightColumns(weights_.at("enc.in.w"), 0, kNodeFeatures)
       .multiply(features_.node.data(), kNodeFeatures, n, h_.data(), hd, weights_.at("enc.in.b").data.data());
   for (float& x : h_) x = std::max(x, 0.0f);
-  const Columns fwd(weights_.at("enc.fwd.w"), 0, hd), bwd(weights_.at("enc.bwd.w"), 0, hd);
-  const Columns gru_in(weights_.at("enc.gru.wih"), 0, 2 * hd), gru_h(weights_.at("enc.gru.whh"), 0, hd);
+  const WeightColumns fwd(weights_.at("enc.fwd.w"), 0, hd), bwd(weights_.at("enc.bwd.w"), 0, hd);
+  const WeightColumns gru_in(weights_.at("enc.gru.wih"), 0, 2 * hd), gru_h(weights_.at("enc.gru.whh"), 0, hd);
   const float *ef = weights_.at("enc.fwd.e").data.data(), *bf = weights_.at("enc.fwd.b").data.data();
   const float *eb = weights_.at("enc.bwd.e").data.data(), *bb = weights_.at("enc.bwd.b").data.data();
   const float *bih = weights_.at("enc.gru.bih").data.data(), *bhh = weights_.at("enc.gru.bhh").data.data();
@@ -153,7 +104,8 @@ void PolicyRunner::sel_head() {
     const OpId prev = features_.top_prev[v];
     for (int k = 0; k < hd; ++k) top[v * hd + k] = h_[v * hd + k] + (prev >= 0 ? top[prev * hd + k] : 0.0f);
   }
-  const Columns x_layer(weights_.at("sel.x.w"), 0, kNodeFeatures), l1(weights_.at("sel.l1.w"), 0, 4 * hd);
+  sel_candidate_ = WeightColumns(weights_.at("sel.d.w"), 0, kCandidateFeatures);
+  const WeightColumns x_layer(weights_.at("sel.x.w"), 0, kNodeFeatures), l1(weights_.at("sel.l1.w"), 0, 4 * hd);
   const WeightTensor& w2 = weights_.at("sel.l2.w");
   const float *bx = weights_.at("sel.x.b").data.data(), *b1 = weights_.at("sel.l1.b").data.data();
   const float b2 = weights_.at("sel.l2.b").data[0];
@@ -185,12 +137,12 @@ void PolicyRunner::sel_head() {
 
 void PolicyRunner::sel_logits(const std::vector<OpId>& candidates, const float* features, float* out) const {
   const int st = state();
-  const WeightTensor &wd = weights_.at("sel.d.w"), &q = weights_.at("sel.q.w");
+  const WeightTensor& q = weights_.at("sel.q.w");
   const float* bd = weights_.at("sel.d.b").data.data();
   const float bq = weights_.at("sel.q.b").data[0];
   float hid[kMaxWidth];
   for (std::size_t i = 0; i < candidates.size(); ++i) {
-    matvec(wd, 0, kCandidateFeatures, features + i * kCandidateFeatures, hid, bd);
+    sel_candidate_.multiply(features + i * kCandidateFeatures, hid, bd);
     float logit = sel_static_[candidates[i]] + bq;
     for (int k = 0; k < st; ++k) logit += q.data[k] * leaky(hid[k]);
     out[i] = logit;
@@ -204,21 +156,23 @@ void PolicyRunner::plc_terms() {
   const WeightTensor& w1 = weights_.at("plc.l1.w");
   node_term_.resize(static_cast<std::size_t>(n) * a);
   summary_term_.resize(static_cast<std::size_t>(n) * a);
-  Columns(w1, state(), hd).multiply(h_.data(), hd, n, node_term_.data(), a, weights_.at("plc.l1.b").data.data());
-  Columns(w1, state() + hd, hd).multiply(h_.data(), hd, n, summary_term_.data(), a);
+  WeightColumns(w1, state(), hd).multiply(h_.data(), hd, n, node_term_.data(), a, weights_.at("plc.l1.b").data.data());
+  WeightColumns(w1, state() + hd, hd).multiply(h_.data(), hd, n, summary_term_.data(), a);
+  plc_device_ = WeightColumns(weights_.at("plc.f.w"), 0, kDeviceFeatures);
+  plc_state_ = WeightColumns(w1, 0, state());
 }
 
 void PolicyRunner::plc_logits(OpId op, const float* features, const float* summary_sum, const int* counts,
                               int devices, float* out) const {
   const int st = state(), a = head();
-  const WeightTensor &wf = weights_.at("plc.f.w"), &w1 = weights_.at("plc.l1.w"), &w2 = weights_.at("plc.l2.w");
+  const WeightTensor& w2 = weights_.at("plc.l2.w");
   const float* bf = weights_.at("plc.f.b").data.data();
   const float b2 = weights_.at("plc.l2.b").data[0];
   float u[kMaxWidth], hid[kMaxWidth];
   for (int d = 0; d < devices; ++d) {
-    matvec(wf, 0, kDeviceFeatures, features + d * kDeviceFeatures, u, bf);
+    plc_device_.multiply(features + d * kDeviceFeatures, u, bf);
     for (int k = 0; k < st; ++k) u[k] = leaky(u[k]);
-    matvec(w1, 0, st, u, hid, &node_term_[static_cast<std::size_t>(op) * a]);
+    plc_state_.multiply(u, hid, &node_term_[static_cast<std::size_t>(op) * a]);
     const float scale = counts[d] > 0 ? 1.0f / static_cast<float>(counts[d]) : 0.0f;
     float logit = b2;
     for (int k = 0; k < a; ++k) logit += w2.data[k] * leaky(hid[k] + summary_sum[d * a + k] * scale);

@@ -9,6 +9,7 @@
 #include "core/graph.hpp"
 #include "learner/graph_features.hpp"
 #include "learner/policy_weights.hpp"
+#include "learner/weight_columns.hpp"
 
 namespace gantry {
 
@@ -42,6 +43,8 @@ class PolicyRunner {
   const GraphFeatures& features_;
   std::vector<float> h_;
   std::vector<float> sel_static_, node_term_, summary_term_, gdp_logit_;
+  // The per-step layers: SEL's candidate features, PLC's device features and its state part.
+  WeightColumns sel_candidate_, plc_device_, plc_state_;
 };
 
 // LeakyReLU with DOPPLER's slope.

@@ -20,6 +20,7 @@
 #include "core/host_name.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
+#include "storage/store.hpp"
 
 namespace gantry {
 
@@ -492,8 +493,19 @@ void on_client(Self self, const wire::Envelope& e) {
         ask_local<StoredPolicies>(self, s.store, peer, id, [=](const StoredPolicies& list) {
           return wire::Reply{id, list.error.empty(), list.error, wire::policy_records_json(list.records)};
         }, list_policies_atom::value);
+      } else if (r.what == "policy") {  // data: the policy with its weights and curve, or null
+        const auto answer = [=](const StoredPolicy& p) {
+          return wire::Reply{id, p.error.empty(), p.error, p.found ? wire::policy_record_json(p.record) : "null"};
+        };
+        if (!r.job.empty()) {
+          ask_local<StoredPolicy>(self, s.store, peer, id, answer, get_job_policy_atom::value, r.job);
+        } else if (auto ref = parse_policy_ref(r.policy); !ref) {
+          reply(self, peer, wire::Reply{id, false, ref.error().message, ""});
+        } else {
+          ask_local<StoredPolicy>(self, s.store, peer, id, answer, get_policy_atom::value, ref.value().name, ref.value().version);
+        }
       } else {
-        reply(self, peer, wire::Reply{id, false, "query '" + r.what + "': expected best, list, history or policies", ""});
+        reply(self, peer, wire::Reply{id, false, "query '" + r.what + "': expected best, list, history, policies or policy", ""});
       }
       return;
     }

@@ -19,6 +19,7 @@
 #include "core/hex.hpp"
 #include "core/unix_time.hpp"
 #include "learner/learned_placement.hpp"
+#include "learner/learning_curve.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
 #include "storage/store.hpp"
@@ -212,6 +213,8 @@ Result<std::string> store_results(caf::scoped_actor& self, const caf::actor& sto
   record.greedy_ratio = report.greedy_ratio;
   record.parent = init.parent;
   record.created = unix_now();
+  record.job = job_id;
+  record.curve = learning_curve_csv(report.curve);
   // The bests first: a policy is stored only with everything it found.
   for (std::size_t i = 0; i < report.graphs.size(); ++i) {
     const LearnedGraph& g = report.graphs[i];

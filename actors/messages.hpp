@@ -36,6 +36,7 @@ using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own W
 using write_atom = caf::atom_constant<caf::atom("write")>;  // the store writes the episodes it holds
 using put_policy_atom = caf::atom_constant<caf::atom("putpolicy")>;
 using get_policy_atom = caf::atom_constant<caf::atom("getpolicy")>;
+using get_job_policy_atom = caf::atom_constant<caf::atom("jobpolicy")>;  // (job id) -> StoredPolicy
 using list_policies_atom = caf::atom_constant<caf::atom("listpolicy")>;
 using put_measurement_atom = caf::atom_constant<caf::atom("putmeasure")>;  // -> StoreReply (stored: kept with the best)
 using add_profiles_atom = caf::atom_constant<caf::atom("addprofile")>;     // profile samples JSON -> StoreReply

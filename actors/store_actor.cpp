@@ -119,6 +119,12 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         if (!r.value()) return StoredPolicy{};
         return StoredPolicy{true, std::move(*r.value()), {}};
       },
+      [=](get_job_policy_atom, const std::string& job) {
+        auto r = store->policy_of_job(job);
+        if (!r) return StoredPolicy{false, {}, r.error().message};
+        if (!r.value()) return StoredPolicy{};
+        return StoredPolicy{true, std::move(*r.value()), {}};
+      },
       [=](put_checkpoint_atom, const std::string& job, const std::string& bytes) {
         write_pending();  // the batches it counts are stored before it
         auto s = store->put_checkpoint(job, bytes);

@@ -263,11 +263,13 @@ JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
   return wait_for_job(client, id);
 }
 
-void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json) {
+void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json,
+                     const std::function<void(const JobRecord&)>& on_stored) {
   if (wait) {
     const JobRecord job = follow_remote_job(spec, remote);
     print_jobs(std::cout, {job}, json, "at " + remote.client().endpoint);
     std::cout.flush();
+    if (on_stored && (job.state == JobState::complete || job.state == JobState::cancelled)) on_stored(job);
     if (job.state == JobState::cancelled) throw CliExit{kExitCancelled, "job " + job.id + " cancelled; its best so far is stored by the coordinator"};
     if (job.state != JobState::complete) throw CliExit{1, "job " + job.id + " " + to_string(job.state) + ": " + job.message};
     return;

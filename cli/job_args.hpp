@@ -1,6 +1,7 @@
 #pragma once
 // The settings of a tuning job, shared by `gantry tune` (as flags) and `gantry submit` (as a job
 // file whose keys are the same names), so both paths build a job the same way.
+#include <functional>
 #include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
@@ -63,7 +64,10 @@ void add_priority_option(CLI::App& cmd, int& priority);
 // Sends the job to the coordinator; with `wait`, follows it to its end and exits with its status
 // (0 COMPLETE, 130 CANCELLED, 1 FAILED). Prints the job id (or the final record).
 void submit_job(const TuneArgs& args, const RemoteArgs& remote, bool wait);
-void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json);
+// `on_stored` runs (with `wait`) once a job that stored its results ended (COMPLETE or CANCELLED),
+// before the exit status: what a client fetches of them.
+void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, bool json,
+                     const std::function<void(const JobRecord&)>& on_stored = {});
 // Submits the job and follows it to its end (progress on stderr); its final record.
 JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote);
 

@@ -7,19 +7,11 @@
 
 #include "cli/cli_common.hpp"
 #include "core/text.hpp"
+#include "learner/learning_curve.hpp"
 
 namespace gantry::cli {
 
 namespace {
-
-std::string csv(const std::vector<CurvePoint>& curve) {
-  std::ostringstream out;
-  out << "episodes,seconds,version,mean_ratio,best_ratio,match,entropy,loss,episodes_per_second\n";
-  for (const CurvePoint& p : curve)
-    out << p.episodes << ',' << p.seconds << ',' << p.version << ',' << p.mean_ratio << ',' << p.best_ratio << ','
-        << p.match << ',' << p.entropy << ',' << p.loss << ',' << p.episodes_per_second << '\n';
-  return out.str();
-}
 
 std::string escape(const std::string& text) {
   std::string out;
@@ -74,7 +66,7 @@ bool is_learning_curve_path(const std::string& path) { return ends_with(path, ".
 
 void write_learning_curve(const std::string& path, const std::vector<CurvePoint>& curve, const std::string& title) {
   std::string text;
-  if (ends_with(path, ".csv")) text = csv(curve);
+  if (ends_with(path, ".csv")) text = learning_curve_csv(curve);
   else if (ends_with(path, ".svg")) text = svg(curve, title);
   else throw CliError("--curve " + path + ": the file must end in .csv or .svg");
   std::ofstream out(path);

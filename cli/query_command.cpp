@@ -9,11 +9,13 @@
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
 #include "cli/pipeline_args.hpp"
+#include "cli/policy_files.hpp"
 #include "cli/schedule_source.hpp"
 #include "cli/text_table.hpp"
 #include "core/hex.hpp"
 #include "core/pipeline_scheme.hpp"
 #include "core/placement.hpp"
+#include "learner/learning_curve.hpp"
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "tuner/pipeline/pipeline_candidate.hpp"
@@ -311,6 +313,55 @@ void run_policies(const QueryArgs& args) {
   std::cout << list.size() << " policy version(s) " << source->where() << "\n";
 }
 
+struct PolicyQueryArgs {
+  std::string policy, job, save, curve, data;
+  OutputArgs out;
+  RemoteArgs remote;
+};
+
+// One stored policy: what it was trained on and how its training went, and its weights and learning
+// curve written to files.
+void run_policy(const PolicyQueryArgs& args) {
+  check_curve_path(args.curve);
+  auto source = args.remote.endpoint.empty() ? local_schedules(args.data) : remote_schedules(args.remote);
+  const std::optional<PolicyRecord> found = args.job.empty() ? source->policy(args.policy) : source->policy_of_job(args.job);
+  if (!found)
+    throw CliError((args.job.empty() ? "policy " + args.policy + " is not stored " : "job " + args.job + " stored no policy ") +
+                   source->where() + " (gantry query policies lists what is)");
+  const PolicyRecord& p = *found;
+  auto curve = learning_curve_from_csv(p.curve, "policy " + p.name + ":" + std::to_string(p.version));
+  const std::vector<CurvePoint> points = p.curve.empty() || !curve ? std::vector<CurvePoint>{} : curve.value();
+  if (args.out.json()) {
+    nlohmann::json j = {{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
+                        {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
+                        {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
+                        {"parent", p.parent}, {"created", p.created}, {"job", p.job}, {"bytes", p.weights.size()},
+                        {"curve", nlohmann::json::array()}};
+    for (const CurvePoint& c : points)
+      j["curve"].push_back({{"episodes", c.episodes}, {"seconds", c.seconds}, {"version", c.version},
+                            {"mean_ratio", c.mean_ratio}, {"best_ratio", c.best_ratio}, {"match", c.match},
+                            {"entropy", c.entropy}, {"loss", c.loss}, {"episodes_per_second", c.episodes_per_second}});
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "policy   " << p.name << ":" << p.version << " (" << p.ablation << ", " << p.stage << ", "
+              << (p.devices > 0 ? std::to_string(p.devices) + " devices" : "mixed device counts") << ", "
+              << p.weights.size() << " bytes)\n"
+              << "graphs   " << p.graphs << " on " << p.cluster_name << "\n"
+              << "trained  " << p.episodes << " episodes, " << format_fixed(p.seconds, 1) << " s"
+              << (p.job.empty() ? "" : " by job " + p.job) << (p.parent.empty() ? "" : ", from " + p.parent) << ", "
+              << format_unix_time(p.created) << "\n"
+              << "reached  best " << format_fixed(p.best_ratio, 3) << "x, greedy " << format_fixed(p.greedy_ratio, 3)
+              << "x the teacher's makespan\n";
+    if (!points.empty())
+      std::cout << "curve    " << points.size() << " points: mean sampled " << format_fixed(points.front().mean_ratio, 3)
+                << "x -> " << format_fixed(points.back().mean_ratio, 3) << "x the teacher over "
+                << points.back().episodes << " episodes\n";
+    else
+      std::cout << "curve    none stored\n";
+  }
+  write_policy_files(p, args.save, args.curve);
+}
+
 }  // namespace
 
 void add_query_command(CLI::App& app) {
@@ -345,6 +396,22 @@ void add_query_command(CLI::App& app) {
   args->remote.add_to(*policies, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
   policies->get_option("--coordinator")->excludes("--data");
   policies->callback([args] { run_policies(*args); });
+
+  auto pargs = std::make_shared<PolicyQueryArgs>();
+  pargs->data = default_data_dir();
+  CLI::App* policy = query->add_subcommand("policy", "one stored policy: how it was trained, its weights and learning curve as files");
+  policy->add_option("policy", pargs->policy, "NAME[:VERSION] (the newest version without one)");
+  policy->add_option("--job", pargs->job, "the policy this job stored (gantry jobs lists them) instead of a name")->excludes("policy");
+  policy->add_option("--save", pargs->save, "write its weights to this file (.policy; for --policy and --init)");
+  policy->add_option("--curve", pargs->curve, "write its training run's learning curve (.csv or .svg)");
+  policy->add_option("--data", pargs->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  policy->add_option("-f,--format", pargs->out.format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+  pargs->remote.add_to(*policy, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
+  policy->get_option("--coordinator")->excludes("--data");
+  policy->callback([pargs] {
+    if (pargs->policy.empty() && pargs->job.empty()) throw CliError("gantry query policy: name a policy (NAME[:VERSION]) or --job ID");
+    run_policy(*pargs);
+  });
 }
 
 }  // namespace gantry::cli

@@ -28,6 +28,11 @@ class LocalSchedules : public ScheduleSource {
     return or_throw(store_->history(graph, runtime));
   }
   std::vector<PolicyRecord> policies() override { return or_throw(store_->policies()); }
+  std::optional<PolicyRecord> policy(const std::string& name_version) override {
+    const PolicyRef ref = or_throw(parse_policy_ref(name_version));
+    return or_throw(store_->policy(ref.name, ref.version));
+  }
+  std::optional<PolicyRecord> policy_of_job(const std::string& job) override { return or_throw(store_->policy_of_job(job)); }
 
  private:
   std::unique_ptr<Store> store_;
@@ -64,8 +69,25 @@ class RemoteSchedules : public ScheduleSource {
     request.what = "policies";
     return parsed(wire::policy_records_from_json(ask(request)));
   }
+  std::optional<PolicyRecord> policy(const std::string& name_version) override {
+    wire::Request request;
+    request.what = "policy";
+    request.policy = name_version;
+    return one_policy(request);
+  }
+  std::optional<PolicyRecord> policy_of_job(const std::string& job) override {
+    wire::Request request;
+    request.what = "policy";
+    request.job = job;
+    return one_policy(request);
+  }
 
  private:
+  std::optional<PolicyRecord> one_policy(const wire::Request& request) const {
+    const std::string data = ask(request);
+    if (data == "null") return std::nullopt;
+    return parsed(wire::policy_record_from_json(data));
+  }
   std::string ask(const wire::Request& request) const {
     auto reply = call_coordinator(client_, wire::Type::query, request);
     if (!reply) throw CliError(reply.error().message + " (asking " + client_.endpoint + ")");

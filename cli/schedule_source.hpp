@@ -24,6 +24,10 @@ class ScheduleSource {
   virtual std::vector<HistoryRecord> history(const Fingerprint& graph, const Fingerprint& runtime) = 0;
   // Every stored learned policy version, without its weights.
   virtual std::vector<PolicyRecord> policies() = 0;
+  // One policy in full (weights, curve): NAME[:VERSION] (no version: the newest), or the one job
+  // `job` stored; nullopt when there is none.
+  virtual std::optional<PolicyRecord> policy(const std::string& name_version) = 0;
+  virtual std::optional<PolicyRecord> policy_of_job(const std::string& job) = 0;
 };
 
 std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);  // "" = the default

@@ -20,7 +20,9 @@
 #include "cli/duration.hpp"
 #include "cli/job_args.hpp"
 #include "cli/learning_curve.hpp"
+#include "cli/policy_files.hpp"
 #include "cli/policy_source.hpp"
+#include "cli/schedule_source.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
 #include "executor/cuda/cuda_executor.hpp"
@@ -145,14 +147,26 @@ nlohmann::json report_json(const LearnerReport& r, const TuneOutcome& o, bool st
           {"state", to_string(o.state)}};
 }
 
+// With --coordinator the job is the coordinator's: the policy and its curve are in its store, and
+// --save / --curve fetch them from there once the job has ended.
 void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (args.format == "json")
     throw CliError("-f json: with --coordinator the job is followed on stderr and its policy read with gantry query "
-                   "policies --coordinator ...; the JSON report is for a run in this process");
-  if (!args.curve.empty() || !args.save.empty() || args.no_store)
-    throw CliError("--curve, --save and --no-store are for a run in this process; with --coordinator the policy is stored by the "
-                   "coordinator (gantry query policies --coordinator ...)");
-  submit_job_spec(train_job_spec(args), remote, true, false);
+                   "policy --coordinator ... --job ID -f json; the JSON report is for a run in this process");
+  if (args.no_store)
+    throw CliError("--no-store is for a run in this process; with --coordinator the policy is stored by the coordinator "
+                   "(gantry query policies --coordinator ...)");
+  check_curve_path(args.curve);
+  std::function<void(const JobRecord&)> fetch;
+  if (!args.save.empty() || !args.curve.empty())
+    fetch = [&](const JobRecord& job) {
+      const std::optional<PolicyRecord> policy = remote_schedules(remote)->policy_of_job(job.id);
+      if (!policy) throw CliError("job " + job.id + " stored no policy at " + remote.client().endpoint);
+      write_policy_files(*policy, args.save, args.curve);
+      std::cerr << "policy " << policy->name << ":" << policy->version << " fetched"
+                << (args.save.empty() ? "" : "; weights in " + args.save) << (args.curve.empty() ? "" : "; curve in " + args.curve) << "\n";
+    };
+  submit_job_spec(train_job_spec(args), remote, true, false, fetch);
 }
 
 // Stage III measures on this machine, through the embedded worker's executor devices: CPU-kind
@@ -176,8 +190,7 @@ ExecutorDevices embedded_devices(const JobSpec& spec) {
 
 void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!remote.endpoint.empty()) return run_remote_train(args, remote);
-  if (!args.curve.empty() && !is_learning_curve_path(args.curve))
-    throw CliError("--curve " + args.curve + ": the file must end in .csv or .svg");
+  check_curve_path(args.curve);
   std::unique_ptr<ScratchDir> scratch = args.no_store ? std::make_unique<ScratchDir>("gantry-train") : nullptr;
   const std::string data = scratch ? scratch->path : args.data;
   auto opened = Store::open(data);  // first: a busy store fails the command before it loads or trains

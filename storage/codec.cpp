@@ -490,6 +490,8 @@ std::string encode(const PolicyRecord& r) {
   j["greedy_ratio"] = r.greedy_ratio;
   j["parent"] = r.parent;
   j["created"] = r.created;
+  j["job"] = r.job;
+  j["curve"] = r.curve;
   return to_bytes(j);
 }
 
@@ -526,6 +528,8 @@ Result<PolicyRecord> decode_policy(std::string_view bytes) {
   f.number("greedy_ratio", r.greedy_ratio);
   f.text("parent", r.parent);
   f.number("created", r.created);
+  f.text("job", r.job);
+  f.text("curve", r.curve);
   if (!f.ok()) return f.error();
   return r;
 }

@@ -79,6 +79,8 @@ struct PolicyRecord {
   double greedy_ratio = 0;     // its greedy episode's makespan / teacher makespan, mean over its graphs
   std::string parent;          // "name:version" it was trained from (--init), empty when fresh
   double created = 0;          // unix seconds
+  std::string job;             // the job that trained it (empty in records stored before jobs were kept)
+  std::string curve;           // its training run's learning curve, CSV text (learner/learning_curve.hpp), opaque here
 };
 
 // interrupted: the record says RUNNING but its owner process is gone (killed); never written by

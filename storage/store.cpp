@@ -777,11 +777,25 @@ Result<std::vector<PolicyRecord>> Store::policies() const {
     auto record = codec::decode_policy(value);
     if (!record) return make_error("policies key " + hex_encode(key) + ": " + record.error().message);
     record.value().weights.clear();
+    record.value().curve.clear();
     out.push_back(std::move(record).value());
     return Ok{};
   });
   if (!st) return st.error();
   return out;
+}
+
+Result<std::optional<PolicyRecord>> Store::policy_of_job(const std::string& job) const {
+  std::optional<PolicyRecord> found;
+  if (job.empty()) return found;
+  Status st = impl_->scan(kPolicies, "", [&](std::string_view key, std::string_view value) -> Status {
+    auto record = codec::decode_policy(value);
+    if (!record) return make_error("policies key " + hex_encode(key) + ": " + record.error().message);
+    if (record.value().job == job && (!found || record.value().created >= found->created)) found = std::move(record).value();
+    return Ok{};
+  });
+  if (!st) return st.error();
+  return found;
 }
 
 // ---- jobs, graphs, clusters ----------------------------------------------------------------------------

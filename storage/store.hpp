@@ -72,8 +72,10 @@ class Store {
   // version of that name", which the returned record carries; policy() with version 0 is the newest.
   Result<PolicyRecord> put_policy(PolicyRecord policy);
   Result<std::optional<PolicyRecord>> policy(const std::string& name, std::uint64_t version = 0) const;
-  // Every version of every policy, without their weights (listings).
+  // Every version of every policy, without their weights and curves (listings).
   Result<std::vector<PolicyRecord>> policies() const;
+  // The policy job `job` stored (the last one, should it have stored several), in full.
+  Result<std::optional<PolicyRecord>> policy_of_job(const std::string& job) const;
 
   // Measured op and transfer times: `samples` merged into the stored running statistics of each
   // (device kind, signature) in one synced write; profiles() reads them all.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/net/msgpack_fields.hpp"
+#include "core/hex.hpp"
 
 namespace gantry::wire {
 
@@ -364,9 +365,9 @@ bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
   }, std::size(kJobRecordFields) - 1);
 }
 
-// A policy as listed: every field but its weights (a listing, not the policies).
+// A policy: its weights as hex text (empty in listings, which leave the weights and curves out).
 void put(Writer& w, const PolicyRecord& p) {
-  w.map(13);
+  w.map(16);
   entry(w, "name", p.name);
   entry(w, "version", p.version);
   entry(w, "stage", p.stage);
@@ -380,12 +381,23 @@ void put(Writer& w, const PolicyRecord& p) {
   entry(w, "greedy_ratio", p.greedy_ratio);
   entry(w, "parent", p.parent);
   entry(w, "created", p.created);
+  entry(w, "job", p.job);
+  entry(w, "curve", p.curve);
+  entry(w, "weights", hex_encode(p.weights));
 }
 
-const char* const kPolicyFields[] = {"name", "version", "stage", "ablation", "graphs", "cluster", "devices",
-                                     "episodes", "seconds", "best_ratio", "greedy_ratio", "parent", "created"};
+// "job", "curve" and "weights" are last and optional (coordinators before them listed without them).
+const char* const kPolicyFields[] = {"name", "version", "stage", "ablation", "graphs", "cluster", "devices", "episodes",
+                                     "seconds", "best_ratio", "greedy_ratio", "parent", "created", "job", "curve", "weights"};
 bool read_policy(Decoder& d, const std::string& what, PolicyRecord& p) {
   return read_object(d, what, kPolicyFields, [&](std::string_view key) -> const char* {
+    if (key == "job") return get(d, p.job);
+    if (key == "curve") return get(d, p.curve);
+    if (key == "weights") {
+      std::string hex;
+      if (const char* problem = get(d, hex)) return problem;
+      return hex_decode(hex, p.weights) ? nullptr : "is not hex text";
+    }
     if (key == "name") return get(d, p.name);
     if (key == "version") return get(d, p.version);
     if (key == "stage") return get(d, p.stage);
@@ -399,7 +411,7 @@ bool read_policy(Decoder& d, const std::string& what, PolicyRecord& p) {
     if (key == "greedy_ratio") return get(d, p.greedy_ratio);
     if (key == "parent") return get(d, p.parent);
     return get(d, p.created);
-  });
+  }, std::size(kPolicyFields) - 3);
 }
 
 const char* const kHistoryFields[] = {"time", "makespan", "method", "job_id", "evaluations"};
@@ -598,7 +610,7 @@ Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
 }
 
 std::string encode(const Request& m) {
-  return message(7, [&](Writer& w) {
+  return message(8, [&](Writer& w) {
     entry(w, "id", m.id);
     entry(w, "job", m.job);
     w.str("spec");
@@ -607,11 +619,13 @@ std::string encode(const Request& m) {
     entry(w, "graph", m.graph);
     entry(w, "runtime", m.runtime);
     entry(w, "prefix", m.prefix);
+    entry(w, "policy", m.policy);
   });
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
-  static const char* const fields[] = {"id", "job", "spec", "what", "graph", "runtime", "prefix"};
+  // "policy" is last and optional (clients before it do not send it).
+  static const char* const fields[] = {"id", "job", "spec", "what", "graph", "runtime", "prefix", "policy"};
   return read_message<Request>(payload, "request", [](Decoder& d, const std::string& what, Request& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "id") return get(d, m.id);
@@ -620,8 +634,9 @@ Result<Request> decode<Request>(std::string_view payload) {
       if (key == "what") return get(d, m.what);
       if (key == "graph") return get(d, m.graph);
       if (key == "runtime") return get(d, m.runtime);
+      if (key == "policy") return get(d, m.policy);
       return get(d, m.prefix);
-    });
+    }, std::size(fields) - 1);
   });
 }
 
@@ -680,6 +695,12 @@ std::string policy_records_json(const std::vector<PolicyRecord>& records) { retu
 
 Result<std::vector<PolicyRecord>> policy_records_from_json(const std::string& text) {
   return read_json_list<PolicyRecord>(text, "policy record", read_policy);
+}
+
+std::string policy_record_json(const PolicyRecord& record) { return json_text(record); }
+
+Result<PolicyRecord> policy_record_from_json(const std::string& text) {
+  return read_json_object<PolicyRecord>(text, "policy record", read_policy);
 }
 
 Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text) {

@@ -69,9 +69,10 @@ struct Request {
   std::uint64_t id = 0;
   std::string job;        // cancel, jobs (one job; empty = all)
   JobSpec spec;           // submit
-  std::string what = "best";   // query: "best", "list", "history" or "policies"
+  std::string what = "best";   // query: "best", "list", "history", "policies" or "policy"
   Fingerprint graph, runtime;  // query best, history: the store key
   std::string prefix;          // query list: a graph fingerprint prefix (hex; empty = all)
+  std::string policy;          // query policy: NAME[:VERSION] (or, when `job` is set, the policy that job stored)
 };
 
 struct Reply {
@@ -115,9 +116,11 @@ std::string schedule_records_json(const std::vector<ScheduleRecord>& records);
 Result<std::vector<ScheduleRecord>> schedule_records_from_json(const std::string& text);
 std::string history_records_json(const std::vector<HistoryRecord>& records);
 Result<std::vector<HistoryRecord>> history_records_from_json(const std::string& text);
-// Stored policies as a query lists them: without their weights.
+// Stored policies as a query lists them (without their weights and curves), and one in full.
 std::string policy_records_json(const std::vector<PolicyRecord>& records);
 Result<std::vector<PolicyRecord>> policy_records_from_json(const std::string& text);
+std::string policy_record_json(const PolicyRecord& record);
+Result<PolicyRecord> policy_record_from_json(const std::string& text);
 
 // JSON views shared with the CLI's output (jobs and schedules as the clients print them).
 std::string job_records_json(const std::vector<JobRecord>& jobs);

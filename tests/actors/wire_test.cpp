@@ -136,9 +136,12 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     r.spec.priority = -3;
     r.spec.parallelism = 7;
     r.spec.seed = 11;
+    r.what = "policy";
+    r.policy = "mine:3";
     const Request s = decode<Request>(encode(r)).value();
     CHECK((s.id == 9 && s.job == "job-1" && s.spec.budget_seconds == 12 && s.spec.budget_evaluations == 5000 &&
            s.spec.priority == -3 && s.spec.parallelism == 7 && s.spec.seed == 11 && s.spec.problem.graph_label == "ffnn"));
+    CHECK((s.what == "policy" && s.policy == "mine:3"));
     const Reply y = decode<Reply>(encode(Reply{9, false, "no job x", "{}"})).value();
     CHECK((y.id == 9 && !y.ok && y.error == "no job x" && y.data == "{}"));
   }
@@ -245,7 +248,9 @@ TEST_CASE("a learner job's settings and policy listings cross the wire and the s
   PolicyRecord p;
   p.name = "mine";
   p.version = 4;
-  p.weights = "not listed";
+  p.weights = std::string("\0\x01\xfe\xff weights", 11);  // bytes of every kind, as hex on the wire
+  p.job = "job-7";
+  p.curve = "episodes,seconds\n8,0.5\n";
   p.stage = "il";
   p.ablation = "gdp";
   p.graphs = "a,b";
@@ -259,10 +264,23 @@ TEST_CASE("a learner job's settings and policy listings cross the wire and the s
   p.created = 1.5e9;
   const auto listed = policy_records_from_json(policy_records_json({p})).value();
   REQUIRE(listed.size() == 1);
-  const PolicyRecord& q = listed[0];
-  CHECK((q.name == "mine" && q.version == 4 && q.weights.empty() && q.stage == "il" && q.ablation == "gdp" && q.graphs == "a,b"));
-  CHECK((q.cluster_name == "identical:8" && q.devices == 8 && q.episodes == 1234 && q.seconds == 5.5 && q.best_ratio == 0.75 &&
-         q.greedy_ratio == 0.875 && q.parent == "base:3" && q.created == 1.5e9));
+  const auto one = policy_record_from_json(policy_record_json(p));
+  REQUIRE(one.ok());
+  for (const PolicyRecord& q : {listed[0], one.value()}) {
+    CHECK((q.name == "mine" && q.version == 4 && q.weights == p.weights && q.stage == "il" && q.ablation == "gdp" && q.graphs == "a,b"));
+    CHECK((q.cluster_name == "identical:8" && q.devices == 8 && q.episodes == 1234 && q.seconds == 5.5 && q.best_ratio == 0.75 &&
+           q.greedy_ratio == 0.875 && q.parent == "base:3" && q.created == 1.5e9));
+    CHECK((q.job == "job-7" && q.curve == p.curve));
+  }
+  // A listing from a coordinator that knew no jobs, curves or weights reads; damaged weights do not.
+  nlohmann::json old = nlohmann::json::parse(policy_records_json({p}));
+  for (const char* key : {"job", "curve", "weights"}) old[0].erase(key);
+  const auto older = policy_records_from_json(old.dump());
+  REQUIRE(older.ok());
+  CHECK((older.value()[0].name == "mine" && older.value()[0].weights.empty() && older.value()[0].job.empty()));
+  nlohmann::json bad = nlohmann::json::parse(policy_record_json(p));
+  bad["weights"] = "not hex";
+  CHECK_THAT(policy_record_from_json(bad.dump()).error().message, Catch::Contains("weights"));
 }
 
 TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]") {

@@ -413,7 +413,9 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
     args.insert(args.end(), extra.begin(), extra.end());
     return run_cli(args);
   };
-  const auto first = train({"--name", "remote"});
+  // --save and --curve fetch the policy and its learning curve from the coordinator's store.
+  const std::string saved = c.dir.sub("remote.policy"), curve = c.dir.sub("remote.csv");
+  const auto first = train({"--name", "remote", "--save", saved, "--curve", curve});
   INFO(first.err);
   REQUIRE(first.code == 0);
 
@@ -430,7 +432,29 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
     const auto policy = store->policy("remote").value();
     REQUIRE(policy.has_value());
     CHECK(policy->episodes >= 96);
+    CHECK(policy->job == id);
+    CHECK(gantry::testing::read_text(saved) == policy->weights);
+    const std::string csv = gantry::testing::read_text(curve);
+    CHECK(csv == policy->curve);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') >= 2);  // the header and a point per 80 episodes (10 updates of 8)
   }
+  // Anyone can read it back by job or by name, as JSON or into files.
+  const auto by_job = run_cli({"query", "policy", "--coordinator", c.endpoint, "--job", id, "-f", "json"});
+  INFO(by_job.err);
+  REQUIRE(by_job.code == 0);
+  const auto record = nlohmann::json::parse(by_job.out);
+  CHECK((record["name"] == "remote" && record["version"] == 1 && record["job"] == id));
+  const std::string csv = gantry::testing::read_text(curve);
+  CHECK(record["curve"].size() + 1 == static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')));
+  const std::string svg = c.dir.sub("remote.svg");
+  const auto by_name = run_cli({"query", "policy", "remote:1", "--coordinator", c.endpoint, "--curve", svg});
+  INFO(by_name.err);
+  REQUIRE(by_name.code == 0);
+  CHECK_THAT(by_name.out, Catch::Contains("policy   remote:1") && Catch::Contains("by job " + id));
+  CHECK_THAT(gantry::testing::read_text(svg), Catch::StartsWith("<svg"));
+  const auto nosuch = run_cli({"query", "policy", "remote:9", "--coordinator", c.endpoint});
+  CHECK(nosuch.code != 0);
+  CHECK_THAT(nosuch.err, Catch::Contains("remote:9 is not stored"));
   // Both workers generated episodes.
   const auto status = c.status();
   CHECK((*c.worker(status, "w1"))["done"].get<long>() > 0);

@@ -18,6 +18,7 @@
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
 #include "tests/cli/cli_runner.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
@@ -264,10 +265,19 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
     return head;
   };
   int code = -1;
+  const std::string saved = data.path + "/trained.policy", curve = data.path + "/trained.csv";
   gantry_cli(with({"train", "--data", data.path, "--episodes", "64", "--name", "tiny", "--hidden", "8", "--head", "8",
-                   "--state", "4", "--steps", "1"}),
+                   "--state", "4", "--steps", "1", "--save", saved, "--curve", curve}),
              &code);
   REQUIRE(code == 0);
+  // The store keeps the policy with its curve: `query policy` writes what train wrote.
+  const std::string fetched = data.path + "/fetched.policy", fetched_curve = data.path + "/fetched.csv";
+  const std::string shown = gantry_cli({"query", "policy", "tiny", "--data", data.path, "--save", fetched, "--curve", fetched_curve}, &code);
+  REQUIRE(code == 0);
+  CHECK_THAT(shown, Catch::Contains("policy   tiny:1 (dual, il+sim, 4 devices"));
+  CHECK(gantry::testing::read_text(fetched) == gantry::testing::read_text(saved));
+  CHECK(gantry::testing::read_text(fetched_curve) == gantry::testing::read_text(curve));
+  CHECK_FALSE(gantry::testing::read_text(curve).empty());
 
   auto policies = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path, "-f", "json"}));
   REQUIRE(policies.size() == 1);

@@ -608,11 +608,18 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
     p.weights = weights;
     p.stage = "il";
     p.episodes = 640;
+    p.job = "job-a";
+    p.curve = "episodes,seconds\n8,0.5\n";
+    p.created = 100;
     CHECK(store.value()->put_policy(p).value().version == 1);
     p.stage = "sim";
     p.weights = weights.substr(1);
+    p.job = "job-b";
+    p.curve = "the second run's curve";
     CHECK(store.value()->put_policy(p).value().version == 2);
     p.name = "other";
+    p.job = "job-a";  // a job that stored twice: the later one is its policy
+    p.created = 200;
     CHECK(store.value()->put_policy(p).value().version == 1);
     for (const char* bad : {"bad:name", "a/b", "x.policy", "builtin", ""}) {  // would read as a version, file or the shipped one
       p.name = bad;
@@ -631,13 +638,27 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
   REQUIRE(first.value().has_value());
   CHECK(first.value()->weights == weights);
   CHECK(first.value()->episodes == 640);
+  CHECK(first.value()->job == "job-a");
+  CHECK(first.value()->curve == "episodes,seconds\n8,0.5\n");
+  // By the job that stored it, in full.
+  auto of_b = store.value()->policy_of_job("job-b");
+  REQUIRE(of_b.value().has_value());
+  CHECK((of_b.value()->name == "ffnn" && of_b.value()->version == 2 && of_b.value()->weights == weights.substr(1) &&
+         of_b.value()->curve == "the second run's curve"));
+  auto of_a = store.value()->policy_of_job("job-a");
+  REQUIRE(of_a.value().has_value());
+  CHECK((of_a.value()->name == "other" && of_a.value()->version == 1));
+  CHECK_FALSE(store.value()->policy_of_job("job-c").value().has_value());
+  CHECK_FALSE(store.value()->policy_of_job("").value().has_value());
   CHECK_FALSE(store.value()->policy("ffnn", 3).value().has_value());
   CHECK_FALSE(store.value()->policy("ff").value().has_value());  // a prefix of a name is not the name
   auto all = store.value()->policies();
   REQUIRE(all.ok());
   REQUIRE(all.value().size() == 3);
   CHECK(all.value()[0].name == "ffnn");
-  CHECK(all.value()[0].weights.empty());  // listings leave the weights out
+  CHECK(all.value()[0].weights.empty());  // listings leave the weights and curves out
+  CHECK(all.value()[0].curve.empty());
+  CHECK(all.value()[0].job == "job-a");
   CHECK(all.value()[2].name == "other");
   auto report = store.value()->verify();
   REQUIRE(report.ok());

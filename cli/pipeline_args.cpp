@@ -101,7 +101,8 @@ void add_pipeline_options(CLI::App& cmd, PipelineArgs& args) {
 
 void add_pipeline_model_options(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--model", args.model, "catalog model (see `gantry models`)");
-  cmd.add_option("--hf-config", args.hf_config, "a Hugging Face config.json of a Llama, Mixtral, Jamba or Nemotron-H model");
+  cmd.add_option("--hf-config", args.hf_config, "a Hugging Face config.json: Llama, Mistral, Qwen2/3, Mixtral, Qwen2/3-MoE, Jamba, Nemotron-H, Mamba, "
+                 "Falcon-Mamba, Mamba-2 or Bamba (docs/models.md)");
   cmd.add_option("--profile", args.profile,
                  "measured operator times (a vidur profiling mlp.csv) for the Llama layers of --model / --hf-config");
   cmd.add_option("--stages", args.stages_file,

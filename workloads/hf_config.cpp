@@ -1,10 +1,13 @@
-// Hugging Face config.json -> ModelConfig for the four catalog families. Field names and defaults
-// follow transformers' LlamaConfig, MixtralConfig, JambaConfig and NemotronHConfig. Fields that fix
-// a weight shape or the layer layout are required; the ones real configs often leave out get
-// transformers' defaults: num_key_value_heads (= num_attention_heads), head_dim (= hidden_size /
-// num_attention_heads), tie_word_embeddings (false), mamba_dt_rank ("auto" = ceil(hidden/16)),
-// conv biases (true). Linear-layer biases (attention_bias, mlp_bias, mamba_proj_bias) are ignored:
-// all catalog models have them off.
+// Hugging Face config.json -> ModelConfig. Field names and defaults follow transformers'
+// LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config, MixtralConfig, Qwen2MoeConfig,
+// Qwen3MoeConfig, JambaConfig, NemotronHConfig, MambaConfig, FalconMambaConfig, Mamba2Config and
+// BambaConfig. Fields that fix a weight shape or the layer layout are required; the ones real
+// configs often leave out get transformers' defaults: num_key_value_heads (= num_attention_heads),
+// head_dim (= hidden_size / num_attention_heads), tie_word_embeddings (false; true for Mamba),
+// dt ranks and head dims "auto" (ceil(hidden/16); inner / heads), conv biases (true). Optional
+// linear-layer biases (attention_bias, mlp_bias, mamba_proj_bias, use_bias) are ignored: the models
+// we know have them off; Qwen2's q/k/v biases, which are always there, are counted.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +51,27 @@ class FieldReader {
     if (!v.is_boolean()) return bad(key, "true or false", v);
     return v.get<bool>();
   }
+  // A list of non-negative integers (e.g. layer indices); empty when absent.
+  Result<std::vector<int>> integers(const char* key) const {
+    std::vector<int> out;
+    if (!has(key)) return out;
+    const json& v = config_.at(key);
+    if (!v.is_array()) return bad(key, "a list of layer indices", v);
+    for (const json& x : v) {
+      if (!x.is_number_integer() || x.get<std::int64_t>() < 0 || x.get<std::int64_t>() > kMaxIndex)
+        return bad(key, "a list of layer indices", v);
+      out.push_back(static_cast<int>(x.get<std::int64_t>()));
+    }
+    return out;
+  }
+  // An integer, or "auto" for `automatic` (transformers' convention for dt ranks and head dims).
+  Result<std::int64_t> integer_or_auto(const char* key, std::int64_t automatic) const {
+    if (has(key) && config_.at(key).is_string()) {
+      if (config_.at(key).get<std::string>() != "auto") return bad(key, "an integer or \"auto\"", config_.at(key));
+      return automatic;
+    }
+    return integer(key, automatic);
+  }
   Result<std::string> string(const char* key) const {
     if (!has(key)) return missing(key);
     const json& v = config_.at(key);
@@ -57,6 +81,7 @@ class FieldReader {
   Error error(const std::string& what) const { return make_error(source_ + ": " + what); }
 
  private:
+  static constexpr std::int64_t kMaxIndex = 100000;
   Result<std::int64_t> to_integer(const char* key, const json& v, std::int64_t min) const {
     std::int64_t value = 0;
     if (v.is_number_integer()) {
@@ -92,6 +117,9 @@ class FieldReader {
 
 int as_int(std::int64_t v) { return static_cast<int>(v); }
 
+// transformers' "auto" dt rank of a Mamba-1 mixer: ceil(hidden_size / 16).
+std::int64_t auto_dt_rank(std::int64_t hidden) { return (hidden + 15) / 16; }
+
 // A layer list is built in memory: refuse absurd depths instead of exhausting it.
 constexpr std::int64_t kMaxLayers = 100000;
 
@@ -125,6 +153,7 @@ Status read_common(const FieldReader& r, ModelConfig& c, bool need_attention) {
 
 Result<ModelConfig> read_llama(const FieldReader& r, ModelConfig c, bool moe) {
   if (auto s = read_common(r, c, true); !s) return s.error();
+  if (c.qk_norm && !r.has("head_dim") && !r.has("attention_head_dim")) c.head_dim = 128;  // Qwen3Config's default
   std::int64_t layers = 0;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(c.ffn, r.positive("intermediate_size"));
@@ -157,22 +186,105 @@ Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
   GANTRY_READ(c.mamba_conv, r.positive("mamba_d_conv"));
   GANTRY_READ(expand, r.positive("mamba_expand"));
   c.mamba_inner = expand * c.hidden;
-  // mamba_dt_rank: an integer or "auto" (transformers: ceil(hidden_size / 16)).
-  const std::int64_t auto_rank = (c.hidden + 15) / 16;
-  if (r.has("mamba_dt_rank") && r.string("mamba_dt_rank").ok()) {
-    if (r.string("mamba_dt_rank").value() != "auto")
-      return r.error("field \"mamba_dt_rank\" must be an integer or \"auto\"");
-    c.mamba_dt_rank = auto_rank;
-  } else {
-    GANTRY_READ(c.mamba_dt_rank, r.integer("mamba_dt_rank", auto_rank));
-  }
+  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("mamba_dt_rank", auto_dt_rank(c.hidden)));
   GANTRY_READ(c.mamba_conv_bias, r.boolean("mamba_conv_bias", true));
+  c.mamba_dt_bc_norms = true;
   c.body = jamba_layout(as_int(layers), as_int(attn_period), as_int(attn_offset), as_int(expert_period),
                         as_int(expert_offset));
   // With one expert, transformers builds a dense MLP where the period says MoE.
   if (c.experts <= 1)
     for (BodyLayer& layer : c.body)
       if (layer.type == LayerType::moe) layer.type = LayerType::mlp;
+  return c;
+}
+
+// Qwen2-MoE / Qwen3-MoE: sparse layers every decoder_sparse_step (default 1) but mlp_only_layers;
+// none without experts. Qwen2-MoE adds a gated shared expert.
+Result<ModelConfig> read_qwen_moe(const FieldReader& r, ModelConfig c) {
+  if (auto s = read_common(r, c, true); !s) return s.error();
+  if (c.qk_norm && !r.has("head_dim")) c.head_dim = 128;  // Qwen3MoeConfig's default
+  std::int64_t layers = 0, step = 0;
+  std::vector<int> dense;
+  GANTRY_READ(layers, read_layer_count(r));
+  GANTRY_READ(step, r.integer("decoder_sparse_step", 1));
+  GANTRY_READ(dense, r.integers("mlp_only_layers"));
+  GANTRY_READ(c.experts, r.integer("num_experts", 0, 0));
+  if (c.experts == 0) step = layers + 1;  // no expert: every layer dense
+  c.body = qwen_moe_layout(as_int(layers), as_int(std::min(step, layers + 1)), dense);
+  const bool any_dense = std::any_of(c.body.begin(), c.body.end(), [](const BodyLayer& b) { return b.type == LayerType::mlp; });
+  if (any_dense) GANTRY_READ(c.ffn, r.positive("intermediate_size"));
+  if (c.experts > 0) {
+    GANTRY_READ(c.experts_per_token, r.positive("num_experts_per_tok"));
+    GANTRY_READ(c.moe_ffn, r.positive("moe_intermediate_size"));
+    GANTRY_READ(c.shared_expert_ffn, r.integer("shared_expert_intermediate_size", 0, 0));
+    c.shared_expert_gate = c.shared_expert_ffn > 0;
+  }
+  return c;
+}
+
+// Mamba / Falcon-Mamba: Mamba-1 mixers only; inner = expand x hidden.
+Result<ModelConfig> read_mamba(const FieldReader& r, ModelConfig c) {
+  if (auto s = read_common(r, c, false); !s) return s.error();
+  GANTRY_READ(c.tie_embeddings, r.boolean("tie_word_embeddings", true));  // MambaConfig ties by default
+  std::int64_t layers = 0, expand = 0;
+  GANTRY_READ(layers, read_layer_count(r));
+  GANTRY_READ(c.mamba_state, r.integer("state_size", 16));
+  GANTRY_READ(c.mamba_conv, r.integer("conv_kernel", 4));
+  GANTRY_READ(expand, r.integer("expand", 2));
+  GANTRY_READ(c.mamba_inner, r.integer("intermediate_size", expand * c.hidden));  // configs store expand x hidden
+  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("time_step_rank", auto_dt_rank(c.hidden)));
+  GANTRY_READ(c.mamba_conv_bias, r.boolean("use_conv_bias", true));
+  c.body = mamba_layout(as_int(layers), LayerType::mamba1);
+  return c;
+}
+
+// Where one architecture keeps a Mamba-2 mixer's numbers, and transformers' defaults for them.
+struct Mamba2Fields {
+  const char *expand, *heads, *head_dim, *state, *groups, *conv, *conv_bias;
+  std::int64_t default_heads, default_state, default_groups;
+};
+
+// inner = expand x hidden in `heads` heads of head_dim ("auto" or absent: inner / heads), which
+// must tile it exactly (transformers reshapes inner into heads x head_dim).
+Status read_mamba2_mixer(const FieldReader& r, ModelConfig& c, const Mamba2Fields& f) {
+  std::int64_t expand = 0, head_dim = 0;
+  GANTRY_READ(expand, r.integer(f.expand, 2));
+  c.mamba_inner = expand * c.hidden;
+  GANTRY_READ(c.mamba_heads, r.integer(f.heads, f.default_heads));
+  GANTRY_READ(head_dim, r.integer_or_auto(f.head_dim, c.mamba_inner / c.mamba_heads));
+  if (c.mamba_heads * head_dim != c.mamba_inner)
+    return r.error(std::string(f.heads) + " x " + f.head_dim + " (" + std::to_string(c.mamba_heads * head_dim) + ") is not " +
+                   f.expand + " x hidden_size (" + std::to_string(c.mamba_inner) + ")");
+  GANTRY_READ(c.mamba_state, r.integer(f.state, f.default_state));
+  GANTRY_READ(c.mamba_groups, r.integer(f.groups, f.default_groups));
+  GANTRY_READ(c.mamba_conv, r.integer(f.conv, 4));
+  GANTRY_READ(c.mamba_conv_bias, r.boolean(f.conv_bias, true));
+  return Ok{};
+}
+
+// Mamba-2: SSD mixers only.
+Result<ModelConfig> read_mamba2(const FieldReader& r, ModelConfig c) {
+  if (auto s = read_common(r, c, false); !s) return s.error();
+  std::int64_t layers = 0;
+  GANTRY_READ(layers, read_layer_count(r));
+  const Mamba2Fields fields{"expand", "num_heads", "head_dim", "state_size", "n_groups", "conv_kernel", "use_conv_bias", 128, 128, 8};
+  if (auto s = read_mamba2_mixer(r, c, fields); !s) return s.error();
+  c.body = mamba_layout(as_int(layers), LayerType::mamba2);
+  return c;
+}
+
+// Bamba: per layer a Mamba-2 mixer (attention at attn_layer_indices) and a SwiGLU MLP.
+Result<ModelConfig> read_bamba(const FieldReader& r, ModelConfig c) {
+  if (auto s = read_common(r, c, true); !s) return s.error();
+  std::int64_t layers = 0;
+  std::vector<int> attention;
+  GANTRY_READ(layers, read_layer_count(r));
+  GANTRY_READ(attention, r.integers("attn_layer_indices"));
+  GANTRY_READ(c.ffn, r.positive("intermediate_size"));
+  const Mamba2Fields fields{"mamba_expand", "mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_n_groups",
+                            "mamba_d_conv", "mamba_conv_bias", 128, 256, 1};
+  if (auto s = read_mamba2_mixer(r, c, fields); !s) return s.error();
+  c.body = bamba_layout(as_int(layers), attention);
   return c;
 }
 
@@ -219,12 +331,23 @@ struct Architecture {
   const char* class_name;
   const char* model_type;
   ModelFamily family;
+  bool qkv_bias = false;  // always-on q, k, v biases (Qwen2's)
+  bool qk_norm = false;   // q and k RMSNorms (Qwen3's)
 };
 constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", "llama", ModelFamily::llama},
+    {"MistralForCausalLM", "mistral", ModelFamily::llama},
+    {"Qwen2ForCausalLM", "qwen2", ModelFamily::llama, true, false},
+    {"Qwen3ForCausalLM", "qwen3", ModelFamily::llama, false, true},
     {"MixtralForCausalLM", "mixtral", ModelFamily::mixtral},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", ModelFamily::qwen_moe, true, false},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::qwen_moe, false, true},
     {"JambaForCausalLM", "jamba", ModelFamily::jamba},
     {"NemotronHForCausalLM", "nemotron_h", ModelFamily::nemotron_h},
+    {"MambaForCausalLM", "mamba", ModelFamily::mamba},
+    {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::mamba},
+    {"Mamba2ForCausalLM", "mamba2", ModelFamily::mamba2},
+    {"BambaForCausalLM", "bamba", ModelFamily::bamba},
 };
 
 const Architecture* find_architecture(const json& config) {
@@ -262,12 +385,18 @@ Result<ModelConfig> parse_hf_config(const std::string& json_text, const std::str
   ModelConfig c;
   c.name = source;
   c.family = arch->family;
+  c.qkv_bias = arch->qkv_bias;
+  c.qk_norm = arch->qk_norm;
   Result<ModelConfig> result = make_error("");
   switch (arch->family) {
     case ModelFamily::llama: result = read_llama(reader, std::move(c), false); break;
     case ModelFamily::mixtral: result = read_llama(reader, std::move(c), true); break;
     case ModelFamily::jamba: result = read_jamba(reader, std::move(c)); break;
     case ModelFamily::nemotron_h: result = read_nemotron_h(reader, std::move(c), source); break;
+    case ModelFamily::qwen_moe: result = read_qwen_moe(reader, std::move(c)); break;
+    case ModelFamily::mamba: result = read_mamba(reader, std::move(c)); break;
+    case ModelFamily::mamba2: result = read_mamba2(reader, std::move(c)); break;
+    case ModelFamily::bamba: result = read_bamba(reader, std::move(c)); break;
   }
   if (!result.ok()) return result;
   if (auto ok = check_model_config(result.value(), source); !ok) return ok.error();

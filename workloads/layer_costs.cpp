@@ -47,7 +47,9 @@ TokenCost attention_cost(const ModelConfig& c, double seq, double e) {
   t.gemm_input_bytes = e * (h + q);            // q/k/v GEMM input, o-proj input
   t.gemm_dy_bytes = e * (q + 2 * kv + h);      // dq, dk, dv, d(o-proj out)
   t.params = h                                 // norm
-             + h * q + 2 * h * kv + q * h;     // q, k, v, o
+             + h * q + 2 * h * kv + q * h      // q, k, v, o
+             + (c.qkv_bias ? q + 2 * kv : 0)   // Qwen2's q, k, v biases
+             + (c.qk_norm ? 2.0 * c.head_dim : 0);  // Qwen3's q and k norms
   return t;
 }
 
@@ -93,11 +95,15 @@ TokenCost moe_cost(const ModelConfig& c, double e) {
     t.gemm_input_bytes += e * (shared.input_elems - h);
     t.gemm_dy_bytes += e * shared.dy_elems;
     t.params += shared.params;
+    if (c.shared_expert_gate) {  // sigmoid(x W) scales the shared expert's output
+      t.gemm_flops += 2 * h;
+      t.params += h;
+    }
   }
   return t;
 }
 
-// Jamba's Mamba-1 mixer: d = inner, R = dt rank, N = state, K = conv width.
+// The Mamba-1 mixer (Jamba's, Mamba's): d = inner, R = dt rank, N = state, K = conv width.
 TokenCost mamba1_cost(const ModelConfig& c, double e) {
   const double h = c.hidden, d = c.mamba_inner, r = c.mamba_dt_rank, n = c.mamba_state, k = c.mamba_conv;
   TokenCost t;
@@ -116,12 +122,12 @@ TokenCost mamba1_cost(const ModelConfig& c, double e) {
              + d * (r + 2 * n)               // x_proj
              + r * d + d                     // dt_proj with bias
              + d * n + d                     // A_log, D
-             + r + 2 * n                     // Jamba's dt, B, C layernorms
+             + (c.mamba_dt_bc_norms ? r + 2 * n : 0)  // Jamba's dt, B, C layernorms
              + d * h;                        // out_proj
   return t;
 }
 
-// Nemotron-H's Mamba-2 (SSD) mixer: d = inner, H heads, G groups, N state, K conv width.
+// The Mamba-2 (SSD) mixer (Nemotron-H's, Mamba-2's, Bamba's): d = inner, H heads, G groups, N state, K conv width.
 TokenCost mamba2_cost(const ModelConfig& c, double e) {
   const double h = c.hidden, d = c.mamba_inner, heads = c.mamba_heads, n = c.mamba_state,
                k = c.mamba_conv;

@@ -81,6 +81,7 @@ ModelConfig jamba_v0_1() {
   c.mamba_state = 16;
   c.mamba_conv = 4;
   c.mamba_dt_rank = 256;
+  c.mamba_dt_bc_norms = true;
   c.body = jamba_layout(32, 8, 4, 2, 1);
   return c;
 }

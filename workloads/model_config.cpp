@@ -1,5 +1,6 @@
 #include "workloads/model_config.hpp"
 
+#include <algorithm>
 #include <initializer_list>
 #include <utility>
 
@@ -11,6 +12,10 @@ const char* to_string(ModelFamily family) {
     case ModelFamily::mixtral: return "mixtral";
     case ModelFamily::jamba: return "jamba";
     case ModelFamily::nemotron_h: return "nemotron-h";
+    case ModelFamily::qwen_moe: return "qwen-moe";
+    case ModelFamily::mamba: return "mamba";
+    case ModelFamily::mamba2: return "mamba2";
+    case ModelFamily::bamba: return "bamba";
   }
   return "?";
 }
@@ -20,6 +25,32 @@ std::vector<BodyLayer> llama_layout(int layers, bool moe) {
   for (int i = 0; i < layers; ++i) {
     body.push_back({i, LayerType::attention});
     body.push_back({i, moe ? LayerType::moe : LayerType::mlp});
+  }
+  return body;
+}
+
+std::vector<BodyLayer> qwen_moe_layout(int layers, int sparse_step, const std::vector<int>& dense_layers) {
+  std::vector<BodyLayer> body;
+  for (int i = 0; i < layers; ++i) {
+    const bool dense = std::find(dense_layers.begin(), dense_layers.end(), i) != dense_layers.end();
+    body.push_back({i, LayerType::attention});
+    body.push_back({i, !dense && (i + 1) % sparse_step == 0 ? LayerType::moe : LayerType::mlp});
+  }
+  return body;
+}
+
+std::vector<BodyLayer> mamba_layout(int layers, LayerType type) {
+  std::vector<BodyLayer> body;
+  for (int i = 0; i < layers; ++i) body.push_back({i, type});
+  return body;
+}
+
+std::vector<BodyLayer> bamba_layout(int layers, const std::vector<int>& attention_layers) {
+  std::vector<BodyLayer> body;
+  for (int i = 0; i < layers; ++i) {
+    const bool attention = std::find(attention_layers.begin(), attention_layers.end(), i) != attention_layers.end();
+    body.push_back({i, attention ? LayerType::attention : LayerType::mamba2});
+    body.push_back({i, LayerType::mlp});
   }
   return body;
 }

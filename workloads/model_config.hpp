@@ -1,7 +1,8 @@
 #pragma once
 // The architecture of a catalog model, as the few numbers its layer costs need. Catalog entries
 // and Hugging Face config.json files both become a ModelConfig; layer_costs() turns it into the
-// pipeline layer list, so both paths give the very same layers.
+// pipeline layer list, so both paths give the very same layers. A family is a layer layout:
+// several Hugging Face architectures share one (Mistral, Qwen2 and Qwen3 are Llama's).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@
 
 namespace gantry {
 
-enum class ModelFamily { llama, mixtral, jamba, nemotron_h };
+enum class ModelFamily { llama, mixtral, qwen_moe, jamba, nemotron_h, mamba, mamba2, bamba };
 const char* to_string(ModelFamily family);
 
 // One decoder record: `index` is the decoder layer it belongs to (a Llama layer gives two records
@@ -32,6 +33,8 @@ struct ModelConfig {
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
   std::int64_t head_dim = 0;
+  bool qkv_bias = false;  // biases on the q, k and v projections (Qwen2)
+  bool qk_norm = false;   // RMSNorms of width head_dim on q and k (Qwen3)
 
   // Dense FFN: gated = SwiGLU (gate, up, down), else up/down with squared ReLU (Nemotron-H).
   std::int64_t ffn = 0;
@@ -42,6 +45,7 @@ struct ModelConfig {
   std::int64_t experts_per_token = 0;
   std::int64_t moe_ffn = 0;
   std::int64_t shared_expert_ffn = 0;
+  bool shared_expert_gate = false;  // a sigmoid gate h -> 1 on the shared expert's output (Qwen2-MoE)
   bool gated_experts = true;
 
   // Mamba (mamba1: Jamba's selective scan; mamba2: SSD). inner = d_in (expand x hidden).
@@ -52,13 +56,21 @@ struct ModelConfig {
   std::int64_t mamba_heads = 0;    // Mamba-2 only: H
   std::int64_t mamba_groups = 0;   // Mamba-2 only: G
   bool mamba_conv_bias = true;
+  bool mamba_dt_bc_norms = false;  // Mamba-1: RMSNorms on dt, B and C (Jamba's; Mamba's own have none)
 
   std::vector<BodyLayer> body;  // decoder records in order (without embedding and logits)
 };
 
-// Decoder layouts of the four families, as their Hugging Face configs describe them.
+// Decoder layouts of the families, as their Hugging Face configs describe them.
 // Llama / Mixtral: per layer an attention record and an FFN record (mlp, or moe when `moe`).
 std::vector<BodyLayer> llama_layout(int layers, bool moe);
+// Qwen2-MoE / Qwen3-MoE: per layer attention, then moe where (i + 1) % sparse_step == 0 and i is
+// not in `dense_layers`, else mlp.
+std::vector<BodyLayer> qwen_moe_layout(int layers, int sparse_step, const std::vector<int>& dense_layers);
+// Mamba / Mamba-2: one mixer record per layer (`type` mamba1 or mamba2), no FFN.
+std::vector<BodyLayer> mamba_layout(int layers, LayerType type);
+// Bamba: per layer a mixer (attention at `attention_layers`, else mamba2) and an mlp.
+std::vector<BodyLayer> bamba_layout(int layers, const std::vector<int>& attention_layers);
 // Jamba: per layer a mixer (attention where i % attn_period == attn_offset, else mamba1) and an
 // FFN (moe where i % expert_period == expert_offset, else mlp).
 std::vector<BodyLayer> jamba_layout(int layers, int attn_period, int attn_offset, int expert_period,

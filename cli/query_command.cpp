@@ -299,7 +299,7 @@ void run_policies(const QueryArgs& args) {
       j.push_back({{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
                    {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
                    {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
-                   {"parent", p.parent}, {"created", p.created}});
+                   {"parent", p.parent}, {"created", p.created}, {"job", p.job}});
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -331,12 +331,14 @@ void run_policy(const PolicyQueryArgs& args) {
   const PolicyRecord& p = *found;
   auto curve = learning_curve_from_csv(p.curve, "policy " + p.name + ":" + std::to_string(p.version));
   const std::vector<CurvePoint> points = p.curve.empty() || !curve ? std::vector<CurvePoint>{} : curve.value();
+  const std::string curve_problem = p.curve.empty() ? "none stored" : !curve ? "unreadable: " + curve.error().message : "";
   if (args.out.json()) {
     nlohmann::json j = {{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
                         {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
                         {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
                         {"parent", p.parent}, {"created", p.created}, {"job", p.job}, {"bytes", p.weights.size()},
                         {"curve", nlohmann::json::array()}};
+    if (!curve_problem.empty()) j["curve_problem"] = curve_problem;
     for (const CurvePoint& c : points)
       j["curve"].push_back({{"episodes", c.episodes}, {"seconds", c.seconds}, {"version", c.version},
                             {"mean_ratio", c.mean_ratio}, {"best_ratio", c.best_ratio}, {"match", c.match},
@@ -357,7 +359,7 @@ void run_policy(const PolicyQueryArgs& args) {
                 << "x -> " << format_fixed(points.back().mean_ratio, 3) << "x the teacher over "
                 << points.back().episodes << " episodes\n";
     else
-      std::cout << "curve    none stored\n";
+      std::cout << "curve    " << (curve_problem.empty() ? "no points" : curve_problem) << "\n";
   }
   write_policy_files(p, args.save, args.curve);
 }

@@ -161,6 +161,10 @@ void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!args.save.empty() || !args.curve.empty())
     fetch = [&](const JobRecord& job) {
       const std::optional<PolicyRecord> policy = remote_schedules(remote)->policy_of_job(job.id);
+      if (!policy && job.state == JobState::cancelled) {  // stopped before it learned anything: no files
+        std::cerr << "job " << job.id << " was cancelled before it stored a policy: nothing to write\n";
+        return;
+      }
       if (!policy) throw CliError("job " + job.id + " stored no policy at " + remote.client().endpoint);
       write_policy_files(*policy, args.save, args.curve);
       std::cerr << "policy " << policy->name << ":" << policy->version << " fetched"

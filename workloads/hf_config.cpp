@@ -64,13 +64,14 @@ class FieldReader {
     }
     return out;
   }
-  // An integer, or "auto" for `automatic` (transformers' convention for dt ranks and head dims).
-  Result<std::int64_t> integer_or_auto(const char* key, std::int64_t automatic) const {
+  // An integer, or "auto" for `automatic` (transformers' convention for dt ranks and head dims);
+  // `absent` when the field is not there.
+  Result<std::int64_t> integer_or_auto(const char* key, std::int64_t automatic, std::int64_t absent) const {
     if (has(key) && config_.at(key).is_string()) {
       if (config_.at(key).get<std::string>() != "auto") return bad(key, "an integer or \"auto\"", config_.at(key));
       return automatic;
     }
-    return integer(key, automatic);
+    return integer(key, absent);
   }
   Result<std::string> string(const char* key) const {
     if (!has(key)) return missing(key);
@@ -131,17 +132,25 @@ Result<std::int64_t> read_layer_count(const FieldReader& r) {
   return layers;
 }
 
+// Where an architecture's config class departs from the usual attention defaults (0: none).
+struct AttentionDefaults {
+  std::int64_t head_dim = 0;  // else hidden_size / num_attention_heads
+  std::int64_t kv_heads = 0;  // else num_attention_heads
+};
+
 // The fields every family shares: sizes, vocab, attention shape, tying.
-Status read_common(const FieldReader& r, ModelConfig& c, bool need_attention) {
+Status read_common(const FieldReader& r, ModelConfig& c, bool need_attention, AttentionDefaults defaults = {}) {
   GANTRY_READ(c.hidden, r.positive("hidden_size"));
   GANTRY_READ(c.vocab, r.positive("vocab_size"));
   GANTRY_READ(c.tie_embeddings, r.boolean("tie_word_embeddings", false));
   if (!need_attention) return Ok{};
   GANTRY_READ(c.heads, r.positive("num_attention_heads"));
-  GANTRY_READ(c.kv_heads, r.integer("num_key_value_heads", c.heads));
+  GANTRY_READ(c.kv_heads, r.integer("num_key_value_heads", defaults.kv_heads > 0 ? defaults.kv_heads : c.heads));
   const char* head_dim_key = r.has("attention_head_dim") ? "attention_head_dim" : "head_dim";
   if (r.has(head_dim_key)) {
     GANTRY_READ(c.head_dim, r.integer(head_dim_key, 0));
+  } else if (defaults.head_dim > 0) {
+    c.head_dim = defaults.head_dim;
   } else {
     if (c.hidden % c.heads != 0)
       return r.error("hidden_size (" + std::to_string(c.hidden) + ") is not a multiple of num_attention_heads (" +
@@ -152,8 +161,9 @@ Status read_common(const FieldReader& r, ModelConfig& c, bool need_attention) {
 }
 
 Result<ModelConfig> read_llama(const FieldReader& r, ModelConfig c, bool moe) {
-  if (auto s = read_common(r, c, true); !s) return s.error();
-  if (c.qk_norm && !r.has("head_dim") && !r.has("attention_head_dim")) c.head_dim = 128;  // Qwen3Config's default
+  AttentionDefaults defaults;
+  if (c.qk_norm) defaults.head_dim = 128;  // Qwen3Config's
+  if (auto s = read_common(r, c, true, defaults); !s) return s.error();
   std::int64_t layers = 0;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(c.ffn, r.positive("intermediate_size"));
@@ -186,7 +196,7 @@ Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
   GANTRY_READ(c.mamba_conv, r.positive("mamba_d_conv"));
   GANTRY_READ(expand, r.positive("mamba_expand"));
   c.mamba_inner = expand * c.hidden;
-  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("mamba_dt_rank", auto_dt_rank(c.hidden)));
+  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("mamba_dt_rank", auto_dt_rank(c.hidden), auto_dt_rank(c.hidden)));
   GANTRY_READ(c.mamba_conv_bias, r.boolean("mamba_conv_bias", true));
   c.mamba_dt_bc_norms = true;
   c.body = jamba_layout(as_int(layers), as_int(attn_period), as_int(attn_offset), as_int(expert_period),
@@ -201,14 +211,13 @@ Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
 // Qwen2-MoE / Qwen3-MoE: sparse layers every decoder_sparse_step (default 1) but mlp_only_layers;
 // none without experts. Qwen2-MoE adds a gated shared expert.
 Result<ModelConfig> read_qwen_moe(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true); !s) return s.error();
-  if (c.qk_norm && !r.has("head_dim")) c.head_dim = 128;  // Qwen3MoeConfig's default
+  if (auto s = read_common(r, c, true); !s) return s.error();  // Qwen3MoeConfig has no head_dim default
   std::int64_t layers = 0, step = 0;
   std::vector<int> dense;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(step, r.integer("decoder_sparse_step", 1));
   GANTRY_READ(dense, r.integers("mlp_only_layers"));
-  GANTRY_READ(c.experts, r.integer("num_experts", 0, 0));
+  GANTRY_READ(c.experts, r.integer("num_experts"));  // 0: every layer dense
   if (c.experts == 0) step = layers + 1;  // no expert: every layer dense
   c.body = qwen_moe_layout(as_int(layers), as_int(std::min(step, layers + 1)), dense);
   const bool any_dense = std::any_of(c.body.begin(), c.body.end(), [](const BodyLayer& b) { return b.type == LayerType::mlp; });
@@ -232,7 +241,7 @@ Result<ModelConfig> read_mamba(const FieldReader& r, ModelConfig c) {
   GANTRY_READ(c.mamba_conv, r.integer("conv_kernel", 4));
   GANTRY_READ(expand, r.integer("expand", 2));
   GANTRY_READ(c.mamba_inner, r.integer("intermediate_size", expand * c.hidden));  // configs store expand x hidden
-  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("time_step_rank", auto_dt_rank(c.hidden)));
+  GANTRY_READ(c.mamba_dt_rank, r.integer_or_auto("time_step_rank", auto_dt_rank(c.hidden), auto_dt_rank(c.hidden)));
   GANTRY_READ(c.mamba_conv_bias, r.boolean("use_conv_bias", true));
   c.body = mamba_layout(as_int(layers), LayerType::mamba1);
   return c;
@@ -241,17 +250,18 @@ Result<ModelConfig> read_mamba(const FieldReader& r, ModelConfig c) {
 // Where one architecture keeps a Mamba-2 mixer's numbers, and transformers' defaults for them.
 struct Mamba2Fields {
   const char *expand, *heads, *head_dim, *state, *groups, *conv, *conv_bias;
-  std::int64_t default_heads, default_state, default_groups;
+  std::int64_t default_heads, default_head_dim, default_state, default_groups;  // head dim 0: "auto"
 };
 
-// inner = expand x hidden in `heads` heads of head_dim ("auto" or absent: inner / heads), which
-// must tile it exactly (transformers reshapes inner into heads x head_dim).
+// inner = expand x hidden in `heads` heads of head_dim ("auto": inner / heads), which must tile it
+// exactly (transformers reshapes inner into heads x head_dim).
 Status read_mamba2_mixer(const FieldReader& r, ModelConfig& c, const Mamba2Fields& f) {
   std::int64_t expand = 0, head_dim = 0;
   GANTRY_READ(expand, r.integer(f.expand, 2));
   c.mamba_inner = expand * c.hidden;
   GANTRY_READ(c.mamba_heads, r.integer(f.heads, f.default_heads));
-  GANTRY_READ(head_dim, r.integer_or_auto(f.head_dim, c.mamba_inner / c.mamba_heads));
+  const std::int64_t auto_head_dim = c.mamba_inner / c.mamba_heads;
+  GANTRY_READ(head_dim, r.integer_or_auto(f.head_dim, auto_head_dim, f.default_head_dim > 0 ? f.default_head_dim : auto_head_dim));
   if (c.mamba_heads * head_dim != c.mamba_inner)
     return r.error(std::string(f.heads) + " x " + f.head_dim + " (" + std::to_string(c.mamba_heads * head_dim) + ") is not " +
                    f.expand + " x hidden_size (" + std::to_string(c.mamba_inner) + ")");
@@ -267,7 +277,7 @@ Result<ModelConfig> read_mamba2(const FieldReader& r, ModelConfig c) {
   if (auto s = read_common(r, c, false); !s) return s.error();
   std::int64_t layers = 0;
   GANTRY_READ(layers, read_layer_count(r));
-  const Mamba2Fields fields{"expand", "num_heads", "head_dim", "state_size", "n_groups", "conv_kernel", "use_conv_bias", 128, 128, 8};
+  const Mamba2Fields fields{"expand", "num_heads", "head_dim", "state_size", "n_groups", "conv_kernel", "use_conv_bias", 128, 64, 128, 8};
   if (auto s = read_mamba2_mixer(r, c, fields); !s) return s.error();
   c.body = mamba_layout(as_int(layers), LayerType::mamba2);
   return c;
@@ -275,14 +285,14 @@ Result<ModelConfig> read_mamba2(const FieldReader& r, ModelConfig c) {
 
 // Bamba: per layer a Mamba-2 mixer (attention at attn_layer_indices) and a SwiGLU MLP.
 Result<ModelConfig> read_bamba(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true); !s) return s.error();
+  if (auto s = read_common(r, c, true, AttentionDefaults{0, 8}); !s) return s.error();  // BambaConfig's 8 kv heads
   std::int64_t layers = 0;
   std::vector<int> attention;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(attention, r.integers("attn_layer_indices"));
   GANTRY_READ(c.ffn, r.positive("intermediate_size"));
   const Mamba2Fields fields{"mamba_expand", "mamba_n_heads", "mamba_d_head", "mamba_d_state", "mamba_n_groups",
-                            "mamba_d_conv", "mamba_conv_bias", 128, 256, 1};
+                            "mamba_d_conv", "mamba_conv_bias", 128, 0, 256, 1};
   if (auto s = read_mamba2_mixer(r, c, fields); !s) return s.error();
   c.body = bamba_layout(as_int(layers), attention);
   return c;

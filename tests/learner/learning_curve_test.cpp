@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "learner/learning_curve.hpp"
 
 using namespace gantry;
@@ -23,8 +26,21 @@ TEST_CASE("a learning curve round-trips through its CSV text; damage names the l
   CHECK_THAT(learning_curve_from_csv("episodes\n1\n", "the curve").error().message,
              Catch::Contains("the curve") && Catch::Contains("starts with"));
   const std::string header = text.substr(0, text.find('\n') + 1);
-  for (const char* bad : {"1,2,3\n", "1,2,3,4,5,6,7,8,9,10\n", "1,2,3,4,5,6,7,8,nan\n", "-1,2,3,4,5,6,7,8,9\n", "1,2,3,4,5,6,7,8,9x\n"}) {
+  for (const char* bad : {"1,2,3\n", "1,2,3,4,5,6,7,8,9,10\n", "nan,2,3,4,5,6,7,8,9\n", "-1,2,3,4,5,6,7,8,9\n",
+                          "1.5,2,3,4,5,6,7,8,9\n", "1,2,3,4,5,6,7,8,9x\n", "\n1,2,3,4,5,6,7,8,9\n"}) {
     INFO(bad);
     CHECK_THAT(learning_curve_from_csv(header + "1,2,3,4,5,6,7,8,9\n" + bad, "c").error().message, Catch::Contains("line 3"));
   }
+  // A diverged run's nan loss and inf entropy read back; CRLF line ends and a blank last line are fine.
+  CurvePoint diverged = curve[0];
+  diverged.loss = std::nan("");
+  diverged.entropy = std::numeric_limits<double>::infinity();
+  auto odd = learning_curve_from_csv(learning_curve_csv({diverged}), "t");
+  REQUIRE(odd.ok());
+  CHECK((std::isnan(odd.value()[0].loss) && std::isinf(odd.value()[0].entropy) && odd.value()[0].episodes == 160));
+  std::string crlf;
+  for (char ch : text) crlf += ch == '\n' ? std::string("\r\n") : std::string(1, ch);
+  auto windows = learning_curve_from_csv(crlf + "\r\n", "t");
+  REQUIRE(windows.ok());
+  CHECK(windows.value().size() == 2);
 }

@@ -111,6 +111,31 @@ TEST_CASE("Hugging Face architectures build the layouts of their modeling code",
   }
 }
 
+TEST_CASE("absent fields take the defaults of the architectures' transformers config classes", "[workloads]") {
+  const double h = 2048;
+  const auto attention_params = [&](const std::string& json) { return layers_from(json)[1].params; };
+  const std::string shape = R"("hidden_size": 2048, "num_hidden_layers": 1, "num_attention_heads": 32,
+      "num_key_value_heads": 4, "vocab_size": 100, "intermediate_size": 64)";
+  // Qwen3Config: head_dim 128 (not 2048 / 32 = 64); Qwen3MoeConfig has none: hidden / heads.
+  CHECK(attention_params(R"({"model_type": "qwen3", )" + shape + "}") == h + 2 * h * 32 * 128 + 2 * h * 4 * 128 + 2 * 128);
+  CHECK(attention_params(R"({"model_type": "qwen3_moe", "num_experts": 0, )" + shape + "}") ==
+        h + 2 * h * 32 * 64 + 2 * h * 4 * 64 + 2 * 64);
+  // BambaConfig: 8 key-value heads.
+  const auto bamba = layers_from(R"({"model_type": "bamba", "hidden_size": 256, "num_hidden_layers": 1,
+      "attn_layer_indices": [0], "num_attention_heads": 16, "intermediate_size": 64, "vocab_size": 100,
+      "mamba_n_heads": 8})");
+  CHECK(bamba[1].params == 256 + 2 * 256 * 256 + 2 * 256 * 8 * 16);
+  // Mamba2Config: head_dim 64 when absent ("auto": inner / heads); 8 x 64 = 2 x 256.
+  const std::string mamba2 = R"({"model_type": "mamba2", "hidden_size": 256, "num_hidden_layers": 1, "vocab_size": 100,
+      "num_heads": 8, "state_size": 16, "n_groups": 1)";
+  const double mamba2_params = layers_from(mamba2 + "}")[1].params;
+  CHECK(layers_from(mamba2 + R"(, "head_dim": "auto"})")[1].params == mamba2_params);
+  CHECK_THAT(error_of(R"({"model_type": "mamba2", "hidden_size": 256, "num_hidden_layers": 1, "vocab_size": 100,
+      "num_heads": 4})"), Catch::Contains("num_heads x head_dim (256)"));
+  // A MoE config must say how many experts it has (0: dense).
+  CHECK_THAT(error_of(R"({"model_type": "qwen2_moe", )" + shape + "}"), Catch::Contains("num_experts"));
+}
+
 TEST_CASE("config.json errors of the other architectures name the file and the field", "[workloads]") {
   std::string json = config("mamba-codestral-7b-v0.1");
   json.replace(json.find("\"num_heads\": 128"), 16, "\"num_heads\": 100");

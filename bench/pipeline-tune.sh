@@ -9,8 +9,8 @@
 # (and the tuned one's count when larger; tuner/pipeline/layer_bound.hpp). Then per-stage cost files against the
 # zero-bubble paper's closed forms. One run each, simulated; needs python3.
 # SEED seeds the tuner's kicks and walk and the searches (the table's comparisons at equal
-# evaluations vary with it; compare several). The last cases are models outside the catalog, from
-# their Hugging Face config.json (configs/models/). ONLY=REGEX runs the cases whose label matches.
+# evaluations vary with it; compare several). The last cases are the catalog's models from Hugging
+# Face config.json files (configs/models/). ONLY=REGEX runs the cases whose label matches.
 #   usage: [ONLY=REGEX] bench/pipeline-tune.sh [GANTRY] [SEED]
 set -euo pipefail
 gantry=${1:-./build/gantry}
@@ -67,10 +67,10 @@ llama-3-8b/4xH100+4xA100 --model llama-3-8b --cluster 4xH100+4xA100-ib --pp 8 --
 nemotron-h-8b/8xH100,m=64 --model nemotron-h-8b --cluster 8xH100-nvswitch --pp 8 --microbatches 64
 llama-3-8b/2x8xH100,p=16,m=64 --model llama-3-8b --cluster 2x8xH100-ib --pp 16 --microbatches 64
 nemotron-h-47b/2x8xH100,p=16,m=64 --model nemotron-h-47b --cluster 2x8xH100-ib --pp 16 --microbatches 64
-bamba-9b/8xH100 --hf-config configs/models/bamba-9b.json --cluster 8xH100-nvswitch --pp 8 --microbatches 32
-falcon-mamba-7b/8xH100 --hf-config configs/models/falcon-mamba-7b.json --cluster 8xH100-nvswitch --pp 8 --microbatches 32
-qwen3-30b-a3b/8xH200 --hf-config configs/models/qwen3-30b-a3b.json --cluster 8xH200-nvswitch --pp 8 --microbatches 32
-qwen1.5-moe-a2.7b/8xH100 --hf-config configs/models/qwen1.5-moe-a2.7b.json --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+bamba-9b/8xH100 --model bamba-9b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+falcon-mamba-7b/8xH100 --model falcon-mamba-7b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
+qwen3-30b-a3b/8xH200 --model qwen3-30b-a3b --cluster 8xH200-nvswitch --pp 8 --microbatches 32
+qwen1.5-moe-a2.7b/8xH100 --model qwen1.5-moe-a2.7b --cluster 8xH100-nvswitch --pp 8 --microbatches 32
 EOF
 echo "(* 1F1B on a uniform partition does not fit in memory: its time as if it did)"
 [[ -n "${ONLY:-}" ]] && exit 0  # the model cases only

@@ -4,6 +4,7 @@
 #include "workloads/model_catalog.hpp"
 
 #include "workloads/model_config.hpp"
+#include "workloads/model_config_files.hpp"
 
 namespace gantry {
 
@@ -30,6 +31,22 @@ const std::vector<ModelInfo> kCatalog = {
      "nvidia/Nemotron-H-47B-Base-8K"},
     {"nemotron-h-56b", "nemotron-h", "Nemotron-H 56B: 54 Mamba-2, 54 squared-ReLU MLP, 10 attention layers", 56e9,
      "nvidia/Nemotron-H-56B-Base-8K"},
+    // From configs/models/NAME.json (built in; published counts: configs/models/README.md).
+    {"mistral-7b-v0.1", "llama", "Mistral 7B v0.1: 32 x (GQA attention + SwiGLU MLP), vocab 32000", 7.24e9,
+     "mistralai/Mistral-7B-v0.1"},
+    {"qwen2-7b", "llama", "Qwen2 7B: 28 x (GQA attention with q/k/v biases + SwiGLU MLP), vocab 152064", 7.62e9,
+     "Qwen/Qwen2-7B"},
+    {"qwen3-8b", "llama", "Qwen3 8B: 36 x (GQA attention with q/k norms + SwiGLU MLP), vocab 151936", 8.2e9, "Qwen/Qwen3-8B"},
+    {"qwen1.5-moe-a2.7b", "qwen-moe", "Qwen1.5-MoE-A2.7B: 24 x (attention + MoE of 60 experts, top 4, gated shared expert)",
+     14.3e9, "Qwen/Qwen1.5-MoE-A2.7B"},
+    {"qwen3-30b-a3b", "qwen-moe", "Qwen3-30B-A3B: 48 x (GQA attention + MoE of 128 experts, top 8)", 30.5e9,
+     "Qwen/Qwen3-30B-A3B"},
+    {"mamba-2.8b", "mamba", "Mamba 2.8B: 64 Mamba-1 mixers, tied embeddings", 2.77e9, "state-spaces/mamba-2.8b-hf"},
+    {"falcon-mamba-7b", "mamba", "Falcon-Mamba 7B: 64 Mamba-1 mixers (inner 8192)", 7.27e9, "tiiuae/falcon-mamba-7b"},
+    {"mamba-codestral-7b-v0.1", "mamba2", "Mamba-Codestral 7B: 64 Mamba-2 mixers (128 heads, 8 groups)", 7285403648.0,
+     "mistralai/Mamba-Codestral-7B-v0.1"},
+    {"bamba-9b", "bamba", "Bamba 9B: 32 layers, Mamba-2 mixers with attention at 9, 18, 27, each with a SwiGLU MLP",
+     9.78e9, "ibm-ai-platform/Bamba-9B"},
 };
 
 ModelConfig llama(const std::string& name, std::int64_t hidden, int layers, std::int64_t heads,
@@ -140,6 +157,12 @@ Result<ModelConfig> catalog_model_config(const std::string& name) {
     return nemotron_h(name, 8192, 64, 32768, 256, 256,
                       "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-"
                       "M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-");
+  for (const ModelConfigFile& file : model_config_files())
+    if (name == file.name) {
+      auto config = parse_hf_config(file.text, "configs/models/" + name + ".json");
+      if (config) config.value().name = name;
+      return config;
+    }
   std::string names;
   for (const ModelInfo& info : kCatalog) names += (names.empty() ? "" : ", ") + info.name;
   return make_error("unknown model '" + name + "'; the catalog has " + names);

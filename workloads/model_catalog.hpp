@@ -46,13 +46,15 @@ struct LayerCost {
 
 struct ModelInfo {
   std::string name;         // catalog key, e.g. "llama-3-8b"
-  std::string family;       // "llama", "mixtral", "jamba", "nemotron-h"
+  std::string family;       // its layout: "llama", "mixtral", "qwen-moe", "jamba", "nemotron-h", "mamba", "mamba2", "bamba"
   std::string description;
   double published_params;  // the size its authors publish (see model_catalog.cpp for sources)
   std::string hf_id;        // the Hugging Face repository of its config.json
 };
 
-// llama-3-8b, llama-3-70b, mixtral-8x7b, jamba-v0.1, nemotron-h-8b, nemotron-h-47b, nemotron-h-56b.
+// llama-3-8b, llama-3-70b, mixtral-8x7b, jamba-v0.1, nemotron-h-8b, nemotron-h-47b, nemotron-h-56b, and the
+// models of configs/models/ (built in): mistral-7b-v0.1, qwen2-7b, qwen3-8b, qwen1.5-moe-a2.7b,
+// qwen3-30b-a3b, mamba-2.8b, falcon-mamba-7b, mamba-codestral-7b-v0.1, bamba-9b.
 const std::vector<ModelInfo>& model_catalog();
 
 // The pipeline layers of a catalog model: an `embedding` pseudo-layer, the decoder layers, and a

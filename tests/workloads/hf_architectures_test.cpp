@@ -8,6 +8,7 @@
 
 #include "core/json_util.hpp"
 #include "workloads/model_catalog.hpp"
+#include "workloads/model_config.hpp"
 
 using namespace gantry;
 
@@ -62,6 +63,25 @@ TEST_CASE("Hugging Face architectures beyond the catalog give their published pa
     const double params = total_params(layers_from(c.json));
     INFO("counted " << params);
     CHECK(std::abs(params - c.published) <= c.tolerance * c.published);
+  }
+}
+
+TEST_CASE("the configs/models files are in the catalog, built in, with their families", "[workloads]") {
+  for (const char* name : {"mistral-7b-v0.1", "qwen2-7b", "qwen3-8b", "qwen1.5-moe-a2.7b", "qwen3-30b-a3b", "mamba-2.8b",
+                           "falcon-mamba-7b", "mamba-codestral-7b-v0.1", "bamba-9b"}) {
+    INFO(name);
+    auto built_in = model_layers(name, ModelShape{4096, 1, 2});
+    REQUIRE(built_in.ok());
+    const auto from_file = layers_from(config(name));
+    REQUIRE(built_in.value().size() == from_file.size());
+    CHECK(total_params(built_in.value()) == total_params(from_file));
+    CHECK(built_in.value()[1].forward_flops == from_file[1].forward_flops);
+  }
+  for (const ModelInfo& info : model_catalog()) {
+    INFO(info.name);
+    auto config = catalog_model_config(info.name);
+    REQUIRE(config.ok());
+    CHECK(info.family == to_string(config.value().family));
   }
 }
 

@@ -118,7 +118,7 @@ const std::string kMixtral = R"({
 }  // namespace
 
 TEST_CASE("every catalog model builds with its published parameter count", "[workloads]") {
-  REQUIRE(model_catalog().size() == 7);
+  REQUIRE(model_catalog().size() == 16);
   for (const ModelInfo& info : model_catalog()) {
     INFO(info.name);
     const auto layers = layers_of(info.name);
@@ -264,7 +264,11 @@ TEST_CASE("activation memory follows the per-type model", "[workloads]") {
   const double sbh = 4096.0 * 1 * 4096;
   const std::map<std::string, double> hidden = {
       {"llama-3-8b", 4096},     {"llama-3-70b", 8192},    {"mixtral-8x7b", 4096},  {"jamba-v0.1", 4096},
-      {"nemotron-h-8b", 4096}, {"nemotron-h-47b", 8192}, {"nemotron-h-56b", 8192}};
+      {"nemotron-h-8b", 4096}, {"nemotron-h-47b", 8192}, {"nemotron-h-56b", 8192},
+      // configs/models/: hidden_size of each config.json
+      {"mistral-7b-v0.1", 4096}, {"qwen2-7b", 3584}, {"qwen3-8b", 4096}, {"qwen1.5-moe-a2.7b", 2048},
+      {"qwen3-30b-a3b", 2048}, {"mamba-2.8b", 2560}, {"falcon-mamba-7b", 4096}, {"mamba-codestral-7b-v0.1", 4096},
+      {"bamba-9b", 4096}};
   for (const ModelInfo& info : model_catalog()) {
     INFO(info.name);
     for (const LayerCost& layer : layers_of(info.name, shape)) {

@@ -62,13 +62,14 @@ std::string svg(const std::vector<CurvePoint>& curve, const std::string& title) 
 
 }  // namespace
 
-bool is_learning_curve_path(const std::string& path) { return ends_with(path, ".csv") || ends_with(path, ".svg"); }
+void check_curve_path(const std::string& path) {
+  if (!path.empty() && !ends_with(path, ".csv") && !ends_with(path, ".svg"))
+    throw CliError("--curve " + path + ": the file must end in .csv or .svg");
+}
 
 void write_learning_curve(const std::string& path, const std::vector<CurvePoint>& curve, const std::string& title) {
-  std::string text;
-  if (ends_with(path, ".csv")) text = learning_curve_csv(curve);
-  else if (ends_with(path, ".svg")) text = svg(curve, title);
-  else throw CliError("--curve " + path + ": the file must end in .csv or .svg");
+  check_curve_path(path);
+  const std::string text = ends_with(path, ".csv") ? learning_curve_csv(curve) : svg(curve, title);
   std::ofstream out(path);
   out << text;
   if (!out) throw CliError("--curve " + path + ": cannot write the file");

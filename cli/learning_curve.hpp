@@ -7,8 +7,9 @@
 
 namespace gantry::cli {
 
-// Whether `path` names a curve file this writes (.csv or .svg).
-bool is_learning_curve_path(const std::string& path);
+// Throws CliError unless `path` is empty or names a curve file this writes (.csv or .svg): checked
+// before a long run.
+void check_curve_path(const std::string& path);
 
 // Throws CliError when the file cannot be written or has another extension.
 void write_learning_curve(const std::string& path, const std::vector<CurvePoint>& curve, const std::string& title);

@@ -7,10 +7,6 @@
 
 namespace gantry::cli {
 
-void check_curve_path(const std::string& path) {
-  if (!path.empty() && !is_learning_curve_path(path)) throw CliError("--curve " + path + ": the file must end in .csv or .svg");
-}
-
 void write_policy_files(const PolicyRecord& policy, const std::string& save_path, const std::string& curve_path) {
   const std::string label = policy.name + ":" + std::to_string(policy.version);
   if (!save_path.empty())

@@ -11,7 +11,4 @@ namespace gantry::cli {
 // Empty paths are skipped; throws CliError naming the flag and the file when one cannot be written.
 void write_policy_files(const PolicyRecord& policy, const std::string& save_path, const std::string& curve_path);
 
-// Throws CliError unless `path` is empty or ends in .csv or .svg (checked before a long run).
-void check_curve_path(const std::string& path);
-
 }  // namespace gantry::cli

@@ -8,6 +8,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
+#include "cli/learning_curve.hpp"
 #include "cli/pipeline_args.hpp"
 #include "cli/policy_files.hpp"
 #include "cli/schedule_source.hpp"
@@ -289,17 +290,21 @@ void run_export(const QueryArgs& args) {
   std::cout << placement_to_json(r.placement, r.graph.hex(), r.cluster_name) << "\n";
 }
 
+// A policy's record as `query policies` and `query policy` print it (no weights, no curve).
+nlohmann::json policy_json(const PolicyRecord& p) {
+  return {{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
+          {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
+          {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
+          {"parent", p.parent}, {"created", p.created}, {"job", p.job}};
+}
+
 // Every stored policy version: what it was trained on and how far it got against the teacher.
 void run_policies(const QueryArgs& args) {
   auto source = open_source(args);
   const std::vector<PolicyRecord> list = source->policies();
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
-    for (const PolicyRecord& p : list)
-      j.push_back({{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
-                   {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
-                   {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
-                   {"parent", p.parent}, {"created", p.created}, {"job", p.job}});
+    for (const PolicyRecord& p : list) j.push_back(policy_json(p));
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -333,11 +338,9 @@ void run_policy(const PolicyQueryArgs& args) {
   const std::vector<CurvePoint> points = p.curve.empty() || !curve ? std::vector<CurvePoint>{} : curve.value();
   const std::string curve_problem = p.curve.empty() ? "none stored" : !curve ? "unreadable: " + curve.error().message : "";
   if (args.out.json()) {
-    nlohmann::json j = {{"name", p.name}, {"version", p.version}, {"stage", p.stage}, {"ablation", p.ablation},
-                        {"graphs", p.graphs}, {"cluster", p.cluster_name}, {"devices", p.devices}, {"episodes", p.episodes},
-                        {"seconds", p.seconds}, {"best_ratio", p.best_ratio}, {"greedy_ratio", p.greedy_ratio},
-                        {"parent", p.parent}, {"created", p.created}, {"job", p.job}, {"bytes", p.weights.size()},
-                        {"curve", nlohmann::json::array()}};
+    nlohmann::json j = policy_json(p);
+    j["bytes"] = p.weights.size();
+    j["curve"] = nlohmann::json::array();
     if (!curve_problem.empty()) j["curve_problem"] = curve_problem;
     for (const CurvePoint& c : points)
       j["curve"].push_back({{"episodes", c.episodes}, {"seconds", c.seconds}, {"version", c.version},

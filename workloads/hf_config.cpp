@@ -160,9 +160,7 @@ Status read_common(const FieldReader& r, ModelConfig& c, bool need_attention, At
   return Ok{};
 }
 
-Result<ModelConfig> read_llama(const FieldReader& r, ModelConfig c, bool moe) {
-  AttentionDefaults defaults;
-  if (c.qk_norm) defaults.head_dim = 128;  // Qwen3Config's
+Result<ModelConfig> read_llama(const FieldReader& r, ModelConfig c, bool moe, AttentionDefaults defaults) {
   if (auto s = read_common(r, c, true, defaults); !s) return s.error();
   std::int64_t layers = 0;
   GANTRY_READ(layers, read_layer_count(r));
@@ -211,15 +209,16 @@ Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
 // Qwen2-MoE / Qwen3-MoE: sparse layers every decoder_sparse_step (default 1) but mlp_only_layers;
 // none without experts. Qwen2-MoE adds a gated shared expert.
 Result<ModelConfig> read_qwen_moe(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true); !s) return s.error();  // Qwen3MoeConfig has no head_dim default
+  if (auto s = read_common(r, c, true); !s) return s.error();
   std::int64_t layers = 0, step = 0;
   std::vector<int> dense;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(step, r.integer("decoder_sparse_step", 1));
   GANTRY_READ(dense, r.integers("mlp_only_layers"));
   GANTRY_READ(c.experts, r.integer("num_experts"));  // 0: every layer dense
-  if (c.experts == 0) step = layers + 1;  // no expert: every layer dense
-  c.body = qwen_moe_layout(as_int(layers), as_int(std::min(step, layers + 1)), dense);
+  // No expert: every layer dense (a step past the last layer; larger steps mean the same).
+  step = c.experts == 0 ? layers + 1 : std::min(step, layers + 1);
+  c.body = qwen_moe_layout(as_int(layers), as_int(step), dense);
   const bool any_dense = std::any_of(c.body.begin(), c.body.end(), [](const BodyLayer& b) { return b.type == LayerType::mlp; });
   if (any_dense) GANTRY_READ(c.ffn, r.positive("intermediate_size"));
   if (c.experts > 0) {
@@ -284,8 +283,8 @@ Result<ModelConfig> read_mamba2(const FieldReader& r, ModelConfig c) {
 }
 
 // Bamba: per layer a Mamba-2 mixer (attention at attn_layer_indices) and a SwiGLU MLP.
-Result<ModelConfig> read_bamba(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true, AttentionDefaults{0, 8}); !s) return s.error();  // BambaConfig's 8 kv heads
+Result<ModelConfig> read_bamba(const FieldReader& r, ModelConfig c, AttentionDefaults defaults) {
+  if (auto s = read_common(r, c, true, defaults); !s) return s.error();
   std::int64_t layers = 0;
   std::vector<int> attention;
   GANTRY_READ(layers, read_layer_count(r));
@@ -343,21 +342,22 @@ struct Architecture {
   ModelFamily family;
   bool qkv_bias = false;  // always-on q, k, v biases (Qwen2's)
   bool qk_norm = false;   // q and k RMSNorms (Qwen3's)
+  AttentionDefaults attention{};  // its config class's attention defaults, where they differ
 };
 constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", "llama", ModelFamily::llama},
     {"MistralForCausalLM", "mistral", ModelFamily::llama},
     {"Qwen2ForCausalLM", "qwen2", ModelFamily::llama, true, false},
-    {"Qwen3ForCausalLM", "qwen3", ModelFamily::llama, false, true},
+    {"Qwen3ForCausalLM", "qwen3", ModelFamily::llama, false, true, {128, 0}},  // Qwen3Config: head_dim 128
     {"MixtralForCausalLM", "mixtral", ModelFamily::mixtral},
     {"Qwen2MoeForCausalLM", "qwen2_moe", ModelFamily::qwen_moe, true, false},
-    {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::qwen_moe, false, true},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::qwen_moe, false, true},  // no head_dim default: h / heads
     {"JambaForCausalLM", "jamba", ModelFamily::jamba},
     {"NemotronHForCausalLM", "nemotron_h", ModelFamily::nemotron_h},
     {"MambaForCausalLM", "mamba", ModelFamily::mamba},
     {"FalconMambaForCausalLM", "falcon_mamba", ModelFamily::mamba},
     {"Mamba2ForCausalLM", "mamba2", ModelFamily::mamba2},
-    {"BambaForCausalLM", "bamba", ModelFamily::bamba},
+    {"BambaForCausalLM", "bamba", ModelFamily::bamba, false, false, {0, 8}},  // BambaConfig: 8 kv heads
 };
 
 const Architecture* find_architecture(const json& config) {
@@ -399,14 +399,14 @@ Result<ModelConfig> parse_hf_config(const std::string& json_text, const std::str
   c.qk_norm = arch->qk_norm;
   Result<ModelConfig> result = make_error("");
   switch (arch->family) {
-    case ModelFamily::llama: result = read_llama(reader, std::move(c), false); break;
-    case ModelFamily::mixtral: result = read_llama(reader, std::move(c), true); break;
+    case ModelFamily::llama: result = read_llama(reader, std::move(c), false, arch->attention); break;
+    case ModelFamily::mixtral: result = read_llama(reader, std::move(c), true, arch->attention); break;
     case ModelFamily::jamba: result = read_jamba(reader, std::move(c)); break;
     case ModelFamily::nemotron_h: result = read_nemotron_h(reader, std::move(c), source); break;
     case ModelFamily::qwen_moe: result = read_qwen_moe(reader, std::move(c)); break;
     case ModelFamily::mamba: result = read_mamba(reader, std::move(c)); break;
     case ModelFamily::mamba2: result = read_mamba2(reader, std::move(c)); break;
-    case ModelFamily::bamba: result = read_bamba(reader, std::move(c)); break;
+    case ModelFamily::bamba: result = read_bamba(reader, std::move(c), arch->attention); break;
   }
   if (!result.ok()) return result;
   if (auto ok = check_model_config(result.value(), source); !ok) return ok.error();

@@ -175,7 +175,7 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   auto built = evaluator.build(report.tuned.best);
   if (!built) return built.error();
   const auto& [scheme, costs] = built.value();
-  auto bound = candidate_lower_bound(evaluator, report.tuned.best);
+  auto bound = pipeline_work_bound(source);
   if (!bound) return bound.error();
   report.lower_bound = bound.value();
   if (report.tuned.best_result.feasible()) {

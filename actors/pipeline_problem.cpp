@@ -11,6 +11,7 @@
 #include "sim/runtime_fingerprint.hpp"
 #include "tuner/pipeline/layer_bound.hpp"
 #include "tuner/pipeline/memory_fitting.hpp"
+#include "tuner/pipeline/work_bound.hpp"
 #include "workloads/model_catalog.hpp"
 #include "workloads/pipeline_fingerprint.hpp"
 #include "workloads/pipeline_stages.hpp"
@@ -224,11 +225,21 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
   return work * microbatches / devices;
 }
 
-Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, PipelineCandidate candidate) {
-  candidate.recompute.clear();
-  auto costs = evaluator.costs(candidate);
-  if (!costs) return costs.error();
-  return pipeline_lower_bound(costs.value(), evaluator.microbatches(), evaluator.source().devices());
+Result<double> pipeline_work_bound(const PipelineSource& source) {
+  const int devices = source.stages->devices();
+  if (!source.has_layers) {
+    auto set = source.stages->stages(StageLayout{});
+    if (!set) return set.error();
+    return pipeline_lower_bound(set.value().costs, source.microbatches, devices);
+  }
+  std::vector<std::vector<double>> times(devices);
+  for (int d = 0; d < devices; ++d) {
+    auto costs = per_layer_costs(*source.stages, source.layers, d);
+    if (!costs) return costs.error();
+    for (int i = 0; i < source.layers; ++i)
+      times[d].push_back(costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
+  }
+  return divisible_work_bound(times) * source.microbatches;
 }
 
 Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device) {

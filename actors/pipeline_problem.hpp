@@ -74,9 +74,12 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
 
 // The lower bound of an iteration: every task's work spread evenly over the devices.
 double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devices);
-// The same for `candidate`'s partition and placement without recomputation (its extra forward
-// passes are the scheme's choice, not work the model needs).
-Result<double> candidate_lower_bound(const CandidateEvaluator& evaluator, PipelineCandidate candidate);
+// The lower bound of any scheme of `source` (without recomputation: its extra forward passes are
+// a scheme's choice, not work the model needs): the work divided freely among the devices. A
+// stage file fixes each device's work: work / devices. A model's layers may go anywhere, and on a
+// cluster of mixed device kinds the fast ones should take more (divisible_work_bound); on
+// identical devices that is work / devices too.
+Result<double> pipeline_work_bound(const PipelineSource& source);
 
 // A lower bound that knows layers are not divisible (models only; 0 for stage files): a device
 // runs whole layers, each at least as long as on the fastest device, in at most

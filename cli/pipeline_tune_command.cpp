@@ -387,7 +387,7 @@ void run_tune(const PipelineTuneArgs& targs) {
   if (auto timed = evaluator.evaluate(t.best, /*with_starts=*/true); timed && timed.value().evaluation.completed)
     timeline = check_timeline_program(scheme, task_end_times(scheme, costs, timed.value().evaluation.start));
   const bool fits = r.completed && !r.out_of_memory;
-  auto bound = candidate_lower_bound(evaluator, t.best);
+  auto bound = pipeline_work_bound(source);
   if (!bound) throw CliError(bound.error().message);
   const double lower_bound = bound.value();
   auto layer_bound = pipeline_layer_bound(source);
@@ -464,7 +464,7 @@ void run_tune(const PipelineTuneArgs& targs) {
     std::cout << "  1f1b / uniform does not fit in memory; the 'vs' column uses its time as if it did: "
               << format_time(reference, "s") << "\n";
   if (fits) {
-    std::cout << "  lower bound (work / devices): " << format_time(lower_bound, "s") << ", tuned is "
+    std::cout << "  lower bound (work / devices; by speed on mixed devices): " << format_time(lower_bound, "s") << ", tuned is "
               << format_fixed(100 * (r.iteration_time / lower_bound - 1), 1) << "% above it\n";
     if (layer_bound.value() > lower_bound * (1 + 1e-9))
       std::cout << "  bound with whole layers per device: " << format_time(layer_bound.value(), "s") << ", tuned is "

@@ -314,6 +314,35 @@ TEST_CASE("the bound with whole layers per device", "[actors][pipeline]") {
   CHECK(pipeline_layer_bound(source).value() == 0);
 }
 
+TEST_CASE("the work bound divides the work by the devices' speeds on a mixed cluster", "[actors][pipeline]") {
+  // On identical devices: the work of any scheme's stages / devices. On 4 H100 and 4 A100 a layer
+  // runs r times longer on an A100; when r is the same for every layer, the work W at H100 speed
+  // takes W / (4 + 4 / r) at best, which a scheme's own work / devices does not bound.
+  PipelineProblemSpec spec = llama_problem(8, 32);
+  auto same = build_pipeline_source(spec);
+  REQUIRE(same);
+  auto set = same.value().stages->stages(StageLayout{});
+  REQUIRE(set);
+  CHECK(pipeline_work_bound(same.value()).value() ==
+        Approx(pipeline_lower_bound(set.value().costs, 32, 8)).epsilon(1e-9));
+
+  spec.cluster_yaml = Cluster::load("4xH100+4xA100-ib").value().to_yaml();
+  auto mixed = build_pipeline_source(spec);
+  REQUIRE(mixed);
+  const int layers = mixed.value().layers;
+  auto h100 = per_layer_costs(*mixed.value().stages, layers, 0), a100 = per_layer_costs(*mixed.value().stages, layers, 7);
+  REQUIRE(h100);
+  REQUIRE(a100);
+  auto time = [](const StageCosts& c, int i) { return c.f[i] + c.b[i] + c.w[i]; };
+  double work = 0, ratio = time(a100.value(), 0) / time(h100.value(), 0);
+  for (int i = 0; i < layers; ++i) {
+    work += time(h100.value(), i);
+    REQUIRE(time(a100.value(), i) / time(h100.value(), i) == Approx(ratio));
+  }
+  REQUIRE(ratio > 2);
+  CHECK(pipeline_work_bound(mixed.value()).value() == Approx(32 * work / (4 + 4 / ratio)));
+}
+
 TEST_CASE("nemotron-h-8b's bound with whole layers and at most 4 stages per device", "[actors][pipeline]") {
   // Its layers: an embedding (no time), 24 Mamba and 24 MLP layers alternating (Mamba first), 4
   // attention layers (shorter than a Mamba layer) after some Mamba layers, and the output head.

@@ -13,8 +13,6 @@ bool same_time(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(
 
 PlacementEnv::PlacementEnv(const Graph& graph, const CostTable& costs, const GraphFeatures& features)
     : graph_(graph), costs_(costs), features_(features), devices_(costs.num_devices()) {
-  topo_position_.resize(graph.size());
-  for (std::size_t i = 0; i < graph.topo_order().size(); ++i) topo_position_[graph.topo_order()[i]] = static_cast<int>(i);
   reset();
 }
 
@@ -68,7 +66,7 @@ void PlacementEnv::enter_candidates(OpId op) {
 void PlacementEnv::describe_candidates(float* features) {
   const std::size_t c = candidates_.size();
   double soonest_start = 1e300, soonest_ready = 1e300, top_level = 0;
-  int first = graph_.size();
+  OpId first = graph_.size();
   std::vector<double>& start = candidate_start_;
   std::vector<double>& ready = candidate_soonest_;
   start.resize(c);
@@ -85,14 +83,14 @@ void PlacementEnv::describe_candidates(float* features) {
     soonest_start = std::min(soonest_start, s);
     soonest_ready = std::min(soonest_ready, q);
     top_level = std::max(top_level, features_.bottom_level[candidates_[i]]);
-    first = std::min(first, topo_position_[candidates_[i]]);
+    first = std::min(first, candidates_[i]);
   }
   for (std::size_t i = 0; i < c; ++i) {
     float* f = features + i * kCandidateFeatures;
     f[0] = scaled_time(start[i] - soonest_start, features_.unit);
     f[1] = scaled_time(ready[i] - soonest_ready, features_.unit);
     f[2] = scaled_time(top_level - features_.bottom_level[candidates_[i]], features_.unit);
-    f[3] = static_cast<float>(std::log1p(topo_position_[candidates_[i]] - first));
+    f[3] = static_cast<float>(std::log1p(candidates_[i] - first));
   }
 }
 
@@ -126,6 +124,7 @@ void PlacementEnv::describe(OpId op, float* features, double* start) {
     f[3] = scaled_time(free_[d] - free0, unit);
     f[4] = scaled_time(start[d] - start0, unit);
     f[5] = scaled_time(finish_est_[d] - finish0, unit);
+    f[6] = static_cast<float>(d) / static_cast<float>(devices_);
   }
 }
 

@@ -9,7 +9,9 @@ namespace gantry {
 namespace {
 
 constexpr const char* kFormat = "gantry-policy";
-constexpr int kFormatVersion = 1;
+// 2: PLC sees the device index and SEL the op id rank (learner/placement_env.hpp); a version-1
+// policy read those places differently, so it is refused rather than misread.
+constexpr int kFormatVersion = 2;
 
 // Elements of a shape, or -1 beyond 2^31 (no policy is that large; the product cannot overflow).
 std::int64_t elements(const std::vector<std::int64_t>& shape) {
@@ -118,7 +120,8 @@ Result<PolicyWeights> PolicyWeights::from_bytes(const std::string& bytes, const 
     } else if (key == "v") {
       std::uint64_t v = 0;
       if (!in.uint(v) || v != kFormatVersion)
-        return fail("policy format version " + std::to_string(v) + " is not " + std::to_string(kFormatVersion));
+        return fail("policy format version " + std::to_string(v) + " is not " + std::to_string(kFormatVersion) +
+                    (v < kFormatVersion ? " (an older gantry wrote it: train it again)" : " (a newer gantry wrote it)"));
     } else if (key == "hidden" || key == "head" || key == "state" || key == "steps" || key == "devices") {
       int& field = key == "hidden" ? out.config.hidden
                    : key == "head" ? out.config.head

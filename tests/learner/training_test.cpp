@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <string>
+#include <vector>
 
 #include "learner/policy_model.hpp"
 #include "learner/policy_runner.hpp"
 #include "learner/rollout.hpp"
+#include "core/graph.hpp"
 #include "learner/trainer.hpp"
 #include "tuner/placement_method.hpp"
 #include "tests/learner/learner_fixture.hpp"
@@ -193,4 +196,79 @@ TEST_CASE("training keeps the best placement it sampled, as the simulator prices
   CHECK(p.sim.makespan(out.best) == Approx(out.best_makespan).epsilon(1e-12));
   CHECK(out.best_makespan <= out.greedy_makespan);
   CHECK(out.teacher_makespan == Approx(place_critical_path(PlacementProblem{p.graph, p.cluster, p.costs, p.sim.options()}).makespan));
+}
+
+namespace {
+
+// Imitates the teacher's own picks (DAgger, half the steps the teacher's) until the greedy episode
+// places every op in the teacher's order on the teacher's device, or 4,000 updates; that episode.
+Episode imitate_picks(LearnerProblem& p) {
+  PolicyConfig c;
+  c.hidden = 16;
+  c.head = 16;
+  PolicyModel model(c, 1);
+  model.set_learning_rate(3e-3);
+  RolloutOptions teacher;
+  teacher.actor = Actor::teacher;
+  const Episode expected = rollouts(model, p, 1, teacher, 1).front();
+  RolloutOptions greedy;
+  greedy.actor = Actor::greedy;
+  auto same_as_teacher = [&](const Episode& e) { return e.ops == expected.ops && e.device == expected.device; };
+  Episode e = rollouts(model, p, 1, greedy, 99).front();
+  REQUIRE_FALSE(same_as_teacher(e));  // something to learn
+  RolloutOptions o;
+  o.teacher_mix = 0.5;
+  Objective pick{1.0, 0, 0, 1.0};
+  pick.all_ties = false;
+  int iterations = 0;
+  while (iterations < 4000 && !same_as_teacher(e)) {
+    for (int k = 0; k < 10; ++k, ++iterations) model.update({batch_of(p, rollouts(model, p, 4, o, iterations))}, pick);
+    e = rollouts(model, p, 1, greedy, 99).front();
+  }
+  INFO("iterations " << iterations);
+  CHECK(same_as_teacher(e));
+  return e;
+}
+
+// A root, six identical branches (head -> tail) and a sink: every head has the same bottom level,
+// so has every tail. The tails' ids run against their heads' (head 0's tail is op 12), so the
+// topological order (heads first, then their tails in the heads' order) is not the id order the
+// teacher breaks ties by.
+Graph reversed_branches() {
+  const int branches = 6;
+  GraphBuilder b("branches");
+  auto op = [&](const std::string& name, double cost) {
+    OpSpec s;
+    s.name = name;
+    s.cost = cost;
+    s.transfer_cost = 2 * cost;
+    return b.add_op(s);
+  };
+  const OpId root = op("root", 1);
+  std::vector<OpId> heads, tails(branches);
+  for (int i = 0; i < branches; ++i) heads.push_back(op("head" + std::to_string(i), 2));
+  for (int i = branches - 1; i >= 0; --i) tails[i] = op("tail" + std::to_string(i), 3);
+  const OpId sink = op("sink", 1);
+  for (int i = 0; i < branches; ++i) {
+    b.add_edge(root, heads[i]);
+    b.add_edge(heads[i], tails[i]);
+    b.add_edge(tails[i], sink);
+  }
+  return b.build().value();
+}
+
+}  // namespace
+
+TEST_CASE("imitating the teacher's own picks reproduces its placement where ops and devices tie", "[learner]") {
+  // Tied ops whose ids are not in topological order (SEL must see the id rank), and a transformer
+  // block on 8 devices, where devices of equal earliest start differ in their other features (PLC
+  // must see the device index; without it 4,000 updates do not get there).
+  LearnerProblem branches(reversed_branches(), 3), block("llama-block:costs=doppler,blocks=2", 8);
+  for (LearnerProblem* p : {&branches, &block}) {
+    INFO(p->graph.size() << " ops");
+    const Episode e = imitate_picks(*p);
+    // The teacher is the critical-path heuristic (independent code): the same makespan.
+    PlacementProblem problem{p->graph, p->cluster, p->costs, gantry::testing::doppler_sim()};
+    CHECK(e.makespan == Approx(place_critical_path(problem).makespan));
+  }
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -32,6 +33,30 @@ GraphBatch batch_of(LearnerProblem& p, const std::vector<Episode>& eps, std::vec
   for (const Episode& e : eps) b.episodes.push_back(&e);
   if (b.advantages.empty()) b.advantages.assign(eps.size(), 0.0);
   return b;
+}
+
+// Imitation of the teacher (DAgger: half the steps the teacher's) until the greedy episode is
+// `done` or `limit` updates have run; that greedy episode. The untrained one must not be done.
+Episode imitate_until(LearnerProblem& p, const Objective& objective, int limit,
+                      const std::function<bool(const Episode&)>& done) {
+  PolicyConfig c;
+  c.hidden = 16;
+  c.head = 16;
+  PolicyModel model(c, 1);
+  model.set_learning_rate(3e-3);
+  RolloutOptions greedy;
+  greedy.actor = Actor::greedy;
+  Episode e = rollouts(model, p, 1, greedy, 99).front();
+  REQUIRE_FALSE(done(e));  // something to learn
+  RolloutOptions o;
+  o.teacher_mix = 0.5;
+  int iterations = 0;
+  while (iterations < limit && !done(e)) {
+    for (int k = 0; k < 10; ++k, ++iterations) model.update({batch_of(p, rollouts(model, p, 4, o, iterations))}, objective);
+    e = rollouts(model, p, 1, greedy, 99).front();
+  }
+  INFO("iterations " << iterations);
+  return e;
 }
 
 }  // namespace
@@ -73,25 +98,9 @@ TEST_CASE("one update lowers the loss on a fixed batch", "[learner]") {
 
 TEST_CASE("imitation on a tiny graph reaches a 100% teacher match", "[learner]") {
   LearnerProblem p("random:ops=24,seed=2,costs=doppler", 3);
-  PolicyConfig c;
-  c.hidden = 16;
-  c.head = 16;
-  PolicyModel model(c, 1);
-  model.set_learning_rate(3e-3);
-  RolloutOptions greedy;
-  greedy.actor = Actor::greedy;
-  const Episode untrained = rollouts(model, p, 1, greedy, 99).front();
-  CHECK(untrained.sel_matches + untrained.plc_matches < 2 * untrained.steps());  // something to learn
-  RolloutOptions o;
-  o.teacher_mix = 0.5;
-  int iterations = 0;
-  Episode e = untrained;
-  while (iterations < 400 && e.sel_matches + e.plc_matches < 2 * e.steps()) {
-    for (int k = 0; k < 10; ++k, ++iterations)
-      model.update({batch_of(p, rollouts(model, p, 4, o, iterations))}, Objective{1.0, 0, 0, 1.0});
-    e = rollouts(model, p, 1, greedy, 99).front();
-  }
-  INFO("iterations " << iterations);
+  const Episode e = imitate_until(p, Objective{1.0, 0, 0, 1.0}, 400, [](const Episode& e) {
+    return e.sel_matches == e.steps() && e.plc_matches == e.steps();
+  });
   CHECK(e.sel_matches == e.steps());
   CHECK(e.plc_matches == e.steps());
 }
@@ -200,32 +209,17 @@ TEST_CASE("training keeps the best placement it sampled, as the simulator prices
 
 namespace {
 
-// Imitates the teacher's own picks (DAgger, half the steps the teacher's) until the greedy episode
-// places every op in the teacher's order on the teacher's device, or 4,000 updates; that episode.
+// Imitates the teacher's own picks until the greedy episode places every op in the teacher's
+// order on the teacher's device (or 4,000 updates); that episode.
 Episode imitate_picks(LearnerProblem& p) {
-  PolicyConfig c;
-  c.hidden = 16;
-  c.head = 16;
-  PolicyModel model(c, 1);
-  model.set_learning_rate(3e-3);
+  PolicyModel untrained(PolicyConfig{}, 1);  // the teacher's episode does not depend on the weights
   RolloutOptions teacher;
   teacher.actor = Actor::teacher;
-  const Episode expected = rollouts(model, p, 1, teacher, 1).front();
-  RolloutOptions greedy;
-  greedy.actor = Actor::greedy;
+  const Episode expected = rollouts(untrained, p, 1, teacher, 1).front();
   auto same_as_teacher = [&](const Episode& e) { return e.ops == expected.ops && e.device == expected.device; };
-  Episode e = rollouts(model, p, 1, greedy, 99).front();
-  REQUIRE_FALSE(same_as_teacher(e));  // something to learn
-  RolloutOptions o;
-  o.teacher_mix = 0.5;
   Objective pick{1.0, 0, 0, 1.0};
   pick.all_ties = false;
-  int iterations = 0;
-  while (iterations < 4000 && !same_as_teacher(e)) {
-    for (int k = 0; k < 10; ++k, ++iterations) model.update({batch_of(p, rollouts(model, p, 4, o, iterations))}, pick);
-    e = rollouts(model, p, 1, greedy, 99).front();
-  }
-  INFO("iterations " << iterations);
+  const Episode e = imitate_until(p, pick, 4000, same_as_teacher);
   CHECK(same_as_teacher(e));
   return e;
 }

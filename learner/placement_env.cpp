@@ -91,6 +91,7 @@ void PlacementEnv::describe_candidates(float* features) {
     f[1] = scaled_time(ready[i] - soonest_ready, features_.unit);
     f[2] = scaled_time(top_level - features_.bottom_level[candidates_[i]], features_.unit);
     f[3] = static_cast<float>(std::log1p(candidates_[i] - first));
+    f[4] = same_time(features_.bottom_level[candidates_[i]], top_level) ? 1.0f : 0.0f;
   }
 }
 
@@ -125,6 +126,7 @@ void PlacementEnv::describe(OpId op, float* features, double* start) {
     f[4] = scaled_time(start[d] - start0, unit);
     f[5] = scaled_time(finish_est_[d] - finish0, unit);
     f[6] = static_cast<float>(d) / static_cast<float>(devices_);
+    f[7] = same_time(start[d], start0) ? 1.0f : 0.0f;
   }
 }
 

@@ -18,6 +18,8 @@
 //   3 order: log1p of v's op id minus the lowest candidate id (what tells symmetric candidates
 //     apart: among tied levels the teacher takes the lowest id; a position in the topological
 //     order, which was here before, is not in id order, and the policy could not learn the pick)
+//   4 top: 1 for the candidates of the highest bottom level (the teacher's choices), else 0: the
+//     same key as 2 without its scale, which differs from graph to graph
 //
 // PLC's per-device features for op v on device d, each a time relative to the best device, in
 // the graph's unit (scaled_time), and the device's index:
@@ -27,6 +29,8 @@
 //   6 index: d / devices (what tells devices of equal state apart: among tied starts the teacher
 //     takes the lowest device; on transformer graphs on 8 devices the teacher with random ties
 //     runs 1.2-1.3x longer)
+//   7 soonest: 1 for the devices of earliest start (the teacher's choices), else 0: feature 4's
+//     key without its scale
 #include <set>
 #include <utility>
 #include <vector>

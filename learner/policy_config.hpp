@@ -19,8 +19,8 @@ std::optional<Ablation> parse_ablation(const std::string& name);
 // Static node features (compute, bottom level, top level, input comm, output comm) and dynamic
 // per-device features seen by PLC (learner/placement_env.hpp lists them).
 constexpr int kNodeFeatures = 5;
-constexpr int kDeviceFeatures = 7;
-constexpr int kCandidateFeatures = 4;  // SEL's view of a candidate now (learner/placement_env.hpp)
+constexpr int kDeviceFeatures = 8;
+constexpr int kCandidateFeatures = 5;  // SEL's view of a candidate now (learner/placement_env.hpp)
 constexpr int kMaxWidth = 1024;  // the widest hidden or head layer a policy may have
 
 struct PolicyConfig {

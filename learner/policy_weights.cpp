@@ -9,9 +9,10 @@ namespace gantry {
 namespace {
 
 constexpr const char* kFormat = "gantry-policy";
-// 2: PLC sees the device index and SEL the op id rank (learner/placement_env.hpp); a version-1
-// policy read those places differently, so it is refused rather than misread.
-constexpr int kFormatVersion = 2;
+// 2: PLC sees the device index and SEL the op id rank (learner/placement_env.hpp); 3: and both
+// the teacher's key as a flag. An older policy reads those places differently, so it is refused
+// rather than misread.
+constexpr int kFormatVersion = 3;
 
 // Elements of a shape, or -1 beyond 2^31 (no policy is that large; the product cannot overflow).
 std::int64_t elements(const std::vector<std::int64_t>& shape) {

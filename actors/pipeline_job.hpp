@@ -27,7 +27,7 @@ struct PipelineJobReport {
   double resumed_time = 0;
   bool stored = false;         // the tuned scheme became the stored best
   std::string store_error;     // storing it failed: why (the scheme is still the report's)
-  double lower_bound = 0;      // of the tuned scheme's costs: work / devices
+  double lower_bound = 0;      // of any scheme: pipeline_work_bound (work / devices, by speed on mixed devices)
   std::int64_t tasks = 0;      // pipeline-moves tasks sent to the pool
   Fingerprint problem, runtime;
 };

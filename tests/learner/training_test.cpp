@@ -55,7 +55,7 @@ Episode imitate_until(LearnerProblem& p, const Objective& objective, int limit,
     for (int k = 0; k < 10; ++k, ++iterations) model.update({batch_of(p, rollouts(model, p, 4, o, iterations))}, objective);
     e = rollouts(model, p, 1, greedy, 99).front();
   }
-  INFO("iterations " << iterations);
+  UNSCOPED_INFO("imitation updates: " << iterations);  // shown with the caller's next assertion
   return e;
 }
 

@@ -75,6 +75,8 @@ TEST_CASE("a fast and a slow device share work in proportion to their speeds", "
   // Four layers of 1 s on the fast device and 3 s on the slow one: the fast takes three layers'
   // work, the slow one (3 s): T = 3, where the work / devices of any placement says 2 to 6.
   CHECK(divisible_work_bound({{1, 1, 1, 1}, {3, 3, 3, 3}}) == Approx(3.0));
+  // The same in picoseconds: the answer does not depend on the unit.
+  CHECK(divisible_work_bound({{1e-12, 1e-12, 1e-12, 1e-12}, {3e-12, 3e-12, 3e-12, 3e-12}}) == Approx(3e-12));
   // Speeds 1, 2 and 4 (times scale as 1 / speed): total work at speed 1 over total speed.
   const std::vector<double> work{2.0, 1.0, 3.0, 0.5, 1.5};
   Times times;

@@ -1,8 +1,10 @@
 #include "tuner/pipeline/work_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
+#include <stdexcept>
 
 namespace gantry {
 namespace {
@@ -70,7 +72,10 @@ class AssignmentProgram {
   }
 
   std::vector<double> optimal_prices() {
-    while (true) {
+    // Bland's rule cannot cycle in exact arithmetic; with tolerances a cap keeps it finite (any
+    // prices still give a bound).
+    const std::size_t max_pivots = 50 * (rows_ + columns_);
+    for (std::size_t pivots = 0; pivots < max_pivots; ++pivots) {
       std::size_t entering = columns_;
       for (std::size_t j = 0; j < columns_ && entering == columns_; ++j)
         if (table_[rows_][j] < -kTolerance) entering = j;
@@ -119,8 +124,19 @@ class AssignmentProgram {
 
 double divisible_work_bound(const std::vector<std::vector<double>>& times) {
   if (times.empty() || times[0].empty()) return 0;
-  const std::vector<DeviceKind> kinds = kinds_of(times);
-  if (kinds.size() == 1) return dual_value(kinds, {1.0});
+  // The simplex's tolerances are absolute: it runs on times scaled to a largest of 1.
+  double largest = 0;
+  for (const auto& device : times) {
+    if (device.size() != times[0].size())
+      throw std::invalid_argument("divisible_work_bound: devices with different layer counts");
+    for (double t : device) largest = std::max(largest, t);
+  }
+  if (!(largest > 0) || !std::isfinite(largest)) return 0;
+  std::vector<std::vector<double>> scaled = times;
+  for (auto& device : scaled)
+    for (double& t : device) t /= largest;
+  const std::vector<DeviceKind> kinds = kinds_of(scaled);
+  if (kinds.size() == 1) return dual_value(kinds, {1.0}) * largest;
   // The dual's value at the program's prices: a bound whatever rounding did to the pivots
   // (weak duality), and the optimum when the simplex found it.
   std::vector<double> prices = AssignmentProgram(kinds).optimal_prices();
@@ -128,7 +144,7 @@ double divisible_work_bound(const std::vector<std::vector<double>>& times) {
   for (double p : prices) sum += p;
   if (!(sum > 0)) return 0;
   for (double& p : prices) p /= sum;
-  return dual_value(kinds, prices);
+  return dual_value(kinds, prices) * largest;
 }
 
 }  // namespace gantry

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -226,33 +225,24 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
 }
 
 Result<double> pipeline_work_bound(const PipelineSource& source) {
-  const int devices = source.stages->devices();
   if (!source.has_layers) {
     auto set = source.stages->stages(StageLayout{});
     if (!set) return set.error();
-    return pipeline_lower_bound(set.value().costs, source.microbatches, devices);
+    return pipeline_lower_bound(set.value().costs, source.microbatches, source.stages->devices());
   }
-  std::vector<std::vector<double>> times(devices);
-  for (int d = 0; d < devices; ++d) {
-    auto costs = per_layer_costs(*source.stages, source.layers, d);
-    if (!costs) return costs.error();
-    for (int i = 0; i < source.layers; ++i)
-      times[d].push_back(costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
-  }
-  return divisible_work_bound(times) * source.microbatches;
+  auto times = per_layer_times(*source.stages, source.layers);
+  if (!times) return times.error();
+  return divisible_work_bound(times.value()) * source.microbatches;
 }
 
 Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device) {
   if (!source.has_layers) return 0.0;
-  const int devices = source.stages->devices();
-  std::vector<double> fastest(source.layers, std::numeric_limits<double>::infinity());
-  for (int d = 0; d < devices; ++d) {
-    auto costs = per_layer_costs(*source.stages, source.layers, d);
-    if (!costs) return costs.error();
-    for (int i = 0; i < source.layers; ++i)
-      fastest[i] = std::min(fastest[i], costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
-  }
-  return whole_layer_bound(fastest, devices, max_stages_per_device) * source.microbatches;
+  auto times = per_layer_times(*source.stages, source.layers);
+  if (!times) return times.error();
+  std::vector<double> fastest = times.value().front();
+  for (const std::vector<double>& device : times.value())
+    for (int i = 0; i < source.layers; ++i) fastest[i] = std::min(fastest[i], device[i]);
+  return whole_layer_bound(fastest, source.stages->devices(), max_stages_per_device) * source.microbatches;
 }
 
 }  // namespace gantry

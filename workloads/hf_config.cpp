@@ -174,8 +174,8 @@ Result<ModelConfig> read_llama(const FieldReader& r, ModelConfig c, bool moe, At
   return c;
 }
 
-Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true); !s) return s.error();
+Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c, AttentionDefaults defaults) {
+  if (auto s = read_common(r, c, true, defaults); !s) return s.error();
   std::int64_t layers = 0, attn_period = 0, attn_offset = 0, expert_period = 0, expert_offset = 0, expand = 0;
   GANTRY_READ(layers, read_layer_count(r));
   GANTRY_READ(c.ffn, r.positive("intermediate_size"));
@@ -208,8 +208,8 @@ Result<ModelConfig> read_jamba(const FieldReader& r, ModelConfig c) {
 
 // Qwen2-MoE / Qwen3-MoE: sparse layers every decoder_sparse_step (default 1) but mlp_only_layers;
 // none without experts. Qwen2-MoE adds a gated shared expert.
-Result<ModelConfig> read_qwen_moe(const FieldReader& r, ModelConfig c) {
-  if (auto s = read_common(r, c, true); !s) return s.error();
+Result<ModelConfig> read_qwen_moe(const FieldReader& r, ModelConfig c, AttentionDefaults defaults) {
+  if (auto s = read_common(r, c, true, defaults); !s) return s.error();
   std::int64_t layers = 0, step = 0;
   std::vector<int> dense;
   GANTRY_READ(layers, read_layer_count(r));
@@ -297,7 +297,8 @@ Result<ModelConfig> read_bamba(const FieldReader& r, ModelConfig c, AttentionDef
   return c;
 }
 
-Result<ModelConfig> read_nemotron_h(const FieldReader& r, ModelConfig c, const std::string& source) {
+Result<ModelConfig> read_nemotron_h(const FieldReader& r, ModelConfig c, AttentionDefaults defaults,
+                                        const std::string& source) {
   std::string pattern;
   GANTRY_READ(pattern, r.string("hybrid_override_pattern"));
   if (static_cast<std::int64_t>(pattern.size()) > kMaxLayers)
@@ -311,7 +312,7 @@ Result<ModelConfig> read_nemotron_h(const FieldReader& r, ModelConfig c, const s
     return r.error("num_hidden_layers is " + std::to_string(layers) + " but hybrid_override_pattern has " +
                    std::to_string(length) + " layers");
   auto uses = [&](char symbol) { return pattern.find(symbol) != std::string::npos; };
-  if (auto s = read_common(r, c, uses('*')); !s) return s.error();
+  if (auto s = read_common(r, c, uses('*'), defaults); !s) return s.error();
   c.gated_ffn = false;  // squared ReLU, up/down only
   c.gated_experts = false;
   if (uses('-')) GANTRY_READ(c.ffn, r.positive("intermediate_size"));
@@ -401,9 +402,9 @@ Result<ModelConfig> parse_hf_config(const std::string& json_text, const std::str
   switch (arch->family) {
     case ModelFamily::llama: result = read_llama(reader, std::move(c), false, arch->attention); break;
     case ModelFamily::mixtral: result = read_llama(reader, std::move(c), true, arch->attention); break;
-    case ModelFamily::jamba: result = read_jamba(reader, std::move(c)); break;
-    case ModelFamily::nemotron_h: result = read_nemotron_h(reader, std::move(c), source); break;
-    case ModelFamily::qwen_moe: result = read_qwen_moe(reader, std::move(c)); break;
+    case ModelFamily::jamba: result = read_jamba(reader, std::move(c), arch->attention); break;
+    case ModelFamily::nemotron_h: result = read_nemotron_h(reader, std::move(c), arch->attention, source); break;
+    case ModelFamily::qwen_moe: result = read_qwen_moe(reader, std::move(c), arch->attention); break;
     case ModelFamily::mamba: result = read_mamba(reader, std::move(c)); break;
     case ModelFamily::mamba2: result = read_mamba2(reader, std::move(c)); break;
     case ModelFamily::bamba: result = read_bamba(reader, std::move(c), arch->attention); break;

@@ -212,7 +212,7 @@ namespace {
 // Imitates the teacher's own picks until the greedy episode places every op in the teacher's
 // order on the teacher's device (or 4,000 updates); that episode.
 Episode imitate_picks(LearnerProblem& p) {
-  PolicyModel untrained(PolicyConfig{}, 1);  // the teacher's episode does not depend on the weights
+  PolicyModel untrained(tiny_policy(), 1);  // the teacher's episode does not depend on the weights
   RolloutOptions teacher;
   teacher.actor = Actor::teacher;
   const Episode expected = rollouts(untrained, p, 1, teacher, 1).front();

@@ -142,6 +142,16 @@ Result<StageCosts> per_layer_costs(const StageSource& source, int layers, int de
   return source.costs_of(one_per_stage, "per-layer costs");
 }
 
+Result<std::vector<std::vector<double>>> per_layer_times(const StageSource& source, int layers) {
+  std::vector<std::vector<double>> times(source.devices());
+  for (int d = 0; d < source.devices(); ++d) {
+    auto costs = per_layer_costs(source, layers, d);
+    if (!costs) return costs.error();
+    for (int i = 0; i < layers; ++i) times[d].push_back(costs.value().f[i] + costs.value().b[i] + costs.value().w[i]);
+  }
+  return times;
+}
+
 Result<PipelineRun> build_pipeline(const std::string& spec, const StageSource& source, int microbatches,
                                    const std::string& microbatches_input, const ScheduleRegistry& registry) {
   auto choice = registry.find(spec);

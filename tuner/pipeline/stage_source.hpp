@@ -60,6 +60,8 @@ std::unique_ptr<StageSource> model_stage_source(LayerModel model, int devices, P
 // Costs of every one of `layers` layers as a stage of its own, all on `device` (what a layer costs
 // there: per-layer bounds and partitions).
 Result<StageCosts> per_layer_costs(const StageSource& source, int layers, int device);
+// Per device, per layer: F + B + W seconds of the layer there (the bounds' work).
+Result<std::vector<std::vector<double>>> per_layer_times(const StageSource& source, int layers);
 
 struct PipelineRun {
   PipelineScheme scheme;

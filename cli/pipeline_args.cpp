@@ -77,9 +77,16 @@ void write_pipeline_timeline(const OutputArgs& out, const std::string& title, co
   if (!out.wants_timeline() || !result.completed) return;
   TimelineLabels labels;
   labels.title = title;
-  for (std::size_t d = 0; d < result.sim.busy.size(); ++d) labels.device_names.push_back("device " + std::to_string(d));
-  labels.group_names = {"F", "B", "W", "BW"};
-  for (const PipeTask& t : result.compiled.task_of) labels.group_of.push_back(static_cast<int>(t.op));
+  const int devices = result.compiled.devices;
+  for (std::size_t d = 0; d < result.sim.busy.size(); ++d) {
+    const int device = static_cast<int>(d) % devices;
+    const char* what = static_cast<int>(d) < devices ? "" : static_cast<int>(d) < 2 * devices ? " to host" : " from host";
+    labels.device_names.push_back("device " + std::to_string(device) + what);
+  }
+  labels.group_names = {"F", "B", "W", "BW", "offload", "reload"};
+  for (std::size_t op = 0; op < result.compiled.task_of.size(); ++op)
+    labels.group_of.push_back(result.compiled.host_copy[op] ? 3 + result.compiled.host_copy[op]
+                                                           : static_cast<int>(result.compiled.task_of[op].op));
   write_timeline_files(out, result.compiled.graph, result.sim, labels);
 }
 

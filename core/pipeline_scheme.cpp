@@ -71,6 +71,10 @@ Status PipelineScheme::check() const {
   const int stages = num_stages(), devices = num_devices();
   if (stages == 0) return make_error("pipeline scheme: no stages");
   if (num_microbatches <= 0) return make_error("pipeline scheme: the microbatch count must be at least 1");
+  if (!offload.empty() && static_cast<int>(offload.size()) != stages)
+    return make_error("pipeline scheme: offload gives " + std::to_string(offload.size()) + " fractions for " +
+                      std::to_string(stages) + " stages");
+  if (reload_ahead < 1) return make_error("pipeline scheme: reload_ahead must be at least 1 task");
   for (int s = 0; s < stages; ++s)
     if (placement[s] < 0 || placement[s] >= devices)
       return make_error("pipeline scheme: stage " + std::to_string(s) + " is placed on device " +
@@ -137,6 +141,37 @@ Status recompute_stage(StageCosts& c, int s) {
   return Ok{};
 }
 
+bool StageCosts::offloads() const {
+  return std::any_of(offload.begin(), offload.end(), [](double bytes) { return bytes > 0; });
+}
+
+Status offload_stage(StageCosts& c, int s, double fraction) {
+  const std::size_t n = c.f.size();
+  if (s < 0 || static_cast<std::size_t>(s) >= n) return make_error("offload: no stage " + std::to_string(s));
+  if (!(fraction >= 0 && fraction <= 1))
+    return make_error("offload: stage " + std::to_string(s) + "'s fraction must be between 0 and 1 (got " +
+                      std::to_string(fraction) + ")");
+  if (c.host_bandwidth.size() != n || !(c.host_bandwidth[s] > 0))
+    return make_error("offload needs the bandwidth between each stage's device and host memory, which per-stage cost "
+                      "files do not give");
+  if (c.offload.size() != n) c.offload.assign(n, 0.0);
+  c.offload[s] = fraction * c.mem_f[s];
+  return Ok{};
+}
+
+Status normalize_offload(std::vector<double>& fractions, int num_stages, const std::string& where) {
+  if (fractions.empty()) return Ok{};
+  if (static_cast<int>(fractions.size()) != num_stages)
+    return make_error(where + ": " + std::to_string(fractions.size()) + " fractions, expected one per stage (" +
+                      std::to_string(num_stages) + ")");
+  for (std::size_t s = 0; s < fractions.size(); ++s)
+    if (!(fractions[s] >= 0 && fractions[s] <= 1))
+      return make_error(where + ": stage " + std::to_string(s) + "'s fraction must be between 0 and 1 (got " +
+                        std::to_string(fractions[s]) + ")");
+  if (std::all_of(fractions.begin(), fractions.end(), [](double f) { return f == 0; })) fractions.clear();
+  return Ok{};
+}
+
 Status normalize_recompute(std::vector<int>& stages, int num_stages, const std::string& where) {
   std::sort(stages.begin(), stages.end());
   stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
@@ -169,12 +204,20 @@ Status StageCosts::check(const std::string& source) const {
       return make_error(source + ": stage " + std::to_string(s) + ": B and W free more than F allocates");
   }
   for (auto [name, list] : {std::pair{"input_bytes", &input_bytes}, std::pair{"w_grad_bytes", &w_grad_bytes},
-                            std::pair{"transient_b", &transient_b}}) {
+                            std::pair{"transient_b", &transient_b}, std::pair{"offload", &offload},
+                            std::pair{"host_bandwidth", &host_bandwidth}}) {
     if (!list->empty() && list->size() != n)
       return make_error(source + ": '" + name + "' has " + std::to_string(list->size()) + " entries, expected none or " +
                         std::to_string(n));
     for (std::size_t s = 0; s < list->size(); ++s)
       if (!std::isfinite((*list)[s]) || (*list)[s] < 0) return make_error(at(name, s) + " must be a finite number >= 0");
+  }
+  for (std::size_t s = 0; s < offload.size(); ++s) {
+    if (offload[s] > mem_f[s] * (1 + 1e-12))
+      return make_error(at("offload", s) + " offloads more than F allocates (" + std::to_string(offload[s]) + " > " +
+                        std::to_string(mem_f[s]) + " bytes)");
+    if (offload[s] > 0 && (host_bandwidth.size() != n || !(host_bandwidth[s] > 0)))
+      return make_error(at("offload", s) + ": the stage's device has no host bandwidth to offload over");
   }
   for (std::size_t d = 0; d < max_mem.size(); ++d)
     if (!std::isfinite(max_mem[d]) || max_mem[d] < 0)
@@ -259,6 +302,10 @@ std::string scheme_to_json(const PipelineScheme& scheme, int indent) {
   }
   root["schedule"] = schedule;
   if (!scheme.recompute.empty()) root["recompute"] = scheme.recompute;
+  if (!scheme.offload.empty()) {
+    root["offload"] = scheme.offload;
+    root["reload_ahead"] = scheme.reload_ahead;
+  }
   return root.dump(indent);
 }
 
@@ -344,6 +391,20 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
       scheme.recompute.push_back(static_cast<int>(std::clamp<std::int64_t>(s.get<std::int64_t>(), -1, 1 << 30)));
     }
     if (Status ok = normalize_recompute(scheme.recompute, scheme.num_stages(), source + ": recompute"); !ok) return ok.error();
+  }
+  if (root.contains("offload")) {
+    const json& fractions = root["offload"];
+    if (!fractions.is_array()) return make_error(source + ": offload: expected a list of fractions, one per stage");
+    for (const json& f : fractions) {
+      if (!f.is_number()) return make_error(source + ": offload: expected fractions between 0 and 1, got " + f.dump());
+      scheme.offload.push_back(f.get<double>());
+    }
+    if (Status ok = normalize_offload(scheme.offload, scheme.num_stages(), source + ": offload"); !ok) return ok.error();
+  }
+  if (root.contains("reload_ahead")) {
+    auto ahead = whole_number(root, "reload_ahead", source);
+    if (!ahead) return ahead.error();
+    scheme.reload_ahead = static_cast<int>(std::min<std::int64_t>(ahead.value(), 1 << 20));
   }
   auto ok = scheme.check();
   if (!ok) return make_error(source + ": " + ok.error().message);

@@ -32,6 +32,11 @@ struct PipelineScheme {
   std::vector<int> placement;                  // stage -> device
   std::vector<std::vector<PipeTask>> schedule; // device -> ordered tasks
   std::vector<int> recompute;                  // stages that recompute their activations (sorted)
+  // Activation offload (core/host_offload.hpp): per stage, the fraction of the activations its F
+  // allocates that is copied to host memory after F and back before B (empty: none), and how
+  // many tasks ahead of that B, in its device's order, the copy back is issued.
+  std::vector<double> offload;
+  int reload_ahead = 2;
 
   int num_stages() const { return static_cast<int>(placement.size()); }
   int num_devices() const { return static_cast<int>(schedule.size()); }
@@ -65,6 +70,11 @@ struct StageCosts {
   // Memory a B (or fused BW) holds only while it runs, on top of mem_b: the activations a
   // recomputing stage rebuilds (empty: none).
   std::vector<double> transient_b;
+  // Activation offload: bytes of each stage's F activations copied to host memory and back per
+  // microbatch (empty: none; offload_stage), and the bandwidth each way between the stage's device
+  // and host memory (empty or 0: unknown, no offload).
+  std::vector<double> offload, host_bandwidth;
+  bool offloads() const;  // some stage offloads bytes
   int num_stages() const { return static_cast<int>(f.size()); }
   Status check(const std::string& source) const;
 };
@@ -85,6 +95,14 @@ TaskCost task_cost(PipeOp op, int stage, const StageCosts& costs);
 // GEMMs and the gradients W reads), less the input. An error when the costs lack input_bytes
 // and w_grad_bytes (stage files).
 Status recompute_stage(StageCosts& costs, int stage);
+
+// Stage `stage` offloads `fraction` (0 to 1) of its F activations (mem_f) to host memory: an error
+// when the costs do not know its device's host bandwidth (stage files).
+Status offload_stage(StageCosts& costs, int stage, double fraction);
+
+// `fractions` as a scheme's offload list of `num_stages` (empty, or one fraction in [0, 1] per
+// stage; all zero becomes empty); errors name `where` and the entry.
+Status normalize_offload(std::vector<double>& fractions, int num_stages, const std::string& where);
 
 // `stages` as a set of stage numbers of a scheme of `num_stages` (sorted, each once); errors name
 // `where` and the entry out of range.

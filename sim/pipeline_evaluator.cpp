@@ -19,13 +19,13 @@ Result<PipelineEvaluator> PipelineEvaluator::compile(const PipelineScheme& schem
       if (t.op == PipeOp::BW) e.fused_[static_cast<std::size_t>(t.microbatch) * e.stages_ + t.stage] = 1;
       ++e.tasks_;
     }
-  const std::size_t ids = static_cast<std::size_t>(4) * e.micro_ * e.stages_;
+  const std::size_t ids = static_cast<std::size_t>(kKinds) * e.micro_ * e.stages_;
   e.stamp_.assign(ids, 0);
   e.pending_.assign(ids, 0);
   e.ready_.assign(ids, 0.0);
   e.link_free_.assign(static_cast<std::size_t>(e.devices_) * e.devices_, 0.0);
-  e.position_.assign(e.devices_, 0);
-  e.device_free_.assign(e.devices_, 0.0);
+  e.position_.assign(3 * e.devices_, 0);  // devices, then their copy engines out and back
+  e.device_free_.assign(3 * e.devices_, 0.0);
   e.memory_.assign(e.devices_, 0.0);
   e.order_.reserve(e.tasks_);
   e.worklist_.reserve(static_cast<std::size_t>(e.tasks_) + e.devices_);
@@ -67,18 +67,49 @@ Status PipelineEvaluator::load_orders(const PipelineScheme& scheme) {
   return Ok{};
 }
 
+void PipelineEvaluator::load_host_copies(const PipelineScheme& scheme, const StageCosts& costs) {
+  copies_ = costs.offloads();
+  if (!copies_) return;
+  if (issues_.size() != ready_.size()) issues_.assign(ready_.size(), -1);
+  for (std::int32_t task : order_) issues_[task] = -1;
+  const HostCopyPlan plan = host_copy_plan(scheme, costs);
+  for (int d = 0; d < devices_; ++d) {
+    for (const PipeTask& t : plan.offloads[d]) order_.push_back(id(kOffload, t.microbatch, t.stage));
+    order_begin_.push_back(static_cast<std::int32_t>(order_.size()));
+  }
+  for (int d = 0; d < devices_; ++d) {
+    for (std::size_t i = 0; i < plan.reloads[d].size(); ++i) {
+      const PipeTask& t = plan.reloads[d][i];
+      const std::int32_t reload = id(kReload, t.microbatch, t.stage);
+      order_.push_back(reload);
+      if (plan.issued_after[d][i] >= 0) issues_[order_[order_begin_[d] + plan.issued_after[d][i]]] = reload;
+    }
+    order_begin_.push_back(static_cast<std::int32_t>(order_.size()));
+  }
+  events_.resize(devices_);
+}
+
 void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEvaluation& out) {
   const int S = stages_, D = devices_;
+  const int engines = copies_ ? 3 * D : D;  // devices, then their copy engines out and back
   const bool contention = links == LinkModel::contention;
+  auto offloads = [&](int s) { return copies_ && costs.offload[s] > 0; };
   for (std::int32_t task : order_) {
     const int kind = task / (micro_ * S), s = task % S;
-    // Only a first-stage F has no input; W waits for its B, F for the stage before, B for the one after.
-    pending_[task] = kind == static_cast<int>(PipeOp::F) && s == 0 ? 0 : 1;
+    // Only a first-stage F has no input; W waits for its B, F for the stage before, B for the one
+    // after (and for its activations' copy back), a copy out for its F, a copy back for its copy out.
+    const bool backward = kind == static_cast<int>(PipeOp::B) || kind == static_cast<int>(PipeOp::BW);
+    pending_[task] = kind == static_cast<int>(PipeOp::F) && s == 0 ? 0 : 1 + (backward && offloads(s));
     ready_[task] = 0;
   }
+  if (copies_) {
+    for (std::int32_t task : order_)
+      if (task / (micro_ * S) < kOffload && issues_[task] >= 0) ++pending_[issues_[task]];  // and what issues it
+    for (auto& list : events_) list.clear();
+  }
   std::fill(link_free_.begin(), link_free_.end(), 0.0);
-  std::fill(position_.begin(), position_.end(), 0);
-  std::fill(device_free_.begin(), device_free_.end(), 0.0);
+  std::fill(position_.begin(), position_.begin() + engines, 0);
+  std::fill(device_free_.begin(), device_free_.begin() + engines, 0.0);
   std::fill(memory_.begin(), memory_.end(), 0.0);
   out.busy.assign(D, 0.0);
   if (record_starts_) {
@@ -89,11 +120,20 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   }
   out.peak_memory.assign(D, 0.0);
   worklist_.clear();
-  for (int d = D - 1; d >= 0; --d) worklist_.push_back(d);
+  for (int d = engines - 1; d >= 0; --d) worklist_.push_back(d);
 
   std::int32_t done = 0;
   double makespan = 0;
   auto head = [&](int d) { return position_[d] < order_begin_[d + 1] - order_begin_[d] ? order_[order_begin_[d] + position_[d]] : -1; };
+  auto owner = [&](std::int32_t task) {  // the device or copy engine that runs it
+    const int kind = task / (micro_ * S), d = placement_[task % S];
+    return kind == kOffload ? D + d : kind == kReload ? 2 * D + d : d;
+  };
+  // `task`'s input on its own device (or copy engine) is ready at `time`.
+  auto local = [&](std::int32_t task, double time) {
+    ready_[task] = std::max(ready_[task], time);
+    if (--pending_[task] == 0 && head(owner(task)) == task) worklist_.push_back(owner(task));
+  };
   // The input of `task` (at stage `to`) produced on device `from` at `end` arrives.
   auto deliver = [&](std::int32_t task, int from_stage, int to_stage, double end) {
     const int from = placement_[from_stage], to = placement_[to_stage];
@@ -104,16 +144,35 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
     ready_[task] = std::max(ready_[task], arrival);
     if (--pending_[task] == 0 && to != from && head(to) == task) worklist_.push_back(to);
   };
+  auto backward_of = [&](int m, int s) { return id(fused_[static_cast<std::size_t>(m) * S + s] ? PipeOp::BW : PipeOp::B, m, s); };
   while (!worklist_.empty()) {
     const int d = worklist_.back();
     worklist_.pop_back();
     for (std::int32_t task = head(d); task >= 0 && pending_[task] == 0; task = head(d)) {
       const int kind = task / (micro_ * S), m = task / S % micro_, s = task % S;
+      if (kind >= kOffload) {  // a copy between the stage's device and host memory
+        const double start = std::max(device_free_[d], ready_[task]), end = start + host_copy_time(costs, s);
+        device_free_[d] = end;
+        ++position_[d];
+        if (kind == kOffload) {
+          events_[placement_[s]].push_back({end, -costs.offload[s]});
+          local(id(kReload, m, s), end);
+        } else {
+          events_[placement_[s]].push_back({start, costs.offload[s]});
+          local(backward_of(m, s), end);
+        }
+        continue;
+      }
       const TaskCost p = task_cost(static_cast<PipeOp>(kind), s, costs);
       const double start = std::max(device_free_[d], ready_[task]), end = start + p.time;
-      memory_[d] += p.alloc;
-      out.peak_memory[d] = std::max(out.peak_memory[d], memory_[d]);
-      memory_[d] -= p.release;
+      if (copies_) {
+        events_[d].push_back({start, p.alloc});
+        events_[d].push_back({end, -p.release});
+      } else {
+        memory_[d] += p.alloc;
+        out.peak_memory[d] = std::max(out.peak_memory[d], memory_[d]);
+        memory_[d] -= p.release;
+      }
       device_free_[d] = end;
       out.busy[d] += p.time;
       makespan = std::max(makespan, end);
@@ -123,17 +182,19 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
       switch (static_cast<PipeOp>(kind)) {
         case PipeOp::F:
           if (s + 1 < S) deliver(id(PipeOp::F, m, s + 1), s, s + 1, end);
-          else deliver(id(fused_[static_cast<std::size_t>(m) * S + s] ? PipeOp::BW : PipeOp::B, m, s), s, s, end);
+          else deliver(backward_of(m, s), s, s, end);
+          if (offloads(s)) local(id(kOffload, m, s), end);
           break;
         case PipeOp::B:
-          if (s > 0) deliver(id(fused_[static_cast<std::size_t>(m) * S + s - 1] ? PipeOp::BW : PipeOp::B, m, s - 1), s, s - 1, end);
+          if (s > 0) deliver(backward_of(m, s - 1), s, s - 1, end);
           deliver(id(PipeOp::W, m, s), s, s, end);
           break;
         case PipeOp::BW:
-          if (s > 0) deliver(id(fused_[static_cast<std::size_t>(m) * S + s - 1] ? PipeOp::BW : PipeOp::B, m, s - 1), s, s - 1, end);
+          if (s > 0) deliver(backward_of(m, s - 1), s, s - 1, end);
           break;
         case PipeOp::W: break;
       }
+      if (copies_ && issues_[task] >= 0) local(issues_[task], end);
     }
   }
   out.completed = done == tasks_;
@@ -141,6 +202,8 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   double busy = 0;
   for (double b : out.busy) busy += b;
   out.bubble_ratio = out.completed && makespan > 0 ? 1 - busy / (D * makespan) : 0;
+  if (copies_)
+    for (int d = 0; d < D; ++d) out.peak_memory[d] = peak_memory(events_[d]);
   for (int s = 0; s < S; ++s) out.peak_memory[placement_[s]] += costs.static_memory[s];
   out.out_of_memory = false;
   for (int d = 0; d < D && d < static_cast<int>(costs.max_mem.size()); ++d)
@@ -156,6 +219,7 @@ Status PipelineEvaluator::evaluate(const PipelineScheme& scheme, const StageCost
                       " stages, the scheme has " + std::to_string(stages_));
   auto ok = load_orders(scheme);
   if (!ok) return ok;
+  load_host_copies(scheme, costs);
   run(costs, links, out);
   return Ok{};
 }

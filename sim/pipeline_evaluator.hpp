@@ -5,11 +5,14 @@
 // It gives simulate_pipeline's iteration time, busy time and peak memory exactly: each device runs
 // its order one task at a time, a task starts when the device is free and its input has arrived,
 // and a transfer between two devices waits for the directed link (LinkModel::contention, FIFO in
-// the order the producing device finishes) or not (unlimited). Reports (traces, exposed transfer
-// time, overlap) still come from simulate_pipeline.
+// the order the producing device finishes) or not (unlimited). Activation offload runs each
+// device's two copy engines as devices of their own, with the copies of host_copy_plan and peak
+// memory from the time-ordered memory events (core/host_offload.hpp). Reports (traces, exposed
+// transfer time, overlap) still come from simulate_pipeline.
 #include <cstdint>
 #include <vector>
 
+#include "core/host_offload.hpp"
 #include "core/pipeline_scheme.hpp"
 #include "core/result.hpp"
 #include "sim/sim_options.hpp"
@@ -57,11 +60,14 @@ class PipelineEvaluator {
 
  private:
   PipelineEvaluator() = default;
-  // Task ids: ((kind * microbatches) + m) * stages + s, kinds F, B, W, BW as PipeOp numbers them.
-  std::int32_t id(PipeOp op, int m, int s) const {
-    return static_cast<std::int32_t>((static_cast<int>(op) * micro_ + m) * stages_ + s);
-  }
+  // Task ids: ((kind * microbatches) + m) * stages + s, kinds F, B, W, BW as PipeOp numbers them,
+  // then the copy of an F's activations to host memory and the copy back before its B.
+  static constexpr int kOffload = 4, kReload = 5, kKinds = 6;
+  std::int32_t id(int kind, int m, int s) const { return static_cast<std::int32_t>((kind * micro_ + m) * stages_ + s); }
+  std::int32_t id(PipeOp op, int m, int s) const { return id(static_cast<int>(op), m, s); }
   Status load_orders(const PipelineScheme& scheme);
+  // The copy engines' orders (devices D + d out, 2D + d back) and what issues each copy back.
+  void load_host_copies(const PipelineScheme& scheme, const StageCosts& costs);
   void run(const StageCosts& costs, LinkModel links, PipelineEvaluation& out);
 
   int stages_ = 0, devices_ = 0, micro_ = 0;
@@ -78,6 +84,11 @@ class PipelineEvaluator {
   std::vector<std::int32_t> position_, worklist_;  // device -> next index into its order
   std::vector<double> device_free_, memory_;
   bool record_starts_ = false;
+  // With offload (`copies_`): id -> the copy back its end issues (-1: none), and per device its
+  // memory events.
+  bool copies_ = false;
+  std::vector<std::int32_t> issues_;
+  std::vector<std::vector<MemoryEvent>> events_;
 };
 
 }  // namespace gantry

@@ -5,9 +5,75 @@
 
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
+#include "core/host_offload.hpp"
 #include "sim/simulator.hpp"
 
 namespace gantry {
+
+namespace {
+
+// The copies of host_copy_plan as ops on the copy engines, with their dependencies: a copy out
+// after its F, a copy back after its copy out and the task that issues it, the B after its copy.
+template <typename IdOf>
+void add_host_copies(const PipelineScheme& scheme, const StageCosts& costs, IdOf& id, GraphBuilder& builder,
+                     CompiledPipeline& out) {
+  const HostCopyPlan plan = host_copy_plan(scheme, costs);
+  if (plan.empty()) return;
+  const int devices = scheme.num_devices();
+  out.order.resize(3 * devices);
+  auto add_copy = [&](const PipeTask& t, int engine, std::uint8_t direction) {
+    OpSpec op;
+    op.name = std::string(direction == 1 ? "offload " : "reload ") + task_name(t);
+    op.kind = OpKind::custom;
+    op.cost = host_copy_time(costs, t.stage);
+    const OpId copy = builder.add_op(std::move(op));
+    out.order[engine].push_back(copy);
+    out.placement.device.push_back(engine);
+    out.task_of.push_back(t);
+    out.host_copy.push_back(direction);
+    return copy;
+  };
+  std::vector<OpId> offload_of(static_cast<std::size_t>(scheme.num_microbatches) * scheme.num_stages(), -1);
+  for (int d = 0; d < devices; ++d)
+    for (const PipeTask& t : plan.offloads[d]) {
+      const OpId copy = add_copy(t, devices + d, 1);
+      offload_of[static_cast<std::size_t>(t.microbatch) * scheme.num_stages() + t.stage] = copy;
+      builder.add_edge(EdgeSpec{id(PipeOp::F, t.microbatch, t.stage), copy, 0, 0, 0});
+    }
+  for (int d = 0; d < devices; ++d)
+    for (std::size_t i = 0; i < plan.reloads[d].size(); ++i) {
+      const PipeTask& t = plan.reloads[d][i];
+      const OpId copy = add_copy(t, 2 * devices + d, 2);
+      builder.add_edge(EdgeSpec{offload_of[static_cast<std::size_t>(t.microbatch) * scheme.num_stages() + t.stage], copy, 0, 0, 0});
+      if (plan.issued_after[d][i] >= 0) builder.add_edge(EdgeSpec{out.order[d][plan.issued_after[d][i]], copy, 0, 0, 0});
+      builder.add_edge(EdgeSpec{copy, id(t.op, t.microbatch, t.stage), 0, 0, 0});
+    }
+}
+
+// Each device's peak memory from the timeline: its tasks' allocations and releases, the copies
+// out freeing at their ends and the copies back allocating at their starts.
+std::vector<double> peak_memory_with_copies(const CompiledPipeline& compiled, const StageCosts& costs,
+                                            const SimResult& sim) {
+  std::vector<std::vector<MemoryEvent>> events(compiled.devices);
+  for (OpId op = 0; op < compiled.graph.size(); ++op) {
+    const OpTiming& timing = sim.ops[op];
+    const int d = compiled.placement.device[op] % compiled.devices;
+    const double bytes = costs.offload.empty() ? 0 : costs.offload[compiled.task_of[op].stage];
+    switch (compiled.host_copy[op]) {
+      case 0:
+        events[d].push_back({timing.start, compiled.graph.mem_alloc(op)});
+        events[d].push_back({timing.end, -compiled.graph.mem_free(op)});
+        break;
+      case 1: events[d].push_back({timing.end, -bytes}); break;
+      default: events[d].push_back({timing.start, bytes}); break;
+    }
+  }
+  std::vector<double> peak;
+  for (auto& list : events) peak.push_back(peak_memory(list));
+  return peak;
+}
+
+}  // namespace
 
 Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const StageCosts& costs) {
   auto ok = scheme.check();
@@ -19,6 +85,7 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
                       std::to_string(costs.num_stages()));
   const int stages = scheme.num_stages(), micro = scheme.num_microbatches;
   CompiledPipeline out;
+  out.devices = scheme.num_devices();
   GraphBuilder builder("pipeline", "s");
   std::vector<OpId> id_of(static_cast<std::size_t>(4) * micro * stages, -1);
   auto id = [&](PipeOp op, int m, int s) -> OpId& { return id_of[(static_cast<std::size_t>(op) * micro + m) * stages + s]; };
@@ -38,6 +105,7 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
       out.order[d].push_back(op_id);
       out.placement.device.push_back(d);
       out.task_of.push_back(t);
+      out.host_copy.push_back(0);
     }
   auto backward = [&](int m, int s) { return id(PipeOp::BW, m, s) >= 0 ? id(PipeOp::BW, m, s) : id(PipeOp::B, m, s); };
   for (int m = 0; m < micro; ++m)
@@ -50,6 +118,7 @@ Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const St
       }
       if (id(PipeOp::W, m, s) >= 0) builder.add_edge(id(PipeOp::B, m, s), id(PipeOp::W, m, s));
     }
+  add_host_copies(scheme, costs, id, builder, out);
   auto graph = builder.build();
   if (!graph) return graph.error();
   out.graph = std::move(graph).value();
@@ -62,7 +131,9 @@ Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const Sta
   PipelineResult r;
   r.compiled = std::move(compiled).value();
   const int devices = scheme.num_devices();
-  Cluster cluster = Cluster::identical(devices).value();  // times are explicit; links carry explicit p2p times
+  const int engines = static_cast<int>(r.compiled.order.size());  // devices and their copy engines
+  // Times are explicit; links carry explicit p2p times.
+  Cluster cluster = Cluster::identical(engines).value();
   CostTable table(r.compiled.graph, cluster);
   SimOptions options;
   options.dispatch = Dispatch::fixed_order;
@@ -83,7 +154,8 @@ Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const Sta
     busy += r.sim.busy[d];
   }
   r.bubble_ratio = t > 0 ? 1 - busy / (devices * t) : 0;
-  r.peak_memory = r.sim.peak_memory;
+  r.peak_memory = engines > devices ? peak_memory_with_copies(r.compiled, costs, r.sim) : r.sim.peak_memory;
+  r.peak_memory.resize(devices);
   for (int s = 0; s < scheme.num_stages(); ++s) r.peak_memory[scheme.placement[s]] += costs.static_memory[s];
   r.memory_limit = costs.max_mem;
   for (std::size_t d = 0; d < r.memory_limit.size() && d < r.peak_memory.size(); ++d)

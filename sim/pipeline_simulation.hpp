@@ -2,6 +2,7 @@
 // A pipeline scheme compiled into a DAG (one op per F / B / W / BW task, edges for the activation
 // and gradient hand-offs with their point-to-point time) and simulated with each device running
 // its schedule in order on the same engine as placement.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,11 +14,16 @@
 
 namespace gantry {
 
+// With activation offload (core/host_offload.hpp) each device d of D gets two more: its copy
+// engines to host memory (D + d) and back (2D + d), whose ops are the copies; their memory
+// effect on d is applied from the timeline (simulate_pipeline), not by the ops.
 struct CompiledPipeline {
   Graph graph;                           // explicit costs; memory as per-op alloc / free
-  Placement placement;                   // op -> device
-  std::vector<std::vector<OpId>> order;  // device -> ops in schedule order
-  std::vector<PipeTask> task_of;         // op -> task
+  Placement placement;                   // op -> device or copy engine
+  std::vector<std::vector<OpId>> order;  // device, then copy engine -> ops in schedule order
+  std::vector<PipeTask> task_of;         // op -> task (a copy: the F or B it serves)
+  std::vector<std::uint8_t> host_copy;   // op -> 0: a task, 1: a copy to host memory, 2: a copy back
+  int devices = 0;                       // the scheme's devices
 };
 
 Result<CompiledPipeline> compile_pipeline(const PipelineScheme& scheme, const StageCosts& costs);

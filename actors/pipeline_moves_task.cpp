@@ -47,7 +47,7 @@ int rule_flags(const ListScheduleRules& r) {
 }
 
 void put_candidate(Writer& w, const PipelineCandidate& c) {
-  w.map(c.recompute.empty() ? 5 : 6);
+  w.map(5 + !c.recompute.empty() + 2 * !c.offload.empty());
   w.str("partition");  // first, end of each stage, flattened
   w.array(static_cast<std::uint32_t>(2 * c.partition.size()));
   for (auto [first, end] : c.partition) {
@@ -73,9 +73,16 @@ void put_candidate(Writer& w, const PipelineCandidate& c) {
     w.str("recompute");
     put_ints(w, c.recompute);
   }
+  if (!c.offload.empty()) {
+    w.str("offload");
+    put_reals(w, c.offload);
+    entry(w, "reload_ahead", c.reload_ahead);
+  }
 }
 
-const char* const kCandidateFields[] = {"partition", "placement", "limits", "flags", "order", "recompute"};
+const char* const kCandidateFields[] = {"partition", "placement", "limits", "flags", "order",
+                                        "recompute", "offload", "reload_ahead"};
+constexpr std::size_t kRequiredCandidateFields = 5;  // the rest are optional
 
 bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
   const bool read = wire::read_object(d, what, kCandidateFields, [&](std::string_view key) -> const char* {
@@ -88,6 +95,11 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
     }
     if (key == "placement") return get_ints(d, c.placement);
     if (key == "recompute") return get_ints(d, c.recompute);
+    if (key == "offload") return get_reals(d, c.offload);
+    if (key == "reload_ahead") {
+      if (const char* problem = get(d, c.reload_ahead)) return problem;
+      return c.reload_ahead >= 1 && c.reload_ahead <= kMaxIndex ? nullptr : "is not a task count >= 1";
+    }
     if (key == "limits") return get_ints(d, c.rules.in_flight_limit);
     if (key == "flags") {
       int flags = 0;
@@ -108,9 +120,13 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
       }
       return nullptr;
     });
-  }, std::size(kCandidateFields) - 1);
+  }, kRequiredCandidateFields);
   if (!read) return false;
   if (Status ok = normalize_recompute(c.recompute, static_cast<int>(c.placement.size()), what + ": recompute"); !ok) {
+    d.error = ok.error().message;
+    return false;
+  }
+  if (Status ok = normalize_offload(c.offload, static_cast<int>(c.placement.size()), what + ": offload"); !ok) {
     d.error = ok.error().message;
     return false;
   }

@@ -25,6 +25,9 @@ struct Device {
   double egress_bandwidth = 0;   // bytes/s out of the device, all traffic (0: not a limit)
   double ingress_bandwidth = 0;  // bytes/s into the device, all traffic (0: not a limit)
   double nic_bandwidth = 0;      // bytes/s each way through the device's own NIC, to other hosts
+  // bytes/s each way between the device and its host's memory (PCIe; 0: unknown), what activation
+  // offload copies over (core/host_offload.hpp)
+  double host_bandwidth = 0;
   // true: copies to other devices overlap with compute (DMA copy engines). false: the device makes
   // its outputs' copies itself, one after another, right after computing them, on the stream that
   // computed them (which runs nothing meanwhile). A CPU core has no copy engine: a copy thread

@@ -80,7 +80,7 @@ Result<bool> flag(const YAML::Node& node, const std::string& key, const std::str
 
 const std::vector<std::string> kDeviceKeys = {"count",  "kind",       "name",       "peak_tflops", "mem_bandwidth_gbs",
                                               "memory_gib", "streams", "host",      "egress_gbs",  "ingress_gbs",
-                                              "nic_gbs", "copy_engine"};
+                                              "nic_gbs", "host_gbs", "copy_engine"};
 
 // A misspelt field would silently fall back to a default: name it instead.
 std::optional<Error> unknown_key(const YAML::Node& node, const std::vector<std::string>& known, const std::string& where) {
@@ -126,11 +126,12 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     auto egress = number(group, "egress_gbs", 1e9, where, false, 0);
     auto ingress = number(group, "ingress_gbs", 1e9, where, false, 0);
     auto nic = number(group, "nic_gbs", 1e9, where, false, 0);
+    auto host_link = number(group, "host_gbs", 1e9, where, false, 0);
     auto copy_engine = flag(group, "copy_engine", where, true);
     if (!copy_engine) return copy_engine.error();
     for (auto* r : {&count, &streams, &host})
       if (!*r) return r->error();
-    for (auto* r : {&peak, &bw, &mem, &egress, &ingress, &nic})
+    for (auto* r : {&peak, &bw, &mem, &egress, &ingress, &nic, &host_link})
       if (!*r) return r->error();
     if (peak.value() <= 0) return make_error(where + ": 'peak_tflops' must be > 0");
     if (devices.size() + static_cast<std::size_t>(count.value()) > static_cast<std::size_t>(kMaxDevices))
@@ -149,6 +150,7 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
       d.egress_bandwidth = egress.value();
       d.ingress_bandwidth = ingress.value();
       d.nic_bandwidth = nic.value();
+      d.host_bandwidth = host_link.value();
       d.copy_engine = copy_engine.value();
       devices.push_back(d);
     }

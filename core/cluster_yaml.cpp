@@ -47,7 +47,7 @@ bool same_device(const Device& a, const Device& b) {
   return a.kind == b.kind && a.peak_flops == b.peak_flops && a.mem_bandwidth == b.mem_bandwidth &&
          a.memory == b.memory && a.streams == b.streams && a.host == b.host &&
          a.egress_bandwidth == b.egress_bandwidth && a.ingress_bandwidth == b.ingress_bandwidth &&
-         a.nic_bandwidth == b.nic_bandwidth && a.copy_engine == b.copy_engine;
+         a.nic_bandwidth == b.nic_bandwidth && a.host_bandwidth == b.host_bandwidth && a.copy_engine == b.copy_engine;
 }
 
 bool same_link(const Link& a, const Link& b) { return a.bandwidth == b.bandwidth && a.latency == b.latency; }
@@ -77,6 +77,7 @@ std::string Cluster::to_yaml() const {
     if (d.egress_bandwidth > 0) out << "    egress_gbs: " << scaled(d.egress_bandwidth, 1e9) << "\n";
     if (d.ingress_bandwidth > 0) out << "    ingress_gbs: " << scaled(d.ingress_bandwidth, 1e9) << "\n";
     if (d.nic_bandwidth > 0) out << "    nic_gbs: " << scaled(d.nic_bandwidth, 1e9) << "\n";
+    if (d.host_bandwidth > 0) out << "    host_gbs: " << scaled(d.host_bandwidth, 1e9) << "\n";
     if (!d.copy_engine) out << "    copy_engine: false\n";
     i = j;
   }

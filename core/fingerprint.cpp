@@ -146,6 +146,10 @@ Fingerprint fingerprint(const Cluster& c) {
     h.add_u64(static_cast<std::uint64_t>(d.host));
     for (double x : {d.egress_bandwidth, d.ingress_bandwidth, d.nic_bandwidth}) h.add_double(x);
     if (!d.copy_engine) h.add_string("no copy engine");  // only then: older clusters keep their fingerprints
+    if (d.host_bandwidth > 0) {  // likewise
+      h.add_string("host link");
+      h.add_double(d.host_bandwidth);
+    }
   }
   for (int host = 0; host < c.num_hosts(); ++host) h.add_double(c.host_nic_bandwidth(host));
   for (int a = 0; a < c.size(); ++a)

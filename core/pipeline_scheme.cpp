@@ -152,8 +152,8 @@ Status offload_stage(StageCosts& c, int s, double fraction) {
     return make_error("offload: stage " + std::to_string(s) + "'s fraction must be between 0 and 1 (got " +
                       std::to_string(fraction) + ")");
   if (c.host_bandwidth.size() != n || !(c.host_bandwidth[s] > 0))
-    return make_error("offload needs the bandwidth between each stage's device and host memory, which per-stage cost "
-                      "files do not give");
+    return make_error("stage " + std::to_string(s) + "'s device has no host bandwidth to offload over (a cluster "
+                      "gives it as its devices' host_gbs; per-stage cost files do not)");
   if (c.offload.size() != n) c.offload.assign(n, 0.0);
   c.offload[s] = fraction * c.mem_f[s];
   return Ok{};

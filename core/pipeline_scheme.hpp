@@ -34,7 +34,7 @@ struct PipelineScheme {
   std::vector<int> recompute;                  // stages that recompute their activations (sorted)
   // Activation offload (core/host_offload.hpp): per stage, the fraction of the activations its F
   // allocates that is copied to host memory after F and back before B (empty: none), and how
-  // many tasks ahead of that B, in its device's order, the copy back is issued.
+  // many tasks before that B, in its device's order, the copy back is issued.
   std::vector<double> offload;
   int reload_ahead = 2;
 

@@ -86,7 +86,9 @@ void PipelineEvaluator::load_host_copies(const PipelineScheme& scheme, const Sta
     }
     order_begin_.push_back(static_cast<std::int32_t>(order_.size()));
   }
-  events_.resize(devices_);
+  task_events_.resize(devices_);
+  out_events_.resize(devices_);
+  back_events_.resize(devices_);
 }
 
 void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEvaluation& out) {
@@ -105,7 +107,8 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   if (copies_) {
     for (std::int32_t task : order_)
       if (task / (micro_ * S) < kOffload && issues_[task] >= 0) ++pending_[issues_[task]];  // and what issues it
-    for (auto& list : events_) list.clear();
+    for (auto* lists : {&task_events_, &out_events_, &back_events_})
+      for (auto& list : *lists) list.clear();
   }
   std::fill(link_free_.begin(), link_free_.end(), 0.0);
   std::fill(position_.begin(), position_.begin() + engines, 0);
@@ -155,10 +158,10 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
         device_free_[d] = end;
         ++position_[d];
         if (kind == kOffload) {
-          events_[placement_[s]].push_back({end, -costs.offload[s]});
+          out_events_[placement_[s]].push_back({end, -costs.offload[s]});
           local(id(kReload, m, s), end);
         } else {
-          events_[placement_[s]].push_back({start, costs.offload[s]});
+          back_events_[placement_[s]].push_back({start, costs.offload[s]});
           local(backward_of(m, s), end);
         }
         continue;
@@ -166,8 +169,8 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
       const TaskCost p = task_cost(static_cast<PipeOp>(kind), s, costs);
       const double start = std::max(device_free_[d], ready_[task]), end = start + p.time;
       if (copies_) {
-        events_[d].push_back({start, p.alloc});
-        events_[d].push_back({end, -p.release});
+        task_events_[d].push_back({start, p.alloc});
+        task_events_[d].push_back({end, -p.release});
       } else {
         memory_[d] += p.alloc;
         out.peak_memory[d] = std::max(out.peak_memory[d], memory_[d]);
@@ -203,7 +206,7 @@ void PipelineEvaluator::run(const StageCosts& costs, LinkModel links, PipelineEv
   for (double b : out.busy) busy += b;
   out.bubble_ratio = out.completed && makespan > 0 ? 1 - busy / (D * makespan) : 0;
   if (copies_)
-    for (int d = 0; d < D; ++d) out.peak_memory[d] = peak_memory(events_[d]);
+    for (int d = 0; d < D; ++d) out.peak_memory[d] = peak_memory(task_events_[d], out_events_[d], back_events_[d]);
   for (int s = 0; s < S; ++s) out.peak_memory[placement_[s]] += costs.static_memory[s];
   out.out_of_memory = false;
   for (int d = 0; d < D && d < static_cast<int>(costs.max_mem.size()); ++d)

@@ -7,7 +7,7 @@
 // and a transfer between two devices waits for the directed link (LinkModel::contention, FIFO in
 // the order the producing device finishes) or not (unlimited). Activation offload runs each
 // device's two copy engines as devices of their own, with the copies of host_copy_plan and peak
-// memory from the time-ordered memory events (core/host_offload.hpp). Reports (traces, exposed
+// memory from the time-ordered memory events (core/host_offload.hpp, peak_memory). Reports (traces, exposed
 // transfer time, overlap) still come from simulate_pipeline.
 #include <cstdint>
 #include <vector>
@@ -84,11 +84,11 @@ class PipelineEvaluator {
   std::vector<std::int32_t> position_, worklist_;  // device -> next index into its order
   std::vector<double> device_free_, memory_;
   bool record_starts_ = false;
-  // With offload (`copies_`): id -> the copy back its end issues (-1: none), and per device its
-  // memory events.
+  // With offload (`copies_`): id -> the copy back its end issues (-1: none), and per device the
+  // memory events of its tasks, copies out and copies back (peak_memory's three lists).
   bool copies_ = false;
   std::vector<std::int32_t> issues_;
-  std::vector<std::vector<MemoryEvent>> events_;
+  std::vector<std::vector<MemoryEvent>> task_events_, out_events_, back_events_;
 };
 
 }  // namespace gantry

@@ -54,22 +54,19 @@ void add_host_copies(const PipelineScheme& scheme, const StageCosts& costs, IdOf
 // out freeing at their ends and the copies back allocating at their starts.
 std::vector<double> peak_memory_with_copies(const CompiledPipeline& compiled, const StageCosts& costs,
                                             const SimResult& sim) {
-  std::vector<std::vector<MemoryEvent>> events(compiled.devices);
-  for (OpId op = 0; op < compiled.graph.size(); ++op) {
-    const OpTiming& timing = sim.ops[op];
-    const int d = compiled.placement.device[op] % compiled.devices;
-    const double bytes = costs.offload.empty() ? 0 : costs.offload[compiled.task_of[op].stage];
-    switch (compiled.host_copy[op]) {
-      case 0:
-        events[d].push_back({timing.start, compiled.graph.mem_alloc(op)});
-        events[d].push_back({timing.end, -compiled.graph.mem_free(op)});
-        break;
-      case 1: events[d].push_back({timing.end, -bytes}); break;
-      default: events[d].push_back({timing.start, bytes}); break;
-    }
-  }
+  const int devices = compiled.devices;
   std::vector<double> peak;
-  for (auto& list : events) peak.push_back(peak_memory(list));
+  for (int d = 0; d < devices; ++d) {
+    std::vector<MemoryEvent> tasks, out, back;
+    for (OpId op : compiled.order[d]) {
+      tasks.push_back({sim.ops[op].start, compiled.graph.mem_alloc(op)});
+      tasks.push_back({sim.ops[op].end, -compiled.graph.mem_free(op)});
+    }
+    for (OpId op : compiled.order[devices + d]) out.push_back({sim.ops[op].end, -costs.offload[compiled.task_of[op].stage]});
+    for (OpId op : compiled.order[2 * devices + d])
+      back.push_back({sim.ops[op].start, costs.offload[compiled.task_of[op].stage]});
+    peak.push_back(peak_memory(tasks, out, back));
+  }
   return peak;
 }
 

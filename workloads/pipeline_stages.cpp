@@ -77,6 +77,7 @@ StageCosts stage_costs(const std::vector<LayerCost>& layers, const std::vector<s
       if (placement[s] != placement[s + 1] && link.bandwidth > 0) comm = link.latency + bytes / link.bandwidth;
     }
     c.comm.push_back(comm);
+    c.host_bandwidth.push_back(device.host_bandwidth);
   }
   for (const Device& d : cluster.devices()) c.max_mem.push_back(d.memory);
   return c;

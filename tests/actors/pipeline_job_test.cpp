@@ -56,6 +56,11 @@ std::vector<PipelineCandidate> some_candidates(const PipelineProblemSpec& proble
   ordered.order = evaluator.build(ordered).value().first.schedule;
   std::swap(ordered.order[0][1], ordered.order[0][2]);
   out.push_back(ordered);
+  PipelineCandidate offloading = out.front();  // the cluster's host links carry it
+  offloading.offload.assign(offloading.placement.size(), 0.0);
+  offloading.offload[0] = 0.5;
+  offloading.reload_ahead = 3;
+  out.push_back(offloading);
   return out;
 }
 

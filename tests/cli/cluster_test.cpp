@@ -586,8 +586,9 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
   c.start_worker("w1");
   c.start_worker("w2");
   REQUIRE(wait_until([&] { return c.slots_are(2); }, 20));
+  // 32 microbatches: steps of 43 moves or more are large enough to go to the workers.
   const std::vector<std::string> problem = {"--model", "llama-3-8b", "--cluster", "8xH100-nvswitch", "--pp", "4",
-                                            "--microbatches", "16"};
+                                            "--microbatches", "32"};
   auto tune = [&](std::vector<std::string> head) {
     head.insert(head.end(), problem.begin(), problem.end());
     head.insert(head.end(), {"--max-chunks", "2", "-f", "json"});
@@ -640,7 +641,7 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
   const std::string file = c.dir.sub("pipeline.yaml");
   {
     std::ofstream out(file);
-    out << "kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 4\nmicrobatches: 16\nmax-chunks: 2\n";
+    out << "kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 4\nmicrobatches: 32\nmax-chunks: 2\n";
   }
   const auto submitted = run_cli({"submit", file, "--coordinator", c.endpoint, "--wait", "-f", "json"});
   INFO(submitted.err);

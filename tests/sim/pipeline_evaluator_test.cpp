@@ -82,6 +82,32 @@ void require_same(const PipelineEvaluation& fast, const PipelineResult& full) {
   CHECK(fast.out_of_memory == full.out_of_memory);
 }
 
+// One stage on one device with F = B = W = 1 and the given memory deltas.
+StageCosts one_stage(double mem_f, double mem_b, double mem_w) {
+  StageCosts c;
+  c.f = {1};
+  c.b = {1};
+  c.w = {1};
+  c.comm = {0};
+  c.mem_f = {mem_f};
+  c.mem_b = {mem_b};
+  c.mem_w = {mem_w};
+  c.static_memory = {0};
+  c.flops = {0};
+  return c;
+}
+
+// `micro` microbatches of one stage, every F first, then B and W of each in turn.
+PipelineScheme all_forward_first(int micro) {
+  PipelineScheme scheme;
+  scheme.num_microbatches = micro;
+  scheme.placement = {0};
+  scheme.schedule.resize(1);
+  for (int m = 0; m < micro; ++m) scheme.schedule[0].push_back({PipeOp::F, m, 0});
+  for (int m = 0; m < micro; ++m) scheme.schedule[0].insert(scheme.schedule[0].end(), {{PipeOp::B, m, 0}, {PipeOp::W, m, 0}});
+  return scheme;
+}
+
 }  // namespace
 
 TEST_CASE("pipeline evaluator: the event simulator's times and memory on random schemes", "[sim][pipeline]") {
@@ -171,22 +197,9 @@ TEST_CASE("offloaded activations leave the device after F and come back before B
   // reload_ahead 2 (issued one task earlier): back B0 after F1 and its copy out, [2,3]; B0 [3,4]
   //   W0 [4,5]; back B1 after B0 [4,5], B1 [5,6] W1 [6,7]; back B2 after B1 [6,7], B2 [7,8] W2
   //   [8,9]: time 9; at 2 -5, +5 (B0's copy back), +10 (F2): peak 30.
-  StageCosts c;
-  c.f = {1};
-  c.b = {1};
-  c.w = {1};
-  c.comm = {0};
-  c.mem_f = {10};
-  c.mem_b = {0};
-  c.mem_w = {-10};
-  c.static_memory = {0};
-  c.flops = {0};
+  StageCosts c = one_stage(10, 0, -10);
   c.host_bandwidth = {5};
-  PipelineScheme scheme;
-  scheme.num_microbatches = 3;
-  scheme.placement = {0};
-  scheme.schedule = {{{PipeOp::F, 0, 0}, {PipeOp::F, 1, 0}, {PipeOp::F, 2, 0}, {PipeOp::B, 0, 0}, {PipeOp::W, 0, 0},
-                      {PipeOp::B, 1, 0}, {PipeOp::W, 1, 0}, {PipeOp::B, 2, 0}, {PipeOp::W, 2, 0}}};
+  PipelineScheme scheme = all_forward_first(3);
   auto plain = simulate_pipeline(scheme, c, {});
   REQUIRE(plain);
   CHECK(plain.value().iteration_time == Approx(9));
@@ -311,23 +324,10 @@ TEST_CASE("a recomputing stage keeps its input from F to B and rebuilds its acti
   // 20, time 6. Recomputing, F keeps the inputs: 1, 2 | during B0 microbatch 1's input 1, B0's
   // activations 10 (its input kept, 9 rebuilt) and gradients 2: 13; after it 1 + 6 = 7 | W0 frees
   // 6: 1 | B1 1 + 9 + 2 = 12, then 6 | 0: peak 13; B takes F + B = 2, so time 8.
-  StageCosts c;
-  c.f = {1};
-  c.b = {1};
-  c.w = {1};
-  c.comm = {0};
-  c.mem_f = {10};
-  c.mem_b = {-(10.0 - 4) + 2};
-  c.mem_w = {-(4.0 + 2)};
-  c.static_memory = {0};
-  c.flops = {0};
+  StageCosts c = one_stage(10, -(10.0 - 4) + 2, -(4.0 + 2));
   c.input_bytes = {1};
   c.w_grad_bytes = {2};
-  PipelineScheme scheme;
-  scheme.num_microbatches = 2;
-  scheme.placement = {0};
-  scheme.schedule = {{{PipeOp::F, 0, 0}, {PipeOp::F, 1, 0}, {PipeOp::B, 0, 0}, {PipeOp::W, 0, 0}, {PipeOp::B, 1, 0},
-                      {PipeOp::W, 1, 0}}};
+  PipelineScheme scheme = all_forward_first(2);
   auto plain = simulate_pipeline(scheme, c, {});
   REQUIRE(plain);
   CHECK(plain.value().peak_memory[0] == Approx(20));

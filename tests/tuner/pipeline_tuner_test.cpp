@@ -219,6 +219,34 @@ TEST_CASE("pipeline tuner: moves evaluated elsewhere lead to the same scheme; a 
   CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
 }
 
+// A tuned scheme whose memory setting (recomputation, offload) bought its speed: the event
+// simulator agrees that it fits `limit` and on its time, and the candidate round-trips through
+// the stored form and the scheme through its file (--save-scheme, then --scheme) with the same
+// time and memory. Returns the saved scheme.
+PipelineScheme check_tuned_memory_scheme(CandidateEvaluator& evaluator, const StageSource& source,
+                                         const PipelineTuneResult& tuned, double limit) {
+  auto built = evaluator.build(tuned.best);
+  REQUIRE(built);
+  auto sim = simulate_pipeline(built.value().first, built.value().second, {});
+  REQUIRE(sim);
+  for (double peak : sim.value().peak_memory) CHECK(peak <= limit + 1e-9);
+  CHECK(sim.value().iteration_time == Approx(tuned.best_result.iteration_time));
+  auto back = candidate_from_json(candidate_to_json(tuned.best), "test");
+  REQUIRE(back);
+  CHECK(back.value() == tuned.best);
+  auto saved = scheme_from_json(scheme_to_json(built.value().first), "saved");
+  REQUIRE(saved);
+  CHECK(saved.value().recompute == tuned.best.recompute);
+  CHECK(saved.value().offload == tuned.best.offload);
+  auto loaded = load_pipeline(saved.value(), source, "saved");
+  REQUIRE(loaded);
+  auto again = simulate_pipeline(loaded.value().scheme, loaded.value().costs, {});
+  REQUIRE(again);
+  CHECK(again.value().iteration_time == sim.value().iteration_time);
+  CHECK(again.value().peak_memory == sim.value().peak_memory);
+  return saved.value();
+}
+
 TEST_CASE("pipeline tuner, memory: recomputation buys warm-up depth a tight limit denies", "[tuner][pipeline]") {
   // 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch and a limit of 1.5: a
   // device holds one microbatch at a time, so the pipeline fills one microbatch per round trip.
@@ -242,37 +270,64 @@ TEST_CASE("pipeline tuner, memory: recomputation buys warm-up depth a tight limi
   CHECK(held.value().best.recompute.empty());
   CHECK_FALSE(recomputed.value().best.recompute.empty());
   CHECK(recomputed.value().best_result.iteration_time < held.value().best_result.iteration_time);
-  // The event simulator agrees that the recomputing scheme fits and how long it takes.
-  auto built = b.build(recomputed.value().best);
-  REQUIRE(built);
-  auto sim = simulate_pipeline(built.value().first, built.value().second, {});
-  REQUIRE(sim);
-  for (double peak : sim.value().peak_memory) CHECK(peak <= 1.5 + 1e-9);
-  CHECK(sim.value().iteration_time == Approx(recomputed.value().best_result.iteration_time));
-  // A candidate with recomputing stages round-trips through the stored form.
-  auto back = candidate_from_json(candidate_to_json(recomputed.value().best), "test");
-  REQUIRE(back);
-  CHECK(back.value() == recomputed.value().best);
-  // And the scheme through its file (--save-scheme, then --scheme): the same time and memory.
-  auto saved = scheme_from_json(scheme_to_json(built.value().first), "saved");
-  REQUIRE(saved);
-  CHECK(saved.value().recompute == recomputed.value().best.recompute);
-  auto loaded = load_pipeline(saved.value(), *with, "saved");
-  REQUIRE(loaded);
-  auto again = simulate_pipeline(loaded.value().scheme, loaded.value().costs, {});
-  REQUIRE(again);
-  CHECK(again.value().iteration_time == sim.value().iteration_time);
-  CHECK(again.value().peak_memory == sim.value().peak_memory);
+  const PipelineScheme saved = check_tuned_memory_scheme(b, *with, recomputed.value(), 1.5);
   // Per-stage cost files cannot recompute; a stage that does not exist is named.
   auto file = stage_file_source(testing::uniform_stages(p, 1, 1, 1));
-  PipelineScheme per_stage = saved.value();
+  PipelineScheme per_stage = saved;
   per_stage.partition.clear();
   CHECK_THAT(load_pipeline(per_stage, *file, "saved").error().message, Catch::Contains("saved: recompute: recomputation needs"));
-  std::string text = scheme_to_json(built.value().first);
+  std::string text = scheme_to_json(saved);
   text.replace(text.find("\"recompute\""), std::string("\"recompute\"").size(), "\"recompute\": [9], \"ignored\"");
   auto bad = scheme_from_json(text, "bad.json");
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("bad.json: recompute: stage 9 does not exist (4 stages)"));
+}
+
+TEST_CASE("pipeline tuner, memory: offloading activations to host memory buys the depth a tight limit denies",
+          "[tuner][pipeline]") {
+  // 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch, limit 2.5: without
+  // offload device 0 holds 2 microbatches between F and B where 1F1B wants 4. With host links
+  // fast enough (10 per unit of time), offloading part of each activation lets more fit; over
+  // links 1000 times slower the copies would stall every B, and the tuner keeps none.
+  const int p = 4, m = 8;
+  testing::LayerSourceOptions tight;
+  tight.max_mem = 2.5;
+  auto no_link = testing::layer_source({1, 1, 1, 1}, p, tight);
+  tight.host = 10;
+  auto fast = testing::layer_source({1, 1, 1, 1}, p, tight);
+  tight.host = 0.01;
+  auto slow = testing::layer_source({1, 1, 1, 1}, p, tight);
+  PipelineTuneOptions options;
+  options.max_chunks = 1;
+  const PipelineCandidate start = plain({{0, 1}, {1, 2}, {2, 3}, {3, 4}}, p);
+  CandidateEvaluator a(*no_link, m), b(*fast, m), c(*slow, m);
+  auto held = tune_pipeline(a, {start}, options);
+  auto offloaded = tune_pipeline(b, {start}, options);
+  auto slowly = tune_pipeline(c, {start}, options);
+  REQUIRE(held);
+  REQUIRE(offloaded);
+  REQUIRE(slowly);
+  REQUIRE(held.value().best_result.feasible());
+  REQUIRE(offloaded.value().best_result.feasible());
+  CHECK(held.value().best.offload.empty());
+  CHECK_FALSE(offloaded.value().best.offload.empty());
+  CHECK(offloaded.value().best_result.iteration_time < held.value().best_result.iteration_time);
+  CHECK(slowly.value().best.offload.empty());
+  CHECK(slowly.value().best_result.iteration_time == held.value().best_result.iteration_time);
+  const PipelineScheme saved = check_tuned_memory_scheme(b, *fast, offloaded.value(), 2.5);
+  CHECK(saved.reload_ahead == offloaded.value().best.reload_ahead);
+  // Without host links (a cluster without host_gbs, a stage file) the scheme is refused, by name.
+  CHECK_THAT(load_pipeline(saved, *no_link, "saved").error().message,
+             Catch::Contains("saved: offload: stage 0's device has no host bandwidth"));
+  auto file = stage_file_source(testing::uniform_stages(p, 1, 1, 1));
+  PipelineScheme per_stage = saved;
+  per_stage.partition.clear();
+  CHECK_THAT(load_pipeline(per_stage, *file, "saved").error().message, Catch::Contains("saved: offload: activation offload needs"));
+  std::string text = scheme_to_json(saved);
+  text.replace(text.find("\"offload\""), std::string("\"offload\"").size(), "\"offload\": [0, 0, 0, 1.5], \"ignored\"");
+  auto bad = scheme_from_json(text, "bad.json");
+  REQUIRE_FALSE(bad);
+  CHECK_THAT(bad.error().message, Catch::Contains("bad.json: offload: stage 3's fraction must be between 0 and 1"));
 }
 
 // Six layers on three devices (transfers 0.2, half the activation held from B to W) whose

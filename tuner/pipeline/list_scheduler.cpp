@@ -1,7 +1,11 @@
 #include "tuner/pipeline/list_scheduler.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
+#include <utility>
+
+#include "core/host_offload.hpp"
 
 namespace gantry {
 
@@ -40,16 +44,25 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
   std::vector<int> next_f(stages, 0), next_b(stages, 0), next_w(stages, 0);
   std::vector<double> free_at(devices, 0.0), room(devices, inf), used(devices, 0.0);
   std::vector<int> in_flight(devices, 0), w_pending(devices, 0);  // activations between F and B; B without W
+  // Offloaded activations (core/host_offload.hpp) stay on the device until their copy out ends
+  // (the device's copy engine runs them one at a time in F order: a burst of F outruns it), then
+  // count as gone until their B, which they rejoin; the copies back issued ahead of their B hold
+  // at most kCopiesBackInFlight stages' offloads at once, reserved on the device from the start.
+  auto offloaded = [&](int s) { return costs.offload.empty() ? 0.0 : costs.offload[s]; };
+  std::vector<double> copy_out_free(devices, 0.0), copying_out(devices, 0.0);
+  std::vector<std::deque<std::pair<double, double>>> copies_out(devices);  // (end, bytes) in order
   if (rules.respect_memory)
     for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
       if (costs.max_mem[d] > 0) {
         room[d] = costs.max_mem[d];
         double transient = 0;  // a recomputing B's rebuilt activations come on top of what is held
+        double copied_back = 0;
         for (int s : stages_of[d]) {
           room[d] -= costs.static_memory[s];
           if (!costs.transient_b.empty()) transient = std::max(transient, costs.transient_b[s]);
+          copied_back = std::max(copied_back, offloaded(s));
         }
-        room[d] -= transient;
+        room[d] -= transient + kCopiesBackInFlight * copied_back;
       }
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B), reserved when the entry F is admitted, so that a device's peak stays
@@ -57,7 +70,7 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
   std::vector<double> later(devices, 0.0), promised(devices, 0.0);
   for (int s = 0; s < stages; ++s) {
     const int d = scheme.placement[s];
-    later[d] += (s != entry[d] ? costs.mem_f[s] : 0.0) + std::max(0.0, costs.mem_b[s]);
+    later[d] += (s != entry[d] ? costs.mem_f[s] - offloaded(s) : 0.0) + std::max(0.0, costs.mem_b[s]);
   }
   auto comm = [&](int from, int to) {  // free between stages on one device
     return scheme.placement[from] == scheme.placement[to] ? 0.0 : costs.comm[std::min(from, to)];
@@ -98,7 +111,9 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
         const int m = next_b[s];
         consider(backward, s, s == stages - 1 ? f_end[at(s, m)] : b_end[at(s + 1, m)] + comm(s + 1, s));
       }
-    const bool fits = used[d] + promised[d] + costs.mem_f[entry[d]] + later[d] <= room[d] ||
+    for (auto& queue = copies_out[d]; !queue.empty() && queue.front().first <= now; queue.pop_front())
+      copying_out[d] -= queue.front().second;
+    const bool fits = used[d] + copying_out[d] + promised[d] + costs.mem_f[entry[d]] - offloaded(entry[d]) + later[d] <= room[d] ||
                       (in_flight[d] == 0 && w_pending[d] == 0);
     for (int s : stages_of[d])
       if (next_f[s] < micro && (s != entry[d] || (in_flight[d] < rules.in_flight_limit[d] && fits))) {
@@ -130,15 +145,20 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
         t.microbatch = next_f[s]++;
         duration = costs.f[s];
         f_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += costs.mem_f[s];
-        promised[d] += s == entry[d] ? later[d] : -costs.mem_f[s];
+        used[d] += costs.mem_f[s] - offloaded(s);
+        promised[d] += s == entry[d] ? later[d] : -(costs.mem_f[s] - offloaded(s));
+        if (offloaded(s) > 0) {
+          copy_out_free[d] = std::max(copy_out_free[d], best_start + duration) + host_copy_time(costs, s);
+          copies_out[d].emplace_back(copy_out_free[d], offloaded(s));
+          copying_out[d] += offloaded(s);
+        }
         ++in_flight[d];
         break;
       case PipeOp::B:
         t.microbatch = next_b[s]++;
         duration = costs.b[s];
         b_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += costs.mem_b[s];
+        used[d] += offloaded(s) + costs.mem_b[s];
         promised[d] -= std::max(0.0, costs.mem_b[s]);
         --in_flight[d];
         ++w_pending[d];
@@ -147,7 +167,7 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
         t.microbatch = next_b[s]++;
         duration = costs.b[s] + costs.w[s];
         b_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += costs.mem_b[s] + costs.mem_w[s];
+        used[d] += offloaded(s) + costs.mem_b[s] + costs.mem_w[s];
         promised[d] -= std::max(0.0, costs.mem_b[s]);
         --in_flight[d];
         break;

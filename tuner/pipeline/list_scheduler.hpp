@@ -25,7 +25,8 @@ struct ListScheduleRules {
   bool delay_w = true;
   // An entry F waits while the device's activations, with everything the microbatches it holds
   // (and this one) will still allocate there, would exceed costs.max_mem minus its static memory
-  // (unless the device holds nothing, so that the schedule always progresses).
+  // (unless the device holds nothing, so that the schedule always progresses). Offloaded
+  // activations count from their F until their B only as the copies back in flight.
   bool respect_memory = true;
 };
 

@@ -37,6 +37,7 @@ std::size_t order_tasks(const PipelineCandidate& c) {
 std::size_t remembered_bytes(const PipelineCandidate& c, const CandidateResult& r) {
   return kNodeBytes + sizeof(std::pair<int, int>) * c.partition.size() +
          sizeof(int) * (c.placement.size() + c.recompute.size() + c.rules.in_flight_limit.size()) +
+         sizeof(double) * c.offload.size() +
          sizeof(PipeTask) * order_tasks(c) + sizeof(double) * (r.evaluation.busy.size() + r.evaluation.peak_memory.size());
 }
 const std::string kCandidateSource = "pipeline candidate";
@@ -46,7 +47,8 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
   const ListScheduleRules &a = rules, &b = o.rules;
   return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
          a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
-         a.respect_memory == b.respect_memory && order == o.order && recompute == o.recompute;
+         a.respect_memory == b.respect_memory && order == o.order && recompute == o.recompute &&
+         offload == o.offload && (offload.empty() || reload_ahead == o.reload_ahead);
 }
 
 std::string candidate_to_json(const PipelineCandidate& c) {
@@ -69,6 +71,10 @@ std::string candidate_to_json(const PipelineCandidate& c) {
     }
   }
   if (!c.recompute.empty()) j["recompute"] = c.recompute;
+  if (!c.offload.empty()) {
+    j["offload"] = c.offload;
+    j["reload_ahead"] = c.reload_ahead;
+  }
   return j.dump();
 }
 
@@ -92,6 +98,13 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
     if (Status ok = normalize_recompute(c.recompute, static_cast<int>(c.placement.size()), source + ": recompute"); !ok)
       return ok.error();
   }
+  if (j.contains("offload")) {
+    c.offload = j.at("offload").get<std::vector<double>>();
+    if (Status ok = normalize_offload(c.offload, static_cast<int>(c.placement.size()), source + ": offload"); !ok)
+      return ok.error();
+    c.reload_ahead = j.value("reload_ahead", 2);
+    if (c.reload_ahead < 1) return make_error(source + ": reload_ahead must be at least 1");
+  }
   return c;
 } catch (const nlohmann::json::exception& e) {
   return make_error(source + ": not a pipeline candidate: " + e.what());
@@ -113,6 +126,12 @@ std::string describe_candidate(const PipelineCandidate& c, int devices) {
     text += ", recompute on stage";
     if (c.recompute.size() > 1) text += "s";
     for (int s : c.recompute) text += " " + std::to_string(s);
+  }
+  if (!c.offload.empty()) {
+    text += ", offload";
+    for (std::size_t s = 0; s < c.offload.size(); ++s)
+      if (c.offload[s] > 0) text += " " + std::to_string(s) + ":" + std::to_string(static_cast<int>(std::lround(100 * c.offload[s]))) + "%";
+    text += " (copies back " + std::to_string(c.reload_ahead) + " tasks ahead)";
   }
   return text;
 }
@@ -173,6 +192,8 @@ PipelineScheme CandidateEvaluator::shape(const PipelineCandidate& candidate) con
   // Each stage once (a stage out of range is the costs' error).
   std::sort(shape.recompute.begin(), shape.recompute.end());
   shape.recompute.erase(std::unique(shape.recompute.begin(), shape.recompute.end()), shape.recompute.end());
+  shape.offload = candidate.offload;
+  shape.reload_ahead = candidate.reload_ahead;
   return shape;
 }
 
@@ -184,7 +205,7 @@ Result<StageCosts> CandidateEvaluator::costs(const PipelineCandidate& candidate)
   // Most moves keep the partition, placement and recomputation (rules, orders, depths), so their
   // costs repeat: kept, not recomputed.
   PipelineScheme scheme = shape(candidate);
-  CostsKey key{scheme.partition, scheme.placement, scheme.recompute};
+  CostsKey key{scheme.partition, scheme.placement, scheme.recompute, scheme.offload};
   if (auto known = costs_cache_.find(key); known != costs_cache_.end()) return known->second;
   auto computed = source_.costs_of(scheme, kCandidateSource);
   if (!computed) return computed.error();
@@ -216,6 +237,8 @@ std::size_t CandidateEvaluator::CandidateHash::operator()(const PipelineCandidat
   for (int l : c.rules.in_flight_limit) f.add(l);
   f.add(c.rules.f_before_b | c.rules.split_backward << 1 | c.rules.delay_w << 2 | c.rules.respect_memory << 3);
   for (int s : c.recompute) f.add(s);
+  for (double x : c.offload) f.add(std::llround(x * 1e6));
+  if (!c.offload.empty()) f.add(c.reload_ahead);
   for (const auto& list : c.order) {
     f.add(-1);  // device separator
     for (const PipeTask& t : list) f.add(static_cast<long long>(t.op) | static_cast<long long>(t.microbatch) << 8 |

@@ -29,12 +29,17 @@ struct PipelineCandidate {
   // Stages that recompute their activations in B instead of holding them from F (sorted; for
   // models, whose costs know the sizes involved: recompute_stage).
   std::vector<int> recompute;
+  // Per stage, the fraction of its activations offloaded to host memory between F and B, and how
+  // many tasks ahead of a B its copy back is issued (PipelineScheme::offload; empty: none).
+  std::vector<double> offload;
+  int reload_ahead = 2;
   bool operator==(const PipelineCandidate& o) const;
 };
 
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
 // "split_backward", "delay_w", "respect_memory"} and, when it has them, its explicit "order" as a
-// scheme's schedule is written and its "recompute" stages), as the store keeps it to resume from, and back;
+// scheme's schedule is written, its "recompute" stages and its "offload" fractions with
+// "reload_ahead"), as the store keeps it to resume from, and back;
 // errors name `source` and the field.
 std::string candidate_to_json(const PipelineCandidate& candidate);
 Result<PipelineCandidate> candidate_from_json(const std::string& text, const std::string& source);
@@ -96,8 +101,8 @@ class CandidateEvaluator {
   std::int64_t evaluations_ = 0, simulations_ = 0;
   // One compiled structure per (placement, split backward).
   std::map<std::pair<std::vector<int>, bool>, std::unique_ptr<PipelineEvaluator>> compiled_;
-  // Stage costs per (partition, placement, recomputing stages).
-  using CostsKey = std::tuple<Partition, std::vector<int>, std::vector<int>>;
+  // Stage costs per (partition, placement, recomputing stages, offload fractions).
+  using CostsKey = std::tuple<Partition, std::vector<int>, std::vector<int>, std::vector<double>>;
   mutable std::map<CostsKey, StageCosts> costs_cache_;
   // Results of candidates evaluated before: searches revisit schemes (a kick undone by the descent
   // after it, an annealing step back), about a third of a tuning's evaluations on small models.

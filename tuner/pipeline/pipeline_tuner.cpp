@@ -21,6 +21,15 @@ constexpr std::size_t kAllMovesTasks = 128;  // up to this many tasks, order ste
 constexpr std::size_t kGapsPerOrderStep = 16;  // the largest bubbles a step tries to fill
 constexpr int kTasksPulledIntoGap = 8;         // candidates per bubble: the next tasks of its device
 constexpr int kMaxRefusedKicks = 100;          // kicks in a row the evaluator refuses end the kick phase
+// A layout's offloading start (Tuner::offloading_start): three quarters of the activations of its
+// first half of stages; copies back issued 8 tasks ahead of their B. From the V layout of
+// jamba-v0.1 on 8xH200 (p=8, m=32; 3.782 s without offload): 0.5 ran 3.171 s, 0.75 3.064 s and 1
+// out of memory at depth 12 (the host links carry about as much as the devices compute then);
+// 8 tasks ahead beat 1, 2 and 4.
+constexpr double kStartOffload = 0.75;
+constexpr int kStartReloadAhead = 8;
+constexpr int kMaxReloadAhead = 64;
+constexpr double kOffloadStep = 0.125;  // the finest change of an offload fraction the tuner makes
 
 class Tuner {
  public:
@@ -274,6 +283,7 @@ class Tuner {
     c.partition.insert(c.partition.begin() + k + 1, {middle, end});
     c.placement.insert(c.placement.begin() + k + 1, device);
     c.recompute = renumber_recompute(c.recompute, k, +1);
+    if (!c.offload.empty()) c.offload.insert(c.offload.begin() + k + 1, c.offload[k]);  // both halves offload as it did
   }
 
   // Stages k and k + 1 merged into one on stage k's device.
@@ -282,6 +292,10 @@ class Tuner {
     c.partition.erase(c.partition.begin() + k + 1);
     c.placement.erase(c.placement.begin() + k + 1);
     c.recompute = renumber_recompute(c.recompute, k, -1);
+    if (!c.offload.empty()) {  // the merged stage offloads as the more offloading one did
+      c.offload[k] = std::max(c.offload[k], c.offload[k + 1]);
+      c.offload.erase(c.offload.begin() + k + 1);
+    }
   }
 
   // Stage counts that are not a multiple of the devices: split one of the most loaded stages in
@@ -329,8 +343,9 @@ class Tuner {
         // them end in different places, and neither is better on every model.
         const PipelineCandidate by_single = balance_device_loads(evaluator_, start.value(), 1);
         const PipelineCandidate by_chains = balance_device_loads(evaluator_, start.value(), devices * options_.max_chunks);
-        for (const PipelineCandidate* from : {&by_single, &by_chains}) {
-          if (from == &by_chains && by_chains == by_single) continue;
+        const std::optional<PipelineCandidate> offloading = offloading_start(by_single);
+        for (const PipelineCandidate* from : {&by_single, &by_chains, offloading ? &*offloading : nullptr}) {
+          if (!from || (from == &by_chains && by_chains == by_single)) continue;
           if (out_of_budget()) break;
           PipelineCandidate c = *from;
           auto r = evaluator_.evaluate(c);
@@ -345,6 +360,28 @@ class Tuner {
         }
       }
     descend(result_.best, result_.best_result, [&](const PipelineCandidate& c) { return device_moves(c); });
+  }
+
+  // Where memory binds and the devices' host links are known: `c` with the first half of its
+  // stages (whose activations wait longest for their B) offloading part of them to host memory,
+  // as PipeOffload's selective offload does, so the layout's time-balanced partition gets the depth
+  // it needs. The fraction and how early copies come back are then the schedule moves'.
+  std::optional<PipelineCandidate> offloading_start(const PipelineCandidate& c) const {
+    auto costs = evaluator_.costs(c);
+    if (!costs || !c.offload.empty()) return std::nullopt;
+    const StageCosts& k = costs.value();
+    const int stages = static_cast<int>(c.placement.size());
+    if (k.host_bandwidth.size() != static_cast<std::size_t>(stages)) return std::nullopt;
+    const std::vector<bool> binding = memory_binds(c);
+    PipelineCandidate m = c;
+    m.offload.assign(stages, 0.0);
+    for (int s = 0; s < stages / 2 + stages % 2; ++s) {
+      const int d = c.placement[s];
+      if (d < static_cast<int>(binding.size()) && binding[d] && k.host_bandwidth[s] > 0) m.offload[s] = kStartOffload;
+    }
+    if (std::all_of(m.offload.begin(), m.offload.end(), [](double f) { return f == 0; })) return std::nullopt;
+    m.reload_ahead = kStartReloadAhead;
+    return m;
   }
 
   // Partition and schedule descents in turn until none helps (each changes what the other sees).
@@ -475,6 +512,7 @@ class Tuner {
     // depth of one device is seldom a single step away once the others have moved.
     const int deepest = 2 * static_cast<int>(c.placement.size());
     append_recompute_moves(c, moves);
+    append_offload_moves(c, moves);
     for (int d = 0; d < devices; ++d) {
       const int now = c.rules.in_flight_limit[d];
       std::vector<int> depths = {now / 2, 2 * now};
@@ -521,6 +559,90 @@ class Tuner {
       moves.back().order.clear();
       moves.back().recompute.clear();
     }
+  }
+
+  // Per device, whether memory binds there: `c`'s orders planned without the memory rule would
+  // not fit it (empty when that cannot be evaluated, or the budget is spent: it costs an evaluation).
+  std::vector<bool> memory_binds(const PipelineCandidate& c) const {
+    if (out_of_budget()) return {};
+    PipelineCandidate free = c;
+    free.order.clear();
+    free.rules.respect_memory = false;
+    auto unlimited = evaluator_.evaluate(free);
+    auto costs = evaluator_.costs(c);
+    if (!unlimited || !costs) return {};
+    const std::vector<double>& peak = unlimited.value().evaluation.peak_memory;
+    const std::vector<double>& limit = costs.value().max_mem;
+    std::vector<bool> binds(peak.size(), false);
+    for (std::size_t d = 0; d < peak.size() && d < limit.size(); ++d) binds[d] = limit[d] > 0 && peak[d] > limit[d];
+    return binds;
+  }
+
+  // Memory for depth without recomputing: the first half of the stages (their activations wait
+  // longest) offload a quarter, half, three quarters or all of their activations to host memory
+  // between F and B (one step where single stages' steps cross a plateau); a device's offloading
+  // stages a quarter or an eighth more or less, or none; the copies back are issued a task earlier or
+  // later, or twice or half as early. Only on devices where memory binds, and where the costs
+  // know the devices' host links; stages that offload may always stop.
+  void append_offload_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
+    auto costs = evaluator_.costs(c);
+    if (!costs) return;
+    const std::vector<bool> binding = memory_binds(c);
+    const StageCosts& k = costs.value();
+    const int stages = static_cast<int>(c.placement.size());
+    if (k.host_bandwidth.size() != static_cast<std::size_t>(stages)) return;
+    // Every offloading stage of device d at its fraction changed by `step` (0: none at all).
+    auto on_device = [&](int d, double step) {
+      PipelineCandidate m = c;
+      m.order.clear();  // the rules' own orders, planned with the new memory
+      bool changed = false;
+      for (int s = 0; s < stages; ++s)
+        if (c.placement[s] == d && m.offload[s] > 0) {
+          const double fraction = step == 0 ? 0.0 : std::clamp(m.offload[s] + step, kOffloadStep / 2, 1.0);
+          changed = changed || fraction != m.offload[s];
+          m.offload[s] = fraction;
+        }
+      if (std::all_of(m.offload.begin(), m.offload.end(), [](double f) { return f == 0; })) m.offload.clear();
+      if (changed) moves.push_back(std::move(m));
+    };
+    auto offloadable = [&](int s) {
+      const int d = c.placement[s];
+      return d < static_cast<int>(binding.size()) && binding[d] && k.host_bandwidth[s] > 0 && k.mem_f[s] > 0;
+    };
+    for (double fraction : {0.25, 0.5, 0.75, 1.0}) {
+      PipelineCandidate m = c;
+      m.order.clear();
+      if (m.offload.empty()) m.offload.assign(stages, 0.0);
+      bool changed = false;
+      for (int s = 0; s < (stages + 1) / 2; ++s)
+        if (offloadable(s) && m.offload[s] != fraction) {
+          m.offload[s] = fraction;
+          changed = true;
+        }
+      if (changed) moves.push_back(std::move(m));
+    }
+    if (!c.offload.empty()) {  // finer, per device (the others start by the half)
+      std::vector<bool> offloading(binding.size(), false), can_grow(binding.size(), false);
+      for (int s = 0; s < stages; ++s)
+        if (c.offload[s] > 0 && c.placement[s] < static_cast<int>(binding.size())) {
+          offloading[c.placement[s]] = true;
+          can_grow[c.placement[s]] = can_grow[c.placement[s]] || offloadable(s);
+        }
+      for (std::size_t d = 0; d < offloading.size(); ++d) {
+        if (!offloading[d]) continue;
+        on_device(static_cast<int>(d), 0);
+        for (double step : {2 * kOffloadStep, kOffloadStep}) {
+          if (can_grow[d]) on_device(static_cast<int>(d), step);
+          on_device(static_cast<int>(d), -step);
+        }
+      }
+    }
+    if (!c.offload.empty())
+      for (int ahead : {c.reload_ahead - 1, c.reload_ahead + 1, c.reload_ahead / 2, 2 * c.reload_ahead})
+        if (ahead >= 1 && ahead <= kMaxReloadAhead && ahead != c.reload_ahead) {
+          moves.push_back(c);
+          moves.back().reload_ahead = ahead;
+        }
   }
 
   void schedule_phase() {

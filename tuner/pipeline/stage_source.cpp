@@ -32,6 +32,9 @@ class FileSource final : public StageSource {
     if (!scheme.recompute.empty())
       return make_error(source + ": recompute: recomputation needs a model's activation and input sizes, which the "
                         "stage costs (--stages) do not give");
+    if (!scheme.offload.empty())
+      return make_error(source + ": offload: activation offload needs the devices' host bandwidth, which the stage "
+                        "costs (--stages) do not give; give the model and cluster instead");
     return spread_over_devices(costs_, scheme.placement);
   }
 
@@ -68,6 +71,12 @@ class ModelSource final : public StageSource {
     apply_limit(costs, devices_, mem_limit_);
     for (int s : scheme.recompute)
       if (Status ok = recompute_stage(costs, s); !ok) return make_error(source + ": recompute: " + ok.error().message);
+    std::vector<double> offload = scheme.offload;
+    if (Status ok = normalize_offload(offload, scheme.num_stages(), source + ": offload"); !ok) return ok.error();
+    for (std::size_t s = 0; s < offload.size(); ++s)
+      if (offload[s] > 0)
+        if (Status ok = offload_stage(costs, static_cast<int>(s), offload[s]); !ok)
+          return make_error(source + ": offload: " + ok.error().message);
     return costs;
   }
 

@@ -368,10 +368,9 @@ class Tuner {
   // it needs. The fraction and how early copies come back are then the schedule moves'.
   std::optional<PipelineCandidate> offloading_start(const PipelineCandidate& c) const {
     auto costs = evaluator_.costs(c);
-    if (!costs || !c.offload.empty()) return std::nullopt;
+    if (!costs || !c.offload.empty() || !has_host_links(costs.value())) return std::nullopt;
     const StageCosts& k = costs.value();
     const int stages = static_cast<int>(c.placement.size());
-    if (k.host_bandwidth.size() != static_cast<std::size_t>(stages)) return std::nullopt;
     const std::vector<bool> binding = memory_binds(c);
     PipelineCandidate m = c;
     m.offload.assign(stages, 0.0);
@@ -561,6 +560,12 @@ class Tuner {
     }
   }
 
+  // Whether some stage's device has a host link to offload over (models on clusters that give it).
+  static bool has_host_links(const StageCosts& costs) {
+    return costs.host_bandwidth.size() == static_cast<std::size_t>(costs.num_stages()) &&
+           std::any_of(costs.host_bandwidth.begin(), costs.host_bandwidth.end(), [](double b) { return b > 0; });
+  }
+
   // Per device, whether memory binds there: `c`'s orders planned without the memory rule would
   // not fit it (empty when that cannot be evaluated, or the budget is spent: it costs an evaluation).
   std::vector<bool> memory_binds(const PipelineCandidate& c) const {
@@ -586,11 +591,10 @@ class Tuner {
   // know the devices' host links; stages that offload may always stop.
   void append_offload_moves(const PipelineCandidate& c, std::vector<PipelineCandidate>& moves) const {
     auto costs = evaluator_.costs(c);
-    if (!costs) return;
+    if (!costs || !has_host_links(costs.value())) return;
     const std::vector<bool> binding = memory_binds(c);
     const StageCosts& k = costs.value();
     const int stages = static_cast<int>(c.placement.size());
-    if (k.host_bandwidth.size() != static_cast<std::size_t>(stages)) return;
     // Every offloading stage of device d at its fraction changed by `step` (0: none at all).
     auto on_device = [&](int d, double step) {
       PipelineCandidate m = c;

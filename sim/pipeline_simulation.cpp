@@ -130,7 +130,13 @@ Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const Sta
   const int devices = scheme.num_devices();
   const int engines = static_cast<int>(r.compiled.order.size());  // devices and their copy engines
   // Times are explicit; links carry explicit p2p times.
-  Cluster cluster = Cluster::identical(engines).value();
+  auto identical = Cluster::identical(engines);
+  if (!identical)
+    return make_error("pipeline: with offload each of the scheme's " + std::to_string(devices) +
+                      " devices runs its two copy engines as devices of their own, over the limit of " +
+                      std::to_string(kMaxDevices) + " devices (offload on at most " + std::to_string(kMaxDevices / 3) +
+                      " devices)");
+  const Cluster cluster = std::move(identical).value();
   CostTable table(r.compiled.graph, cluster);
   SimOptions options;
   options.dispatch = Dispatch::fixed_order;

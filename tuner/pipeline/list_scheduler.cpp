@@ -66,7 +66,10 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
       }
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B), reserved when the entry F is admitted, so that a device's peak stays
-  // within its room however the microbatch's later work interleaves with others'.
+  // within its room however the microbatch's later work interleaves with others'. With offload
+  // it stays so only approximately: the reservation takes a later F at what stays after its copy
+  // out, which a slow host link may not have finished when the next F starts (the evaluator then
+  // finds the scheme over its limit and the tuner rejects it).
   std::vector<double> later(devices, 0.0), promised(devices, 0.0);
   for (int s = 0; s < stages; ++s) {
     const int d = scheme.placement[s];

@@ -102,8 +102,10 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
     c.offload = j.at("offload").get<std::vector<double>>();
     if (Status ok = normalize_offload(c.offload, static_cast<int>(c.placement.size()), source + ": offload"); !ok)
       return ok.error();
-    c.reload_ahead = j.value("reload_ahead", 2);
-    if (c.reload_ahead < 1) return make_error(source + ": reload_ahead must be at least 1");
+    const nlohmann::json ahead = j.value("reload_ahead", nlohmann::json(2));
+    if (!ahead.is_number_integer() || ahead.get<std::int64_t>() < 1 || ahead.get<std::int64_t>() > (1 << 20))
+      return make_error(source + ": reload_ahead must be a whole number of tasks from 1 to 2^20 (got " + ahead.dump() + ")");
+    c.reload_ahead = ahead.get<int>();
   }
   return c;
 } catch (const nlohmann::json::exception& e) {

@@ -369,18 +369,34 @@ class Tuner {
   std::optional<PipelineCandidate> offloading_start(const PipelineCandidate& c) const {
     auto costs = evaluator_.costs(c);
     if (!costs || !c.offload.empty() || !has_host_links(costs.value())) return std::nullopt;
-    const StageCosts& k = costs.value();
-    const int stages = static_cast<int>(c.placement.size());
-    const std::vector<bool> binding = memory_binds(c);
     PipelineCandidate m = c;
-    m.offload.assign(stages, 0.0);
-    for (int s = 0; s < stages / 2 + stages % 2; ++s) {
-      const int d = c.placement[s];
-      if (d < static_cast<int>(binding.size()) && binding[d] && k.host_bandwidth[s] > 0) m.offload[s] = kStartOffload;
-    }
-    if (std::all_of(m.offload.begin(), m.offload.end(), [](double f) { return f == 0; })) return std::nullopt;
+    if (!offload_first_half(m, costs.value(), memory_binds(c), kStartOffload)) return std::nullopt;
     m.reload_ahead = kStartReloadAhead;
     return m;
+  }
+
+  // Whether stage s of `c` can offload: memory binds on its device (`binding`), which has a host
+  // link, and its F allocates something.
+  static bool offloadable(const PipelineCandidate& c, const StageCosts& k, const std::vector<bool>& binding, int s) {
+    const int d = c.placement[s];
+    return d < static_cast<int>(binding.size()) && binding[d] && k.host_bandwidth[s] > 0 && k.mem_f[s] > 0;
+  }
+
+  // The first half of `m`'s stages (their activations wait longest for their B), those that can,
+  // offload `fraction`; false when that changes nothing. Orders are the rules' own again.
+  static bool offload_first_half(PipelineCandidate& m, const StageCosts& k, const std::vector<bool>& binding,
+                                 double fraction) {
+    const int stages = static_cast<int>(m.placement.size());
+    if (m.offload.empty()) m.offload.assign(stages, 0.0);
+    bool changed = false;
+    for (int s = 0; s < (stages + 1) / 2; ++s)
+      if (offloadable(m, k, binding, s) && m.offload[s] != fraction) {
+        m.offload[s] = fraction;
+        changed = true;
+      }
+    m.order.clear();
+    if (std::all_of(m.offload.begin(), m.offload.end(), [](double f) { return f == 0; })) m.offload.clear();
+    return changed;
   }
 
   // Partition and schedule descents in turn until none helps (each changes what the other sees).
@@ -609,28 +625,17 @@ class Tuner {
       if (std::all_of(m.offload.begin(), m.offload.end(), [](double f) { return f == 0; })) m.offload.clear();
       if (changed) moves.push_back(std::move(m));
     };
-    auto offloadable = [&](int s) {
-      const int d = c.placement[s];
-      return d < static_cast<int>(binding.size()) && binding[d] && k.host_bandwidth[s] > 0 && k.mem_f[s] > 0;
-    };
+    auto can_offload = [&](int s) { return offloadable(c, k, binding, s); };
     for (double fraction : {0.25, 0.5, 0.75, 1.0}) {
       PipelineCandidate m = c;
-      m.order.clear();
-      if (m.offload.empty()) m.offload.assign(stages, 0.0);
-      bool changed = false;
-      for (int s = 0; s < (stages + 1) / 2; ++s)
-        if (offloadable(s) && m.offload[s] != fraction) {
-          m.offload[s] = fraction;
-          changed = true;
-        }
-      if (changed) moves.push_back(std::move(m));
+      if (offload_first_half(m, k, binding, fraction)) moves.push_back(std::move(m));
     }
     if (!c.offload.empty()) {  // finer, per device (the others start by the half)
       std::vector<bool> offloading(binding.size(), false), can_grow(binding.size(), false);
       for (int s = 0; s < stages; ++s)
         if (c.offload[s] > 0 && c.placement[s] < static_cast<int>(binding.size())) {
           offloading[c.placement[s]] = true;
-          can_grow[c.placement[s]] = can_grow[c.placement[s]] || offloadable(s);
+          can_grow[c.placement[s]] = can_grow[c.placement[s]] || can_offload(s);
         }
       for (std::size_t d = 0; d < offloading.size(); ++d) {
         if (!offloading[d]) continue;

@@ -276,7 +276,7 @@ void add_bench_pipeline(CLI::App& bench) {
   auto seconds = std::make_shared<double>(2.0);
   auto out = std::make_shared<OutputArgs>();
   CLI::App* cmd = bench.add_subcommand("pipeline", "evaluations per second of p=8/m=32 and p=64/m=256 schemes: the full "
-                                      "simulation of a report and the search loop's evaluator");
+                                      "simulation of a report, the search loop's evaluator, and the list scheduler that plans a candidate's orders");
   cmd->add_option("--seconds", *seconds, "time spent per case")->capture_default_str();
   out->add_to(*cmd, false);
   cmd->callback([seconds, out] {

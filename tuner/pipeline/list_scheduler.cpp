@@ -1,7 +1,6 @@
 #include "tuner/pipeline/list_scheduler.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <utility>
 
@@ -11,19 +10,286 @@ namespace gantry {
 
 namespace {
 
-// Rank among work that can start now (lower first).
-int rank(PipeOp kind, const ListScheduleRules& rules) {
-  switch (kind) {
-    case PipeOp::W: return rules.delay_w ? 3 : 0;
-    case PipeOp::F: return rules.f_before_b ? 1 : 2;
-    default: return rules.f_before_b ? 2 : 1;  // B or BW
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What a device would run next, and when.
+struct Choice {
+  double start = kInf;
+  int stage = -1;  // -1: nothing
+  PipeOp op = PipeOp::F;
+};
+
+// One run of the list scheduler over a scheme's placement. The tuner plans the orders of most of
+// its candidates here, so what a choice reads per stage is computed once up front, and each
+// device's choice is kept and recomputed only when it can have changed.
+class ListScheduler {
+ public:
+  ListScheduler(const PipelineScheme& scheme, const StageCosts& costs, const ListScheduleRules& rules)
+      : costs_(costs), rules_(rules), stages_(scheme.num_stages()), devices_(scheme.num_devices()),
+        micro_(scheme.num_microbatches), placement_(scheme.placement) {
+    plan_stages();
+    plan_memory();
   }
-}
+
+  // Every task, in the order the devices start them, appended to `schedule` (one list per device).
+  Status run(std::vector<std::vector<PipeTask>>& schedule) {
+    const int per_microbatch = rules_.split_backward ? 3 : 2;
+    for (int d = 0; d < devices_; ++d)
+      schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * (first_[d + 1] - first_[d]) * micro_);
+    start_tournament();
+    for (int remaining = per_microbatch * stages_ * micro_; remaining > 0; --remaining) {
+      const int d = tree_[1].device;
+      if (tree_[1].start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
+      const Choice c = choice_[d];
+      schedule[d].push_back(start_task(d, c));
+      // An F's end readies the next stage's F; a B's end readies the previous stage's B.
+      rechoose(d);
+      const int s = c.stage;
+      if (c.op == PipeOp::F && s + 1 < stages_ && placement_[s + 1] != d) rechoose(placement_[s + 1]);
+      if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d) rechoose(placement_[s - 1]);
+    }
+    return Ok{};
+  }
+
+ private:
+  // Rank among work that can start now (lower first).
+  int rank(PipeOp kind) const {
+    switch (kind) {
+      case PipeOp::W: return rules_.delay_w ? 3 : 0;
+      case PipeOp::F: return rules_.f_before_b ? 1 : 2;
+      default: return rules_.f_before_b ? 2 : 1;  // B or BW
+    }
+  }
+
+  std::size_t at(int s, int m) const { return static_cast<std::size_t>(s) * micro_ + m; }
+
+  // The stages of each device, deepest first, as one list (device d's are first_[d] .. first_[d + 1]),
+  // and what a stage's tasks wait for and hold.
+  void plan_stages() {
+    first_.assign(devices_ + 1, 0);
+    for (int s = 0; s < stages_; ++s) ++first_[placement_[s] + 1];
+    for (int d = 0; d < devices_; ++d) first_[d + 1] += first_[d];
+    stages_of_.resize(stages_);
+    std::vector<int> fill(first_.begin(), first_.end() - 1);
+    for (int s = stages_ - 1; s >= 0; --s) stages_of_[fill[placement_[s]]++] = s;
+    entry_.assign(devices_, stages_);
+    for (int s = 0; s < stages_; ++s) entry_[placement_[s]] = std::min(entry_[placement_[s]], s);
+    auto comm = [&](int from, int to) {  // free between stages on one device
+      return placement_[from] == placement_[to] ? 0.0 : costs_.comm[std::min(from, to)];
+    };
+    f_wait_.assign(stages_, 0.0);
+    b_wait_.assign(stages_, 0.0);
+    offloaded_.assign(stages_, 0.0);
+    kept_.assign(stages_, 0.0);
+    copy_time_.assign(stages_, 0.0);
+    for (int s = 0; s < stages_; ++s) {
+      if (s > 0) f_wait_[s] = comm(s - 1, s);
+      if (s + 1 < stages_) b_wait_[s] = comm(s + 1, s);
+      if (!costs_.offload.empty()) offloaded_[s] = costs_.offload[s];
+      kept_[s] = costs_.mem_f[s] - offloaded_[s];
+      if (offloaded_[s] > 0) copy_time_[s] = host_copy_time(costs_, s);
+    }
+    f_end_.assign(static_cast<std::size_t>(stages_) * micro_, kInf);
+    b_end_ = f_end_;
+    next_f_.assign(stages_, 0);
+    next_b_.assign(stages_, 0);
+    next_w_.assign(stages_, 0);
+    free_at_.assign(devices_, 0.0);
+    in_flight_.assign(devices_, 0);
+    w_pending_.assign(devices_, 0);
+  }
+
+  // Offloaded activations (core/host_offload.hpp) stay on the device until their copy out ends
+  // (the device's copy engine runs them one at a time in F order: a burst of F outruns it), then
+  // count as gone until their B, which they rejoin; the copies back issued ahead of their B hold
+  // at most kCopiesBackInFlight stages' offloads at once, reserved on the device from the start.
+  // What a microbatch allocates on a device after its entry F (the F of the device's later stages
+  // and the gradients of B) is reserved when the entry F is admitted, so that a device's peak
+  // stays within its room however the microbatch's later work interleaves with others'. With
+  // offload it stays so only approximately: the reservation takes a later F at what stays after
+  // its copy out, which a slow host link may not have finished when the next F starts (the
+  // evaluator then finds the scheme over its limit and the tuner rejects it).
+  void plan_memory() {
+    room_.assign(devices_, kInf);
+    if (rules_.respect_memory)
+      for (int d = 0; d < devices_ && d < static_cast<int>(costs_.max_mem.size()); ++d)
+        if (costs_.max_mem[d] > 0) {
+          room_[d] = costs_.max_mem[d];
+          double transient = 0;  // a recomputing B's rebuilt activations come on top of what is held
+          double copied_back = 0;
+          for (int i = first_[d]; i < first_[d + 1]; ++i) {
+            const int s = stages_of_[i];
+            room_[d] -= costs_.static_memory[s];
+            if (!costs_.transient_b.empty()) transient = std::max(transient, costs_.transient_b[s]);
+            copied_back = std::max(copied_back, offloaded_[s]);
+          }
+          room_[d] -= transient + kCopiesBackInFlight * copied_back;
+        }
+    later_.assign(devices_, 0.0);
+    for (int s = 0; s < stages_; ++s) {
+      const int d = placement_[s];
+      later_[d] += (s != entry_[d] ? kept_[s] : 0.0) + std::max(0.0, costs_.mem_b[s]);
+    }
+    admission_.assign(devices_, 0.0);
+    for (int d = 0; d < devices_; ++d)
+      if (entry_[d] < stages_) admission_[d] = kept_[entry_[d]] + later_[d];
+    used_.assign(devices_, 0.0);
+    promised_.assign(devices_, 0.0);
+    copying_out_.assign(devices_, 0.0);
+    copy_out_free_.assign(devices_, 0.0);
+    copies_out_.assign(devices_, {});
+    copies_done_.assign(devices_, 0);
+  }
+
+  // Device d's next task: among the work that can start when it is free, the best ranked; else
+  // the work that can start soonest.
+  Choice choose(int d) {
+    Choice c;
+    const int* begin = stages_of_.data() + first_[d];
+    const int* end = stages_of_.data() + first_[d + 1];
+    if (begin == end) return c;  // a device without stages has nothing to run
+    const double now = free_at_[d];
+    auto consider = [&](PipeOp kind, int s, double ready) {
+      const double start = std::max(now, ready);
+      // Work that can start now wins by rank; otherwise the earliest start.
+      if (start < c.start || (start == c.start && start <= now && rank(kind) < rank(c.op))) {
+        c.start = start;
+        c.stage = s;
+        c.op = kind;
+      }
+    };
+    const bool has_w = rules_.split_backward;
+    if (has_w && !rules_.delay_w)
+      for (const int* s = begin; s != end; ++s)
+        if (next_w_[*s] < next_b_[*s]) consider(PipeOp::W, *s, b_end_[at(*s, next_w_[*s])]);
+    const PipeOp backward = has_w ? PipeOp::B : PipeOp::BW;
+    for (const int* s = begin; s != end; ++s)
+      if (next_b_[*s] < next_f_[*s]) {
+        const int m = next_b_[*s];
+        consider(backward, *s, *s == stages_ - 1 ? f_end_[at(*s, m)] : b_end_[at(*s + 1, m)] + b_wait_[*s]);
+      }
+    auto& queue = copies_out_[d];
+    for (std::size_t& done = copies_done_[d]; done < queue.size() && queue[done].first <= now; ++done)
+      copying_out_[d] -= queue[done].second;
+    const bool fits = used_[d] + copying_out_[d] + promised_[d] + admission_[d] <= room_[d] ||
+                      (in_flight_[d] == 0 && w_pending_[d] == 0);
+    const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
+    for (const int* s = begin; s != end; ++s)
+      if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
+        const int m = next_f_[*s];
+        consider(PipeOp::F, *s, *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s]);
+      }
+    if (has_w && rules_.delay_w && c.start > now)
+      for (const int* s = begin; s != end; ++s)
+        if (next_w_[*s] < next_b_[*s]) consider(PipeOp::W, *s, b_end_[at(*s, next_w_[*s])]);
+    return c;
+  }
+
+  // Device d starts `c`: its ends, memory and counts move on; returns the task.
+  PipeTask start_task(int d, const Choice& c) {
+    const int s = c.stage;
+    PipeTask t{c.op, 0, s};
+    double duration = 0;
+    switch (c.op) {
+      case PipeOp::F:
+        t.microbatch = next_f_[s]++;
+        duration = costs_.f[s];
+        f_end_[at(s, t.microbatch)] = c.start + duration;
+        used_[d] += kept_[s];
+        promised_[d] += s == entry_[d] ? later_[d] : -kept_[s];
+        if (offloaded_[s] > 0) {
+          copy_out_free_[d] = std::max(copy_out_free_[d], c.start + duration) + copy_time_[s];
+          copies_out_[d].emplace_back(copy_out_free_[d], offloaded_[s]);
+          copying_out_[d] += offloaded_[s];
+        }
+        ++in_flight_[d];
+        break;
+      case PipeOp::B:
+        t.microbatch = next_b_[s]++;
+        duration = costs_.b[s];
+        b_end_[at(s, t.microbatch)] = c.start + duration;
+        used_[d] += offloaded_[s] + costs_.mem_b[s];
+        promised_[d] -= std::max(0.0, costs_.mem_b[s]);
+        --in_flight_[d];
+        ++w_pending_[d];
+        break;
+      case PipeOp::BW:
+        t.microbatch = next_b_[s]++;
+        duration = costs_.b[s] + costs_.w[s];
+        b_end_[at(s, t.microbatch)] = c.start + duration;
+        used_[d] += offloaded_[s] + costs_.mem_b[s] + costs_.mem_w[s];
+        promised_[d] -= std::max(0.0, costs_.mem_b[s]);
+        --in_flight_[d];
+        break;
+      case PipeOp::W:
+        t.microbatch = next_w_[s]++;
+        duration = costs_.w[s];
+        used_[d] += costs_.mem_w[s];
+        --w_pending_[d];
+        break;
+    }
+    free_at_[d] = c.start + duration;
+    return t;
+  }
+
+  // The device whose choice starts first (the lowest-numbered among equals), kept in a tournament
+  // tree over the devices: a changed choice replays its path to the root, log2(devices) matches
+  // instead of a scan of every device per task. Nodes hold their winner's start (+inf: no choice)
+  // so that a match reads no further.
+  struct Entrant {
+    double start = kInf;
+    int device = -1;
+  };
+  static const Entrant& earlier(const Entrant& left, const Entrant& right) {  // left wins ties: lower numbers
+    return right.start < left.start ? right : left;
+  }
+
+  void start_tournament() {
+    leaves_ = 1;
+    while (leaves_ < devices_) leaves_ *= 2;
+    tree_.assign(2 * static_cast<std::size_t>(leaves_), Entrant{});
+    choice_.resize(devices_);
+    for (int d = 0; d < devices_; ++d) {
+      choice_[d] = choose(d);
+      tree_[leaves_ + d] = Entrant{choice_[d].stage < 0 ? kInf : choice_[d].start, d};
+    }
+    for (int node = leaves_ - 1; node >= 1; --node) tree_[node] = earlier(tree_[2 * node], tree_[2 * node + 1]);
+  }
+
+  void rechoose(int d) {
+    choice_[d] = choose(d);
+    int node = leaves_ + d;
+    tree_[node].start = choice_[d].stage < 0 ? kInf : choice_[d].start;
+    for (node /= 2; node >= 1; node /= 2) tree_[node] = earlier(tree_[2 * node], tree_[2 * node + 1]);
+  }
+
+  const StageCosts& costs_;
+  const ListScheduleRules& rules_;
+  const int stages_, devices_, micro_;
+  const std::vector<int>& placement_;
+  // Per stage: what its F waits for after the previous stage's F (the transfer; none on one
+  // device), what its B waits for after the next stage's B, bytes offloaded and kept per F, the
+  // copy out's time.
+  std::vector<double> f_wait_, b_wait_, offloaded_, kept_, copy_time_;
+  std::vector<int> first_, stages_of_, entry_;  // entry_: each device's first stage
+  std::vector<double> f_end_, b_end_;           // per (stage, microbatch)
+  std::vector<int> next_f_, next_b_, next_w_;   // per stage: the next microbatch of each kind
+  std::vector<double> free_at_;
+  std::vector<int> in_flight_, w_pending_;  // activations between F and B; B without W
+  // Per device: memory for activations, held, promised to admitted microbatches' later work, and
+  // on the way out; what an entry F needs (its own activations and its later work).
+  std::vector<double> room_, used_, promised_, later_, admission_, copying_out_, copy_out_free_;
+  std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
+  std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
+  std::vector<Choice> choice_;
+  int leaves_ = 1;
+  std::vector<Entrant> tree_;  // node 1 the root, device d's leaf at leaves_ + d
+};
 
 }  // namespace
 
 Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const StageCosts& costs, const ListScheduleRules& rules) {
-  const int stages = scheme.num_stages(), devices = scheme.num_devices(), micro = scheme.num_microbatches;
+  const int stages = scheme.num_stages(), devices = scheme.num_devices();
   if (costs.num_stages() != stages)
     return make_error("list scheduler: the costs give " + std::to_string(costs.num_stages()) + " stages, the placement " +
                       std::to_string(stages));
@@ -34,162 +300,9 @@ Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const Stage
     if (rules.in_flight_limit[d] < 1)
       return make_error("list scheduler: device " + std::to_string(d) + "'s in-flight limit must be at least 1");
   for (auto& list : scheme.schedule) list.clear();
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<int>> stages_of(devices);  // deepest first
-  for (int s = stages - 1; s >= 0; --s) stages_of[scheme.placement[s]].push_back(s);
-  std::vector<int> entry(devices, stages);  // the first stage of each device
-  for (int s = 0; s < stages; ++s) entry[scheme.placement[s]] = std::min(entry[scheme.placement[s]], s);
-  auto at = [&](int s, int m) { return static_cast<std::size_t>(s) * micro + m; };
-  std::vector<double> f_end(static_cast<std::size_t>(stages) * micro, inf), b_end = f_end;
-  std::vector<int> next_f(stages, 0), next_b(stages, 0), next_w(stages, 0);
-  std::vector<double> free_at(devices, 0.0), room(devices, inf), used(devices, 0.0);
-  std::vector<int> in_flight(devices, 0), w_pending(devices, 0);  // activations between F and B; B without W
-  // Offloaded activations (core/host_offload.hpp) stay on the device until their copy out ends
-  // (the device's copy engine runs them one at a time in F order: a burst of F outruns it), then
-  // count as gone until their B, which they rejoin; the copies back issued ahead of their B hold
-  // at most kCopiesBackInFlight stages' offloads at once, reserved on the device from the start.
-  auto offloaded = [&](int s) { return costs.offload.empty() ? 0.0 : costs.offload[s]; };
-  std::vector<double> copy_out_free(devices, 0.0), copying_out(devices, 0.0);
-  std::vector<std::deque<std::pair<double, double>>> copies_out(devices);  // (end, bytes) in order
-  if (rules.respect_memory)
-    for (int d = 0; d < devices && d < static_cast<int>(costs.max_mem.size()); ++d)
-      if (costs.max_mem[d] > 0) {
-        room[d] = costs.max_mem[d];
-        double transient = 0;  // a recomputing B's rebuilt activations come on top of what is held
-        double copied_back = 0;
-        for (int s : stages_of[d]) {
-          room[d] -= costs.static_memory[s];
-          if (!costs.transient_b.empty()) transient = std::max(transient, costs.transient_b[s]);
-          copied_back = std::max(copied_back, offloaded(s));
-        }
-        room[d] -= transient + kCopiesBackInFlight * copied_back;
-      }
-  // What a microbatch allocates on a device after its entry F (the F of the device's later stages
-  // and the gradients of B), reserved when the entry F is admitted, so that a device's peak stays
-  // within its room however the microbatch's later work interleaves with others'. With offload
-  // it stays so only approximately: the reservation takes a later F at what stays after its copy
-  // out, which a slow host link may not have finished when the next F starts (the evaluator then
-  // finds the scheme over its limit and the tuner rejects it).
-  std::vector<double> later(devices, 0.0), promised(devices, 0.0);
-  for (int s = 0; s < stages; ++s) {
-    const int d = scheme.placement[s];
-    later[d] += (s != entry[d] ? costs.mem_f[s] - offloaded(s) : 0.0) + std::max(0.0, costs.mem_b[s]);
-  }
-  auto comm = [&](int from, int to) {  // free between stages on one device
-    return scheme.placement[from] == scheme.placement[to] ? 0.0 : costs.comm[std::min(from, to)];
-  };
-  const PipeOp backward = rules.split_backward ? PipeOp::B : PipeOp::BW;
-  const int per_microbatch = rules.split_backward ? 3 : 2;
-  for (int d = 0; d < devices; ++d)
-    scheme.schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * stages_of[d].size() * micro);
-  // Each device's choice (what it would run next, and when) depends only on its own state and on
-  // the ends of the F before and the B after its stages. It is kept, and recomputed only when the
-  // device runs a task or a neighbouring stage's F or B ends on another device: the same schedule
-  // as asking every device at every step, for a fraction of the work (most of the tuner's time
-  // went there).
-  struct Choice {
-    double start = std::numeric_limits<double>::infinity();
-    int stage = -1;
-    PipeOp op = PipeOp::F;
-  };
-  auto choose = [&](int d) {
-    Choice c;
-    if (stages_of[d].empty()) return c;  // a device without stages has nothing to run
-    const double now = free_at[d];
-    auto consider = [&](PipeOp kind, int s, double ready) {
-      const double begin = std::max(now, ready);
-      // Work that can start now wins by rank; otherwise the earliest start.
-      if (begin < c.start || (begin == c.start && begin <= now && rank(kind, rules) < rank(c.op, rules))) {
-        c.start = begin;
-        c.stage = s;
-        c.op = kind;
-      }
-    };
-    const bool has_w = rules.split_backward;
-    if (has_w && !rules.delay_w)
-      for (int s : stages_of[d])
-        if (next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
-    for (int s : stages_of[d])
-      if (next_b[s] < next_f[s]) {
-        const int m = next_b[s];
-        consider(backward, s, s == stages - 1 ? f_end[at(s, m)] : b_end[at(s + 1, m)] + comm(s + 1, s));
-      }
-    for (auto& queue = copies_out[d]; !queue.empty() && queue.front().first <= now; queue.pop_front())
-      copying_out[d] -= queue.front().second;
-    const bool fits = used[d] + copying_out[d] + promised[d] + costs.mem_f[entry[d]] - offloaded(entry[d]) + later[d] <= room[d] ||
-                      (in_flight[d] == 0 && w_pending[d] == 0);
-    for (int s : stages_of[d])
-      if (next_f[s] < micro && (s != entry[d] || (in_flight[d] < rules.in_flight_limit[d] && fits))) {
-        const int m = next_f[s];
-        consider(PipeOp::F, s, s == 0 ? 0.0 : f_end[at(s - 1, m)] + comm(s - 1, s));
-      }
-    if (has_w && rules.delay_w && c.start > now)
-      for (int s : stages_of[d])
-        if (next_w[s] < next_b[s]) consider(PipeOp::W, s, b_end[at(s, next_w[s])]);
-    return c;
-  };
-  std::vector<Choice> choice(devices);
-  for (int d = 0; d < devices; ++d) choice[d] = choose(d);
-  for (int remaining = per_microbatch * stages * micro; remaining > 0; --remaining) {
-    int best_device = -1;
-    double best_start = inf;
-    for (int d = 0; d < devices; ++d)
-      if (choice[d].stage >= 0 && choice[d].start < best_start) {
-        best_start = choice[d].start;
-        best_device = d;
-      }
-    if (best_device < 0) return make_error("list scheduler: stalled with work left (internal error)");
-    const int d = best_device, s = choice[d].stage;
-    const PipeOp best_op = choice[d].op;
-    PipeTask t{best_op, 0, s};
-    double duration = 0;
-    switch (best_op) {
-      case PipeOp::F:
-        t.microbatch = next_f[s]++;
-        duration = costs.f[s];
-        f_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += costs.mem_f[s] - offloaded(s);
-        promised[d] += s == entry[d] ? later[d] : -(costs.mem_f[s] - offloaded(s));
-        if (offloaded(s) > 0) {
-          copy_out_free[d] = std::max(copy_out_free[d], best_start + duration) + host_copy_time(costs, s);
-          copies_out[d].emplace_back(copy_out_free[d], offloaded(s));
-          copying_out[d] += offloaded(s);
-        }
-        ++in_flight[d];
-        break;
-      case PipeOp::B:
-        t.microbatch = next_b[s]++;
-        duration = costs.b[s];
-        b_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += offloaded(s) + costs.mem_b[s];
-        promised[d] -= std::max(0.0, costs.mem_b[s]);
-        --in_flight[d];
-        ++w_pending[d];
-        break;
-      case PipeOp::BW:
-        t.microbatch = next_b[s]++;
-        duration = costs.b[s] + costs.w[s];
-        b_end[at(s, t.microbatch)] = best_start + duration;
-        used[d] += offloaded(s) + costs.mem_b[s] + costs.mem_w[s];
-        promised[d] -= std::max(0.0, costs.mem_b[s]);
-        --in_flight[d];
-        break;
-      case PipeOp::W:
-        t.microbatch = next_w[s]++;
-        duration = costs.w[s];
-        used[d] += costs.mem_w[s];
-        --w_pending[d];
-        break;
-    }
-    free_at[d] = best_start + duration;
-    scheme.schedule[d].push_back(t);
-    // An F's end readies the next stage's F; a B's end readies the previous stage's B.
-    choice[d] = choose(d);
-    if (best_op == PipeOp::F && s + 1 < stages && scheme.placement[s + 1] != d)
-      choice[scheme.placement[s + 1]] = choose(scheme.placement[s + 1]);
-    if (best_op != PipeOp::F && best_op != PipeOp::W && s > 0 && scheme.placement[s - 1] != d)
-      choice[scheme.placement[s - 1]] = choose(scheme.placement[s - 1]);
-  }
+  ListScheduler scheduler(scheme, costs, rules);
+  auto ran = scheduler.run(scheme.schedule);
+  if (!ran) return ran.error();
   return scheme;
 }
 

@@ -38,6 +38,7 @@ struct LayerSourceOptions {
   std::vector<double> slowdown;    // per device: its layer times are time[i] x this (empty: 1)
   std::vector<double> device_mem;  // per device, instead of max_mem when given (0: none)
   double host = 0;     // every device's host link, per unit of time (0: none, no offload)
+  std::vector<double> device_host;  // per device, instead of host when given
 };
 
 // A model of layers with F = B = W = time[i] (on identical devices unless `slowdown` says
@@ -66,7 +67,7 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
       c.mem_w.push_back(-o.held * a);
       c.static_memory.push_back(o.params * (end - first));
       c.flops.push_back(0);
-      c.host_bandwidth.push_back(o.host);
+      c.host_bandwidth.push_back(o.device_host.empty() ? o.host : o.device_host[placement[s]]);
       if (o.input >= 0) {
         c.input_bytes.push_back(o.input);
         c.w_grad_bytes.push_back(0);

@@ -44,3 +44,93 @@ TEST_CASE("annealing: within the layout it ends at the layout's optimum, with ne
   }
   CHECK(other_counts >= 2);  // with new layouts the best often has more stages than the start
 }
+
+TEST_CASE("search baselines: they search recomputation and offload where the costs allow them, as the tuner does",
+          "[tuner][pipeline]") {
+  // 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch, limit 2.5 (the
+  // tuner's offload test): memory binds on the first devices.
+  const int p = 4, m = 8;
+  testing::LayerSourceOptions tight;
+  tight.max_mem = 2.5;
+  auto no_link = testing::layer_source({1, 1, 1, 1}, p, tight);
+  tight.host = 10;
+  tight.input = 0.25;
+  auto fast = testing::layer_source({1, 1, 1, 1}, p, tight);
+  CandidateEvaluator held(*no_link, m), freed(*fast, m);
+  CHECK_FALSE(memory_moves(held).recompute);
+  CHECK_FALSE(memory_moves(held).offloads());
+  CHECK(memory_moves(freed).recompute);
+  CHECK(memory_moves(freed).offload == std::vector<bool>(p, true));
+
+  // Half the random candidates keep every activation; the others draw one of six modes per
+  // device (hold, recompute, offload 1/4 .. 1), so 1/2 + 1/2 x (1/6)^4 = 50.0% hold everything,
+  // 1/2 x (1 - (5/6)^4) = 25.9% recompute somewhere and 1/2 x (1 - (1/3)^4) = 49.4% offload
+  // somewhere. Each is a valid scheme.
+  std::mt19937_64 rng(7);
+  int plain = 0, recomputing = 0, offloading = 0;
+  const int draws = 600;
+  for (int i = 0; i < draws; ++i) {
+    auto c = random_candidate(*fast, 1, rng, memory_moves(freed));
+    REQUIRE(c);
+    REQUIRE(freed.evaluate(c.value()));
+    recomputing += !c.value().recompute.empty();
+    offloading += !c.value().offload.empty();
+    plain += c.value().recompute.empty() && c.value().offload.empty();
+    for (double f : c.value().offload) CHECK((f == 0 || f == 0.25 || f == 0.5 || f == 0.75 || f == 1));
+    CHECK(c.value().reload_ahead >= 1);
+    CHECK(c.value().reload_ahead <= 16);
+  }
+  // Margins of about 5 binomial standard deviations (12.2, 10.7 and 12.2 draws).
+  CHECK(plain == Approx(0.500 * draws).margin(60));
+  CHECK(recomputing == Approx(0.259 * draws).margin(55));
+  CHECK(offloading == Approx(0.494 * draws).margin(60));
+  std::mt19937_64 same(7);
+  for (int i = 0; i < 100; ++i) {
+    auto c = random_candidate(*fast, 1, same);  // no memory moves asked for: none drawn
+    REQUIRE(c);
+    CHECK(c.value().recompute.empty());
+    CHECK(c.value().offload.empty());
+  }
+
+  // On a cluster where only devices 2 and 3 have host links, only their stages offload.
+  tight.device_host = {0, 0, 10, 10};
+  auto half_linked = testing::layer_source({1, 1, 1, 1}, p, tight);
+  CandidateEvaluator mixed(*half_linked, m);
+  CHECK(memory_moves(mixed).offload == std::vector<bool>{false, false, true, true});
+  std::mt19937_64 again(7);
+  int offloading_there = 0;
+  for (int i = 0; i < draws; ++i) {
+    auto c = random_candidate(*half_linked, 1, again, memory_moves(mixed));
+    REQUIRE(c);
+    REQUIRE(mixed.evaluate(c.value()));  // a stage offloading without a link would be refused
+    for (std::size_t s = 0; s < c.value().offload.size(); ++s)
+      if (c.value().offload[s] > 0) {
+        CHECK(c.value().placement[s] >= 2);
+        ++offloading_there;
+      }
+  }
+  CHECK(offloading_there > 100);
+
+  // Plain annealing from the plain layout at equal evaluations: with the host links it finds a
+  // scheme that frees activations and is faster than any it finds where every activation stays;
+  // both fit.
+  auto start = layout_candidate(*fast, {1, false});
+  REQUIRE(start);
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    INFO("seed " << seed);
+    auto kept = anneal(held, start.value(), 600, 1, seed);
+    auto walked = anneal(freed, start.value(), 600, 1, seed);
+    REQUIRE(kept);
+    REQUIRE(walked);
+    REQUIRE(kept.value().best_result.feasible());
+    REQUIRE(walked.value().best_result.feasible());
+    const PipelineCandidate& best = walked.value().best;
+    CHECK((!best.offload.empty() || !best.recompute.empty()));
+    CHECK(walked.value().best_result.iteration_time < kept.value().best_result.iteration_time - 1e-9);
+    // The tuner's walk within a layout leaves memory to the tuner's schedule phase.
+    auto within = anneal(freed, start.value(), 600, 1, seed, {}, AnnealMoves::within_layout);
+    REQUIRE(within);
+    CHECK(within.value().best.offload.empty());
+    CHECK(within.value().best.recompute.empty());
+  }
+}

@@ -36,6 +36,9 @@ struct PipelineCandidate {
   bool operator==(const PipelineCandidate& o) const;
 };
 
+// The earliest the searches issue a copy back: this many tasks ahead of its B.
+constexpr int kMaxReloadAhead = 64;
+
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
 // "split_backward", "delay_w", "respect_memory"} and, when it has them, its explicit "order" as a
 // scheme's schedule is written, its "recompute" stages and its "offload" fractions with

@@ -33,13 +33,74 @@ void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng)
   rules.split_backward = uniform(rng, 0, 1);
 }
 
+// How device d's stages keep their activations from F to B: held (0), recomputed in B (1), or a
+// quarter, half, three quarters or all offloaded to host memory (2 to 5); those `memory` allows.
+std::vector<int> memory_modes(const MemoryMoves& memory, int d) {
+  std::vector<int> modes = {0};
+  if (memory.recompute) modes.push_back(1);
+  if (d < static_cast<int>(memory.offload.size()) && memory.offload[d]) modes.insert(modes.end(), {2, 3, 4, 5});
+  return modes;
+}
+
+int random_mode(const MemoryMoves& memory, int d, std::mt19937_64& rng) {
+  const std::vector<int> modes = memory_modes(memory, d);
+  return modes[uniform(rng, 0, static_cast<int>(modes.size()) - 1)];
+}
+
+bool has_memory_moves(const MemoryMoves& memory) { return memory.recompute || memory.offloads(); }
+
+// Device d's stages of `c` keep their activations by `mode` (memory_modes).
+void set_memory_mode(PipelineCandidate& c, int d, int mode) {
+  const int stages = static_cast<int>(c.placement.size());
+  std::vector<int> recompute;
+  for (int s : c.recompute)
+    if (c.placement[s] != d) recompute.push_back(s);
+  if (mode == 1)
+    for (int s = 0; s < stages; ++s)
+      if (c.placement[s] == d) recompute.push_back(s);
+  std::sort(recompute.begin(), recompute.end());
+  c.recompute = std::move(recompute);
+  if (mode >= 2 && c.offload.empty()) c.offload.assign(stages, 0.0);
+  if (!c.offload.empty())
+    for (int s = 0; s < stages; ++s)
+      if (c.placement[s] == d) c.offload[s] = mode >= 2 ? 0.25 * (mode - 1) : 0.0;
+  if (std::all_of(c.offload.begin(), c.offload.end(), [](double f) { return f == 0; })) c.offload.clear();
+}
+
+int random_reload_ahead(std::mt19937_64& rng) { return 1 << uniform(rng, 0, 4); }
+
+// Half of the time `c` as it is; otherwise each device's stages keep their activations by a random mode.
+void randomize_memory(PipelineCandidate& c, int devices, const MemoryMoves& memory, std::mt19937_64& rng) {
+  if (!has_memory_moves(memory) || uniform(rng, 0, 1)) return;
+  for (int d = 0; d < devices; ++d) set_memory_mode(c, d, random_mode(memory, d, rng));
+  if (!c.offload.empty()) c.reload_ahead = random_reload_ahead(rng);
+}
+
+// A random device's stages keep their activations by a random mode; or, when the candidate
+// offloads, by even odds its copies back come a task earlier or later, or twice or half as early.
+void change_memory(PipelineCandidate& c, int devices, const MemoryMoves& memory, std::mt19937_64& rng) {
+  if (!c.offload.empty() && uniform(rng, 0, 1)) {
+    const int ahead[] = {c.reload_ahead - 1, c.reload_ahead + 1, c.reload_ahead / 2, 2 * c.reload_ahead};
+    c.reload_ahead = std::clamp(ahead[uniform(rng, 0, 3)], 1, std::max(kMaxReloadAhead, c.reload_ahead));
+    return;
+  }
+  const int d = uniform(rng, 0, devices - 1);
+  set_memory_mode(c, d, random_mode(memory, d, rng));
+}
+
 // One random change of `c` (a valid candidate when the source accepts it).
 PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& source, int max_chunks, AnnealMoves moves,
-                            std::mt19937_64& rng) {
+                            const MemoryMoves& memory, std::mt19937_64& rng) {
   PipelineCandidate n = c;
   n.order.clear();  // the list scheduler's orders: explicit ones belong to one placement and rules
   const int stages = static_cast<int>(c.placement.size()), devices = source.devices();
-  switch (uniform(rng, 0, moves == AnnealMoves::with_new_layouts ? 9 : 7)) {
+  // Moves 0 to 7 change the partition, devices, limits and rules; 8 the memory (when allowed);
+  // the last two draw a new random candidate (with_new_layouts).
+  const bool memory_move = has_memory_moves(memory);
+  const int last = 7 + (memory_move ? 1 : 0) + (moves == AnnealMoves::with_new_layouts ? 2 : 0);
+  int move = uniform(rng, 0, last);
+  if (move == 8 && !memory_move) move = 9;  // numbers past the memory move draw new candidates
+  switch (move) {
     case 0: case 1: case 2: case 3:  // shift a boundary
       if (stages > 1 && !n.partition.empty()) {
         const int k = uniform(rng, 0, stages - 2);
@@ -70,8 +131,11 @@ PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& sourc
         default: n.rules.split_backward = !n.rules.split_backward; break;
       }
       break;
+    case 8:
+      change_memory(n, devices, memory, rng);
+      break;
     default: {  // a new random candidate (another layout)
-      auto fresh = random_candidate(source, max_chunks, rng);
+      auto fresh = random_candidate(source, max_chunks, rng, memory);
       if (fresh) n = std::move(fresh).value();
     }
   }
@@ -80,7 +144,24 @@ PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& sourc
 
 }  // namespace
 
-Result<PipelineCandidate> random_candidate(const StageSource& source, int max_chunks, std::mt19937_64& rng) {
+MemoryMoves memory_moves(const CandidateEvaluator& evaluator) {
+  auto any = layout_candidate(evaluator.source(), StageLayout{1, false});
+  if (!any) return {};
+  auto costs = evaluator.costs(any.value());
+  if (!costs) return {};
+  const StageCosts& k = costs.value();
+  MemoryMoves m;
+  m.recompute = !k.input_bytes.empty();
+  m.offload.assign(evaluator.source().devices(), false);
+  for (int s = 0; s < k.num_stages() && s < static_cast<int>(k.host_bandwidth.size()); ++s)
+    if (k.host_bandwidth[s] > 0) m.offload[any.value().placement[s]] = true;
+  return m;
+}
+
+bool MemoryMoves::offloads() const { return std::find(offload.begin(), offload.end(), true) != offload.end(); }
+
+Result<PipelineCandidate> random_candidate(const StageSource& source, int max_chunks, std::mt19937_64& rng,
+                                           const MemoryMoves& memory) {
   const int chunks = uniform(rng, 1, std::max(1, max_chunks));
   const StageLayout layout{chunks, chunks == 2 && uniform(rng, 0, 1) == 1};
   auto base = layout_candidate(source, layout);
@@ -89,16 +170,18 @@ Result<PipelineCandidate> random_candidate(const StageSource& source, int max_ch
   const int stages = static_cast<int>(c.placement.size());
   if (!c.partition.empty()) c.partition = random_partition(c.partition.back().second, stages, rng);
   randomize_rules(c.rules, stages, rng);
+  randomize_memory(c, source.devices(), memory, rng);
   return c;
 }
 
 Result<PipelineSearchResult> random_search(CandidateEvaluator& evaluator, std::int64_t evaluations, int max_chunks,
                                            std::uint64_t seed) {
   std::mt19937_64 rng(seed);
+  const MemoryMoves memory = memory_moves(evaluator);
   PipelineSearchResult out;
   out.best_result.iteration_time = INFINITY;
   for (std::int64_t i = 0; i < evaluations; ++i) {
-    auto c = random_candidate(evaluator.source(), max_chunks, rng);
+    auto c = random_candidate(evaluator.source(), max_chunks, rng, memory);
     if (!c) continue;  // a layout with more stages than layers
     auto r = evaluator.evaluate(c.value());
     ++out.evaluations;
@@ -116,6 +199,7 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
                                     std::int64_t evaluations, int max_chunks, std::uint64_t seed,
                                     const std::function<bool()>& should_stop, AnnealMoves moves) {
   std::mt19937_64 rng(seed);
+  const MemoryMoves memory = moves == AnnealMoves::with_new_layouts ? memory_moves(evaluator) : MemoryMoves{};
   auto first = evaluator.evaluate(start);
   if (!first) return first.error();
   PipelineSearchResult out;
@@ -131,7 +215,7 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
   std::uniform_real_distribution<double> unit(0, 1);
   for (std::int64_t i = 1; i < evaluations && !(should_stop && should_stop()); ++i) {
     const double temperature = t0 * std::pow(t1 / t0, static_cast<double>(i) / std::max<std::int64_t>(1, evaluations - 1));
-    PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, moves, rng);
+    PipelineCandidate next = neighbour(current, evaluator.source(), max_chunks, moves, memory, rng);
     auto r = evaluator.evaluate(next);
     ++out.evaluations;
     if (!r) continue;

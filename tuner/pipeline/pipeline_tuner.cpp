@@ -28,7 +28,6 @@ constexpr int kMaxRefusedKicks = 100;          // kicks in a row the evaluator r
 // 8 tasks ahead beat 1, 2 and 4.
 constexpr double kStartOffload = 0.75;
 constexpr int kStartReloadAhead = 8;
-constexpr int kMaxReloadAhead = 64;
 constexpr double kOffloadStep = 0.125;  // the finest change of an offload fraction the tuner makes
 
 class Tuner {

@@ -148,7 +148,8 @@ JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter)
   hooks.on_pipeline_progress = [=, user = submitter.on_pipeline_progress](const PipelineTuneProgress& p) {
     if (user) user(p);
     char line[160];
-    std::snprintf(line, sizeof line, "pass %d %s: iteration %.6g s, bubble %.1f%%", p.pass, p.phase.c_str(),
+    std::snprintf(line, sizeof line, "pass %d %s%s: iteration %.6g s, bubble %.1f%%", p.pass, p.phase.c_str(),
+                  p.running ? "..." : "",
                   p.iteration_time, 100 * p.bubble_ratio);
     caf::anon_send(coordinator, progress_atom::value, id, static_cast<long>(p.evaluations), p.iteration_time,
                    std::string(line));

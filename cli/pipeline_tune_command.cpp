@@ -208,16 +208,17 @@ JobSpec pipeline_job_spec(const PipelineTuneArgs& targs, const PipelineProblemSp
 }
 
 void print_progress_header() {
-  std::cout << "tuning (each phase: the best so far)\n";
+  std::cout << "tuning (each phase: the best so far; \"phase...\": every 10 s of a long phase)\n";
   char line[160];
-  std::snprintf(line, sizeof line, "  %-10s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
+  std::snprintf(line, sizeof line, "  %-12s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
                 "peak memory", "evaluations", "time");
   std::cout << line;
 }
 
 void print_progress(const PipelineTuneProgress& p) {
   char row[160];
-  std::snprintf(row, sizeof row, "  %-10s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", p.phase.c_str(), p.pass,
+  const std::string phase = p.running ? p.phase + "..." : p.phase;  // a heartbeat: the phase goes on
+  std::snprintf(row, sizeof row, "  %-12s %4d %12s %7.1f%% %12s %11lld %7.1fs\n", phase.c_str(), p.pass,
                 format_time(p.iteration_time, "s").c_str(), 100 * p.bubble_ratio, format_bytes(p.peak_memory).c_str(),
                 static_cast<long long>(p.evaluations), p.seconds);
   std::cout << row << std::flush;

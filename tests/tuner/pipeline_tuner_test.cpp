@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
+#include <string>
 
 #include "sim/pipeline_simulation.hpp"
 #include "tuner/pipeline/exact_pipeline.hpp"
@@ -136,6 +138,46 @@ TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pip
   CHECK_FALSE(r.value().budget_ended);
   CHECK(r.value().best_result.iteration_time <= r.value().start_result.iteration_time);
   CHECK(r.value().evaluations < 60);  // it stopped early, not after a full pass
+}
+
+TEST_CASE("pipeline tuner: progress within long phases, each report ahead of its phase's end", "[tuner][pipeline]") {
+  auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
+  CandidateEvaluator evaluator(*source, 6);
+  std::vector<PipelineTuneProgress> seen;
+  PipelineTuneOptions options;
+  options.on_progress = [&seen](const PipelineTuneProgress& p) { seen.push_back(p); };
+  options.progress_seconds = 0;  // at every chance
+  auto r = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, options);
+  REQUIRE(r);
+  const auto& history = r.value().history;
+  std::vector<PipelineTuneProgress> ends;
+  std::copy_if(seen.begin(), seen.end(), std::back_inserter(ends), [](const auto& p) { return !p.running; });
+  REQUIRE(ends.size() == history.size());  // phase ends only in the history
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    CHECK(ends[i].phase == history[i].phase);
+    CHECK(ends[i].evaluations == history[i].evaluations);
+  }
+  std::set<std::string> running_phases;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (i > 0) CHECK(seen[i].evaluations >= seen[i - 1].evaluations);
+    if (i > 0) CHECK(seen[i].iteration_time <= seen[i - 1].iteration_time);  // the best so far
+    if (!seen[i].running) continue;
+    running_phases.insert(seen[i].phase);
+    // A phase reports as running before it ends: the next end is the same phase and pass.
+    auto end = std::find_if(seen.begin() + i, seen.end(), [](const auto& p) { return !p.running; });
+    REQUIRE(end != seen.end());
+    CHECK(end->phase == seen[i].phase);
+    CHECK(end->pass == seen[i].pass);
+  }
+  for (const char* phase : {"partition", "placement", "schedule", "kick", "anneal"}) CHECK(running_phases.count(phase) == 1);
+  // With the default (every 10 s) a tune this small reports only its phases' ends.
+  std::vector<PipelineTuneProgress> quiet;
+  options.progress_seconds = 10;
+  options.on_progress = [&quiet](const PipelineTuneProgress& p) { quiet.push_back(p); };
+  CandidateEvaluator again(*source, 6);
+  auto q = tune_pipeline(again, {layout_candidate(*source, {1, false}).value()}, options);
+  REQUIRE(q);
+  CHECK(quiet.size() == q.value().history.size());
 }
 
 TEST_CASE("pipeline tuner: an evaluation budget ends it with its best so far", "[tuner][pipeline]") {

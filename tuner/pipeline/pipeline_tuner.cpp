@@ -54,14 +54,7 @@ class Tuner {
   PipelineTuneResult run() {
     for (int pass = 1; pass <= options_.max_passes && !out_of_budget(); ++pass) {
       const double before = best_time();
-      partition_phase();
-      report("partition", pass);
-      placement_phase(/*try_layouts=*/pass == 1);
-      report("placement", pass);
-      schedule_phase();
-      report("schedule", pass);
-      order_phase();
-      report("order", pass);
+      descents(pass, /*try_layouts=*/pass == 1);
       result_.passes = pass;
       const double after = best_time();
       if (!(after < before) || (before < kInf && (before - after) / before < options_.min_gain)) break;
@@ -84,21 +77,18 @@ class Tuner {
     std::int64_t n = std::max<std::int64_t>(100, static_cast<std::int64_t>(options_.anneal_share * evaluations()));
     if (options_.max_evaluations > 0) n = std::min(n, options_.max_evaluations - evaluations());
     if (n <= 1) return;
-    auto walked = anneal(evaluator_, result_.start, n, options_.max_chunks, options_.seed, [&] { return out_of_budget(); },
+    in_phase("anneal", result_.passes);
+    auto walked = anneal(evaluator_, result_.start, n, options_.max_chunks, options_.seed,
+                         [&] {  // polled between the walk's evaluations
+                           report_running();
+                           return out_of_budget();
+                         },
                          AnnealMoves::within_layout);
     if (walked && walked.value().best_result.better_than(result_.best_result)) {
       result_.best = walked.value().best;
       result_.best_result = walked.value().best_result;
       report("anneal", result_.passes);
-      const int pass = ++result_.passes;
-      partition_phase();
-      report("partition", pass);
-      placement_phase(/*try_layouts=*/false);
-      report("placement", pass);
-      schedule_phase();
-      report("schedule", pass);
-      order_phase();
-      report("order", pass);
+      descents(++result_.passes, /*try_layouts=*/false);
     } else {
       report("anneal", result_.passes);
     }
@@ -118,7 +108,23 @@ class Tuner {
            !result_.failure.empty();
   }
 
-  void report(const char* phase, int pass) {
+  // One pass of the four descents, each reported when it ends.
+  void descents(int pass, bool try_layouts) {
+    in_phase("partition", pass);
+    partition_phase();
+    report("partition", pass);
+    in_phase("placement", pass);
+    placement_phase(try_layouts);
+    report("placement", pass);
+    in_phase("schedule", pass);
+    schedule_phase();
+    report("schedule", pass);
+    in_phase("order", pass);
+    order_phase();
+    report("order", pass);
+  }
+
+  PipelineTuneProgress progress(const char* phase, int pass) const {
     PipelineTuneProgress p;
     p.phase = phase;
     p.pass = pass;
@@ -127,8 +133,31 @@ class Tuner {
     for (double m : result_.best_result.evaluation.peak_memory) p.peak_memory = std::max(p.peak_memory, m);
     p.evaluations = evaluations();
     p.seconds = seconds();
+    return p;
+  }
+
+  // A phase's end: in the history and to options_.on_progress.
+  void report(const char* phase, int pass) {
+    const PipelineTuneProgress p = progress(phase, pass);
     result_.history.push_back(p);
+    last_report_ = p.seconds;
     if (options_.on_progress) options_.on_progress(p);
+  }
+
+  // The phase under way, for report_running().
+  void in_phase(const char* phase, int pass) {
+    phase_ = phase;
+    pass_ = pass;
+  }
+
+  // Within a phase, every options_.progress_seconds: the best so far to options_.on_progress, so
+  // that a long phase (the kicks and the walk of a large model take minutes) shows it is alive.
+  void report_running() {
+    if (!options_.on_progress || seconds() - last_report_ < options_.progress_seconds) return;
+    PipelineTuneProgress p = progress(phase_, pass_);
+    p.running = true;
+    last_report_ = p.seconds;
+    options_.on_progress(p);
   }
 
   // The moves' results through options_.evaluate_moves, as many as the evaluation budget allows.
@@ -162,6 +191,7 @@ class Tuner {
 
   // The best of `moves` from `base`, or false when none is better (CandidateResult::better_than).
   bool best_of(const std::vector<PipelineCandidate>& moves, PipelineCandidate& base, CandidateResult& base_result) {
+    report_running();
     int chosen = -1;
     CandidateResult chosen_result = base_result;
     const auto consider = [&](std::size_t i, const CandidateResult& r) {
@@ -474,6 +504,7 @@ class Tuner {
     best.order.clear();
     if (auto r = evaluator_.evaluate(best)) kick_bases_.push_back({best, r.value()});
     if (kick_bases_.empty()) return;
+    in_phase("kick", result_.passes);
     const std::int64_t until = evaluations() + static_cast<std::int64_t>(options_.kick_share * evaluations());
     std::mt19937_64 rng(options_.seed);
     int refused = 0;  // in a row: a refused kick costs no evaluation, so the share alone would not end them
@@ -727,6 +758,9 @@ class Tuner {
   std::chrono::steady_clock::time_point begin_;
   PipelineTuneResult result_;
   std::int64_t elsewhere_ = 0;  // evaluations through options_.evaluate_moves
+  const char* phase_ = "start";
+  int pass_ = 0;
+  double last_report_ = 0;  // seconds() at the last progress report or heartbeat
   // The kick phase's bases: each layout's settled scheme from the first placement phase.
   std::vector<std::pair<PipelineCandidate, CandidateResult>> kick_bases_;
 };

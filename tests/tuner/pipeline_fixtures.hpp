@@ -79,6 +79,17 @@ inline std::unique_ptr<StageSource> layer_source(std::vector<double> time, int d
   return model_stage_source(std::move(model), devices, o.method);
 }
 
+// 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch, limit 2.5: memory binds
+// on the first devices (1F1B wants p - d microbatches in flight on device d). `host`: every
+// device's host link (0: none); `input` >= 0: recomputation keeps that much.
+inline std::unique_ptr<StageSource> tight_four_layers(double host, double input = -1) {
+  LayerSourceOptions o;
+  o.max_mem = 2.5;
+  o.host = host;
+  o.input = input;
+  return layer_source({1, 1, 1, 1}, 4, o);
+}
+
 // Calls `visit` with every partition of `layers` layers into `stages` non-empty consecutive ranges.
 inline void for_each_partition(int layers, int stages, const std::function<void(const Partition&)>& visit) {
   Partition p;

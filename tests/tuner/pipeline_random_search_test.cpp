@@ -47,15 +47,9 @@ TEST_CASE("annealing: within the layout it ends at the layout's optimum, with ne
 
 TEST_CASE("search baselines: they search recomputation and offload where the costs allow them, as the tuner does",
           "[tuner][pipeline]") {
-  // 4 devices, one layer each (F = B = W = 1), activation 1 per microbatch, limit 2.5 (the
-  // tuner's offload test): memory binds on the first devices.
   const int p = 4, m = 8;
-  testing::LayerSourceOptions tight;
-  tight.max_mem = 2.5;
-  auto no_link = testing::layer_source({1, 1, 1, 1}, p, tight);
-  tight.host = 10;
-  tight.input = 0.25;
-  auto fast = testing::layer_source({1, 1, 1, 1}, p, tight);
+  auto no_link = testing::tight_four_layers(0);
+  auto fast = testing::tight_four_layers(10, 0.25);
   CandidateEvaluator held(*no_link, m), freed(*fast, m);
   CHECK_FALSE(memory_moves(held).recompute);
   CHECK_FALSE(memory_moves(held).offloads());
@@ -93,6 +87,9 @@ TEST_CASE("search baselines: they search recomputation and offload where the cos
   }
 
   // On a cluster where only devices 2 and 3 have host links, only their stages offload.
+  testing::LayerSourceOptions tight;
+  tight.max_mem = 2.5;
+  tight.input = 0.25;
   tight.device_host = {0, 0, 10, 10};
   auto half_linked = testing::layer_source({1, 1, 1, 1}, p, tight);
   CandidateEvaluator mixed(*half_linked, m);

@@ -332,13 +332,9 @@ TEST_CASE("pipeline tuner, memory: offloading activations to host memory buys th
   // fast enough (10 per unit of time), offloading part of each activation lets more fit; over
   // links 1000 times slower the copies would stall every B, and the tuner keeps none.
   const int p = 4, m = 8;
-  testing::LayerSourceOptions tight;
-  tight.max_mem = 2.5;
-  auto no_link = testing::layer_source({1, 1, 1, 1}, p, tight);
-  tight.host = 10;
-  auto fast = testing::layer_source({1, 1, 1, 1}, p, tight);
-  tight.host = 0.01;
-  auto slow = testing::layer_source({1, 1, 1, 1}, p, tight);
+  auto no_link = testing::tight_four_layers(0);
+  auto fast = testing::tight_four_layers(10);
+  auto slow = testing::tight_four_layers(0.01);
   PipelineTuneOptions options;
   options.max_chunks = 1;
   const PipelineCandidate start = plain({{0, 1}, {1, 2}, {2, 3}, {3, 4}}, p);

@@ -130,9 +130,6 @@ class ListScheduler {
       const int d = placement_[s];
       later_[d] += (s != entry_[d] ? kept_[s] : 0.0) + std::max(0.0, costs_.mem_b[s]);
     }
-    admission_.assign(devices_, 0.0);
-    for (int d = 0; d < devices_; ++d)
-      if (entry_[d] < stages_) admission_[d] = kept_[entry_[d]] + later_[d];
     used_.assign(devices_, 0.0);
     promised_.assign(devices_, 0.0);
     copying_out_.assign(devices_, 0.0);
@@ -171,7 +168,8 @@ class ListScheduler {
     auto& queue = copies_out_[d];
     for (std::size_t& done = copies_done_[d]; done < queue.size() && queue[done].first <= now; ++done)
       copying_out_[d] -= queue[done].second;
-    const bool fits = used_[d] + copying_out_[d] + promised_[d] + admission_[d] <= room_[d] ||
+    const int e = entry_[d];  // summed in this order, as the memory rule always was (rounding)
+    const bool fits = used_[d] + copying_out_[d] + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d] ||
                       (in_flight_[d] == 0 && w_pending_[d] == 0);
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
@@ -277,8 +275,8 @@ class ListScheduler {
   std::vector<double> free_at_;
   std::vector<int> in_flight_, w_pending_;  // activations between F and B; B without W
   // Per device: memory for activations, held, promised to admitted microbatches' later work, and
-  // on the way out; what an entry F needs (its own activations and its later work).
-  std::vector<double> room_, used_, promised_, later_, admission_, copying_out_, copy_out_free_;
+  // on the way out.
+  std::vector<double> room_, used_, promised_, later_, copying_out_, copy_out_free_;
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
   std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
   std::vector<Choice> choice_;

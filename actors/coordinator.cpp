@@ -574,7 +574,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         JobRecord& r = it->second.record;
         r.evaluations = evaluations;
         if (best > 0) r.best_makespan = best;
-        r.message = message;  // a learner's progress line; a tuner has none
+        r.message = message;  // a learner's or pipeline tuner's progress line; a placement tuner has none
       },
       [=](recover_atom) { recover(self); },
   };

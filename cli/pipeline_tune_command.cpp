@@ -208,7 +208,7 @@ JobSpec pipeline_job_spec(const PipelineTuneArgs& targs, const PipelineProblemSp
 }
 
 void print_progress_header() {
-  std::cout << "tuning (each phase: the best so far; \"phase...\": every 10 s of a long phase)\n";
+  std::cout << "tuning (each phase's end: the best so far; \"phase...\": a long phase goes on, about every 10 s)\n";
   char line[160];
   std::snprintf(line, sizeof line, "  %-12s %4s %12s %8s %12s %11s %8s\n", "phase", "pass", "iteration", "bubble",
                 "peak memory", "evaluations", "time");

@@ -150,8 +150,9 @@ class Tuner {
     pass_ = pass;
   }
 
-  // Within a phase, every options_.progress_seconds: the best so far to options_.on_progress, so
-  // that a long phase (the kicks and the walk of a large model take minutes) shows it is alive.
+  // Within a phase, at the first descent step or walk evaluation after options_.progress_seconds
+  // since the last report: the best kept so far (a phase's own candidates join it at the phase's
+  // end) and the evaluations, so that a long phase shows it is alive.
   void report_running() {
     if (!options_.on_progress || seconds() - last_report_ < options_.progress_seconds) return;
     PipelineTuneProgress p = progress(phase_, pass_);

@@ -34,7 +34,7 @@ struct PipelineTuneProgress {
   double iteration_time = 0, bubble_ratio = 0, peak_memory = 0;  // of the best so far (peak: largest device's)
   std::int64_t evaluations = 0;
   double seconds = 0;
-  bool running = false;  // a heartbeat within the phase (PipelineTuneOptions::progress_seconds), not its end
+  bool running = false;  // a report within the phase (PipelineTuneOptions::progress_seconds), not its end
 };
 
 struct PipelineTuneOptions {
@@ -54,8 +54,10 @@ struct PipelineTuneOptions {
   // for this share of the descents' evaluations (0: none).
   double kick_share = 2.0;
   std::uint64_t seed = 1;  // of the kicks and the annealing
-  // Each phase's end, and within a phase that runs longer (running = true) at most every
-  // progress_seconds (the kicks and the walk of nemotron-h-47b at p=16 take 90 and 45 s).
+  // Each phase's end, and within a phase that runs longer (running = true) about every
+  // progress_seconds (at its next descent step or walk evaluation; 0: at each of them): the
+  // best kept so far, which a phase's own candidates join at its end, and the evaluations (on
+  // nemotron-h-47b at p=16 the placement phase, the kicks and the walk take 40, 96 and 40 s).
   std::function<void(const PipelineTuneProgress&)> on_progress;
   double progress_seconds = 10;
   // Polled between evaluations: when it turns true the tuner returns its best so far.

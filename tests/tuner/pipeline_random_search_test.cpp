@@ -131,3 +131,30 @@ TEST_CASE("search baselines: they search recomputation and offload where the cos
     CHECK(within.value().best.recompute.empty());
   }
 }
+
+TEST_CASE("annealing: from a start that does not fit, the walk is the same whatever the unit of time", "[tuner][pipeline]") {
+  // The tight four-layer model in units of 1 and of 1/1024 (an exact scaling of every time): the
+  // start runs 1F1B's depths without the memory rule, over the limit, so it has no time to scale
+  // the temperature by; a walk that takes its scale from the first scheme that fits accepts and
+  // refuses the same moves in both units.
+  testing::LayerSourceOptions o;
+  o.max_mem = 2.5;
+  const double unit = 1.0 / 1024;
+  auto whole = testing::layer_source({1, 1, 1, 1}, 4, o);
+  auto scaled = testing::layer_source({unit, unit, unit, unit}, 4, o);
+  auto start = layout_candidate(*whole, {1, false});
+  REQUIRE(start);
+  start.value().rules.respect_memory = false;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    INFO("seed " << seed);
+    CandidateEvaluator a(*whole, 8), b(*scaled, 8);
+    REQUIRE_FALSE(a.evaluate(start.value()).value().feasible());
+    auto in_units = anneal(a, start.value(), 300, 4, seed);
+    auto in_fractions = anneal(b, start.value(), 300, 4, seed);
+    REQUIRE(in_units);
+    REQUIRE(in_fractions);
+    REQUIRE(in_units.value().best_result.feasible());
+    CHECK(in_units.value().best == in_fractions.value().best);
+    CHECK(in_fractions.value().best_result.iteration_time == in_units.value().best_result.iteration_time * unit);
+  }
+}

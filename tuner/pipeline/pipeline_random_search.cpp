@@ -209,9 +209,15 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
   PipelineCandidate current = start;
   double current_time = first.value().iteration_time;
   // From 5% of the start's time down to 0.01% over the run: early on a 5% worse move is taken
-  // about one time in three, at the end practically never.
-  const double scale = std::isfinite(current_time) ? current_time : 1.0;
-  const double t0 = 0.05 * scale, t1 = 1e-4 * scale;
+  // about one time in three, at the end practically never. A start that does not fit has no time:
+  // the first that fits sets the scale (a fixed one would be hot for a model of milliseconds and
+  // cold for one of minutes).
+  double t0 = 0, t1 = 0;
+  auto scale_to = [&](double time) {
+    t0 = 0.05 * time;
+    t1 = 1e-4 * time;
+  };
+  if (std::isfinite(current_time)) scale_to(current_time);
   std::uniform_real_distribution<double> unit(0, 1);
   for (std::int64_t i = 1; i < evaluations && !(should_stop && should_stop()); ++i) {
     const double temperature = t0 * std::pow(t1 / t0, static_cast<double>(i) / std::max<std::int64_t>(1, evaluations - 1));
@@ -221,7 +227,8 @@ Result<PipelineSearchResult> anneal(CandidateEvaluator& evaluator, const Pipelin
     if (!r) continue;
     const double time = r.value().iteration_time;
     if (!std::isfinite(time)) continue;
-    if (time < current_time || !std::isfinite(current_time) || unit(rng) < std::exp(-(time - current_time) / temperature)) {
+    if (!std::isfinite(current_time)) scale_to(time);  // taken below, whatever the temperature
+    if (time < current_time || unit(rng) < std::exp(-(time - current_time) / temperature)) {
       current = next;
       current_time = time;
     }

@@ -98,7 +98,7 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
     if (key == "offload") return get_reals(d, c.offload);
     if (key == "reload_ahead") {
       if (const char* problem = get(d, c.reload_ahead)) return problem;
-      return c.reload_ahead >= 1 && c.reload_ahead <= (1 << 20) ? nullptr : "is not a task count from 1 to 2^20";
+      return c.reload_ahead >= 1 && c.reload_ahead <= kReloadAheadLimit ? nullptr : "is not a task count from 1 to 2^20";
     }
     if (key == "limits") return get_ints(d, c.rules.in_flight_limit);
     if (key == "flags") {

@@ -28,6 +28,7 @@ class ListScheduler {
       : costs_(costs), rules_(rules), stages_(scheme.num_stages()), devices_(scheme.num_devices()),
         micro_(scheme.num_microbatches), placement_(scheme.placement) {
     plan_stages();
+    clear_progress();
     plan_memory();
   }
 
@@ -89,6 +90,10 @@ class ListScheduler {
       kept_[s] = costs_.mem_f[s] - offloaded_[s];
       if (offloaded_[s] > 0) copy_time_[s] = host_copy_time(costs_, s);
     }
+  }
+
+  // Nothing run yet.
+  void clear_progress() {
     f_end_.assign(static_cast<std::size_t>(stages_) * micro_, kInf);
     b_end_ = f_end_;
     next_f_.assign(stages_, 0);

@@ -103,7 +103,7 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
     if (Status ok = normalize_offload(c.offload, static_cast<int>(c.placement.size()), source + ": offload"); !ok)
       return ok.error();
     const nlohmann::json ahead = j.value("reload_ahead", nlohmann::json(2));
-    if (!ahead.is_number_integer() || ahead.get<std::int64_t>() < 1 || ahead.get<std::int64_t>() > (1 << 20))
+    if (!ahead.is_number_integer() || ahead.get<std::int64_t>() < 1 || ahead.get<std::int64_t>() > kReloadAheadLimit)
       return make_error(source + ": reload_ahead must be a whole number of tasks from 1 to 2^20 (got " + ahead.dump() + ")");
     c.reload_ahead = ahead.get<int>();
   }

@@ -38,6 +38,8 @@ struct PipelineCandidate {
 
 // The earliest the searches issue a copy back: this many tasks ahead of its B.
 constexpr int kMaxReloadAhead = 64;
+// The most a candidate read from the store or the wire may ask for (more than any order holds).
+constexpr int kReloadAheadLimit = 1 << 20;
 
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
 // "split_backward", "delay_w", "respect_memory"} and, when it has them, its explicit "order" as a

@@ -42,12 +42,16 @@ class ListScheduler {
       const int d = tree_[1].device;
       if (tree_[1].start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
       const Choice c = choice_[d];
-      schedule[d].push_back(start_task(d, c));
-      // An F's end readies the next stage's F; a B's end readies the previous stage's B.
+      const PipeTask task = start_task(d, c);
+      schedule[d].push_back(task);
       rechoose(d);
-      const int s = c.stage;
-      if (c.op == PipeOp::F && s + 1 < stages_ && placement_[s + 1] != d) rechoose(placement_[s + 1]);
-      if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d) rechoose(placement_[s - 1]);
+      // An F's end readies the next stage's F, a B's end the previous stage's B: another device's
+      // choice changes only when that is its stage's next task (no other state is shared).
+      const int s = task.stage, m = task.microbatch;
+      if (c.op == PipeOp::F && s + 1 < stages_ && placement_[s + 1] != d && next_f_[s + 1] == m)
+        rechoose(placement_[s + 1]);
+      if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d && next_b_[s - 1] == m)
+        rechoose(placement_[s - 1]);
     }
     return Ok{};
   }
@@ -262,7 +266,9 @@ class ListScheduler {
   void rechoose(int d) {
     choice_[d] = choose(d);
     int node = leaves_ + d;
-    tree_[node].start = choice_[d].stage < 0 ? kInf : choice_[d].start;
+    const double start = choice_[d].stage < 0 ? kInf : choice_[d].start;
+    if (tree_[node].start == start) return;  // every match on its path ends as before
+    tree_[node].start = start;
     for (node /= 2; node >= 1; node /= 2) tree_[node] = earlier(tree_[2 * node], tree_[2 * node + 1]);
   }
 

@@ -184,7 +184,8 @@ nlohmann::json run_exact(const PipelineTuneArgs& targs, double seconds, const Pi
   nlohmann::json partition = nlohmann::json::array();
   for (auto [first, end] : e.scheme.partition) partition.push_back({first, end});
   return {{"finished", e.finished}, {"found_faster", e.found}, {"optimum", optimum}, {"seconds", e.seconds},
-          {"placement", e.scheme.placement}, {"partition", partition}, {"cold", targs.exact_cold},
+          {"placement", e.scheme.placement}, {"partition", partition}, {"recompute", e.scheme.recompute},
+          {"cold", targs.exact_cold},
           {"nodes", e.nodes}, {"tuner_seconds", tuner_seconds},
           // below 1e-9: the same time (the search finds what ties the bound within its tolerance)
           {"tuner_above_optimum", optimum > 0 && tuned_fits ? std::max(0.0, tuned_run.iteration_time / optimum - 1 - 1e-9) : 0.0}};

@@ -1,7 +1,8 @@
 // The exact pipeline solver against what is known independently: on two identical stages with
 // F = B = W the last device cannot start before F and has m(F+B+W) of work, and ZB-H1's closed form
 // m(F+B+W) + (p-1)(F+B-W) meets that bound, so both are the optimum; the co-tuner searches a part
-// of the same space, so the optimum is never above it; a memory limit is never exceeded.
+// of the same space, so the optimum is never above it; a memory limit is never exceeded; where
+// memory binds, recomputation reaches a closed form the plain search cannot.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -77,4 +78,60 @@ TEST_CASE("exact pipeline: never above the co-tuner, and within the memory limit
     CHECK(r.iteration_time == Approx(exact.value().iteration_time));
     CHECK_FALSE(r.out_of_memory);
   }
+}
+
+// Two devices, one layer each (F = B = W = 1), an activation of 1 per microbatch that B frees, and
+// room for 1.5 on each device: one activation at a time, so each microbatch's F, F, B, B chain
+// (4) runs alone and the last W follows, 4m + 1. With recomputation on the first device (it keeps
+// an input of 0.25 from F to B, and its B takes F + B = 2 with the activation rebuilt) that device
+// holds three microbatches (0.75 + the 0.75 rebuilt) and is never idle: its work, 4m, by the order
+// F F F B F B B B W W W W (m = 4). Recomputing the second device alone keeps the first one's limit
+// (5 a microbatch), and both start the second device late (4m + 1).
+TEST_CASE("exact pipeline: recomputation where memory binds, against the closed forms 4m + 1 and 4m", "[tuner][pipeline]") {
+  testing::LayerSourceOptions o;
+  o.max_mem = 1.5;
+  o.input = 0.25;
+  auto source = testing::layer_source({1, 1}, 2, o);
+  const int m = 4;
+  ExactPipelineOptions options;
+  options.max_chunks = 1;
+  options.recompute = false;
+  auto plain = exact_pipeline(*source, m, options);
+  REQUIRE(plain);
+  REQUIRE(plain.value().finished);
+  REQUIRE(plain.value().found);
+  CHECK(plain.value().iteration_time == Approx(4.0 * m + 1));
+  CHECK(plain.value().scheme.recompute.empty());
+
+  options.recompute = true;
+  auto r = exact_pipeline(*source, m, options);
+  REQUIRE(r);
+  REQUIRE(r.value().finished);
+  REQUIRE(r.value().found);
+  CHECK(r.value().iteration_time == Approx(4.0 * m));
+  const PipelineScheme& scheme = r.value().scheme;
+  REQUIRE(scheme.recompute.size() == 1);
+  CHECK(scheme.placement[scheme.recompute[0]] == scheme.placement[0]);  // the first stage's device
+  // The scheme it returns runs in that time within the limit.
+  StageCosts costs = source->costs_of(scheme, "test").value();
+  auto e = PipelineEvaluator::compile(scheme);
+  REQUIRE(e);
+  const PipelineEvaluation run = e.value().evaluate(scheme, costs).value();
+  CHECK(run.iteration_time == Approx(4.0 * m));
+  CHECK_FALSE(run.out_of_memory);
+
+  // The co-tuner searches a part of the same space and reaches the optimum by its recompute move.
+  CandidateEvaluator evaluator(*source, m);
+  PipelineTuneOptions tune;
+  tune.max_chunks = 1;
+  auto tuned = tune_pipeline(evaluator, {layout_candidate(*source, StageLayout{1, false}).value()}, tune);
+  REQUIRE(tuned);
+  CHECK(tuned.value().best_result.iteration_time == Approx(4.0 * m));
+
+  // Without a memory limit recomputation cannot help and is not searched: the closed form 3m + 1.
+  o.max_mem = 0;
+  auto free = exact_pipeline(*testing::layer_source({1, 1}, 2, o), m, options);
+  REQUIRE(free);
+  CHECK(free.value().iteration_time == Approx(3.0 * m + 1));
+  CHECK(free.value().scheme.recompute.empty());
 }

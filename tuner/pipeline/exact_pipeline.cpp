@@ -14,6 +14,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::int64_t kMaxExactTasks = 3072;  // its search buffers grow with tasks x stages
+constexpr int kMaxRecomputeDevices = 16;       // sets of recomputing devices: 2^devices
 
 // The best per-device orders of one (partition, placement), searched with a shared bound.
 class OrderSearch {
@@ -48,6 +49,9 @@ class OrderSearch {
     descend(0, -kInf, -1);
     return !stopped_;
   }
+
+  // Whether the memory limit cut a branch: without, the search found the best order with no limit.
+  bool memory_cut() const { return memory_cut_; }
 
  private:
   int id(int kind, int m, int s) const { return (kind * M_ + m) * S_ + s; }
@@ -117,7 +121,10 @@ class OrderSearch {
       const auto [start, kind, s, d] = list[i];
       const TaskCost cost = task_cost(static_cast<PipeOp>(kind), s, c_);  // kinds 0, 1, 2 are F, B, W
       const double memory_before = memory_[d] + cost.alloc;
-      if (memory_before > room_[d] * (1 + 1e-12) + 1e-9) continue;  // memory depends on the order only
+      if (memory_before > room_[d] * (1 + 1e-12) + 1e-9) {  // memory depends on the order only
+        memory_cut_ = true;
+        continue;
+      }
       const int m = next_[kind * S_ + s];
       const double duration = cost.time, end = start + duration;
       std::vector<Undo> undo;
@@ -160,6 +167,7 @@ class OrderSearch {
   std::vector<std::vector<PipeTask>>* best_ = nullptr;
   std::int64_t* nodes_ = nullptr;
   bool stopped_ = false;
+  bool memory_cut_ = false;
 };
 
 // Every composition of `layers` into `stages` non-empty consecutive ranges, until `visit`
@@ -221,6 +229,10 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
   if (base.value().partition.empty())
     return make_error("exact pipeline: the costs have no layers to partition (give a model, not per-stage costs)");
   const int layers = base.value().partition.back().second, devices = source.devices();
+  if (options.recompute && devices > kMaxRecomputeDevices)
+    return make_error("exact pipeline: recomputation on " + std::to_string(devices) + " devices means 2^" +
+                      std::to_string(devices) + " choices per scheme; at most " + std::to_string(kMaxRecomputeDevices) +
+                      " devices, or search without it");
   const auto begin = std::chrono::steady_clock::now();
   const auto deadline = begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(options.time_limit_seconds));
@@ -228,6 +240,28 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
   out.finished = true;
   double bound = options.upper_bound > 0 ? options.upper_bound * (1 + 1e-9) : kInf;
   std::string error;
+  // The best orders of `shape` (its partition, placement and recomputing stages) below the bound;
+  // false on an error.
+  auto search_orders = [&](const PipelineScheme& shape, bool& memory_cut, bool& can_recompute) {
+    auto costs = source.costs_of(shape, "exact pipeline");
+    if (!costs) {
+      error = costs.error().message;
+      return false;
+    }
+    can_recompute = !costs.value().input_bytes.empty();
+    OrderSearch search(shape, costs.value(), links == LinkModel::contention, deadline, options.node_limit);
+    std::vector<std::vector<PipeTask>> order;
+    const double before = bound;
+    if (!search.run(bound, order, out.nodes)) out.finished = false;
+    memory_cut = search.memory_cut();
+    if (bound < before) {
+      out.found = true;
+      out.iteration_time = bound;
+      out.scheme = shape;
+      out.scheme.schedule = std::move(order);
+    }
+    return true;
+  };
   for (int stages = devices; stages <= std::min(layers, devices * options.max_chunks) && out.finished; ++stages)
     for_each_placement(stages, devices, options.max_chunks, [&](const std::vector<int>& placement) {
       return for_each_partition(layers, stages, [&](const Partition& partition) {
@@ -241,21 +275,18 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
         shape.partition = partition;
         shape.placement = placement;
         shape.schedule.resize(devices);
-        auto costs = source.costs_of(shape, "exact pipeline");
-        if (!costs) {
-          error = costs.error().message;
-          return false;
-        }
-        OrderSearch search(shape, costs.value(), links == LinkModel::contention, deadline, options.node_limit);
-        std::vector<std::vector<PipeTask>> order;
-        const double before = bound;
-        if (!search.run(bound, order, out.nodes)) out.finished = false;
-        if (bound < before) {
-          out.found = true;
-          out.iteration_time = bound;
-          out.scheme = shape;
-          out.scheme.schedule = std::move(order);
-        }
+        bool memory_cut = false, can_recompute = false;
+        if (!search_orders(shape, memory_cut, can_recompute)) return false;
+        // Recomputation only lengthens B, so it can help only where memory cut the search: with
+        // the same per-device orders no task starts earlier (a link's transfers come from one
+        // device, in its order), and without a cut every order was open to the plain search.
+        if (options.recompute && memory_cut && can_recompute)
+          for (std::uint32_t mask = 1; mask < (1u << devices) && out.finished; ++mask) {
+            shape.recompute.clear();
+            for (int s = 0; s < stages; ++s)
+              if (mask >> placement[s] & 1u) shape.recompute.push_back(s);
+            if (!search_orders(shape, memory_cut, can_recompute)) return false;
+          }
         return out.finished;  // a limit hit inside the search ends the enumeration too
       });
     });

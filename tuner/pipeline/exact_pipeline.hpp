@@ -7,6 +7,8 @@
 // of per-device orders is met exactly once; a branch is cut when a device's memory would exceed
 // its limit (memory depends on the order only) or when the work left on a device cannot finish
 // before the best time found. B and W are always split (a fused BW is never faster, nor lighter).
+// Where the memory limit cuts a branch, the search is repeated for each set of devices whose stages
+// recompute (options.recompute).
 // Exact when every task takes time (with zero-time tasks and free hand-offs the tie rule on equal
 // start times can pass a schedule by); problems of at most 3072 tasks (3 x microbatches x stages).
 #include <cstdint>
@@ -22,6 +24,9 @@ struct ExactPipelineOptions {
   double time_limit_seconds = 60;   // the search stops there, unfinished
   std::int64_t node_limit = 0;      // 0: none
   double upper_bound = 0;           // a known feasible time to prune with (0: none)
+  // Also every choice of devices whose stages recompute their activations (the tuner's moves
+  // switch a device's stages together), where memory binds; offload is not searched.
+  bool recompute = true;
 };
 
 struct ExactPipelineResult {

@@ -41,9 +41,11 @@ const char* get_reals(Decoder& d, std::vector<double>& out) {
   return wire::get_list(d, out, [&](double& v) { return d.in.real(v) ? nullptr : "holds something that is not a number"; });
 }
 
-// Rule flags as one integer: bit 0 F before B, 1 split backward, 2 delay W, 3 respect memory.
+// Rule flags as one integer: bit 0 F before B, 1 split backward, 2 delay W, 3 respect memory,
+// 4 reserve for the new microbatch only (not reserve_for_all).
 int rule_flags(const ListScheduleRules& r) {
-  return (r.f_before_b ? 1 : 0) | (r.split_backward ? 2 : 0) | (r.delay_w ? 4 : 0) | (r.respect_memory ? 8 : 0);
+  return (r.f_before_b ? 1 : 0) | (r.split_backward ? 2 : 0) | (r.delay_w ? 4 : 0) | (r.respect_memory ? 8 : 0) |
+         (r.reserve_for_all ? 0 : 16);
 }
 
 void put_candidate(Writer& w, const PipelineCandidate& c) {
@@ -108,6 +110,7 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
       c.rules.split_backward = flags & 2;
       c.rules.delay_w = flags & 4;
       c.rules.respect_memory = flags & 8;
+      c.rules.reserve_for_all = !(flags & 16);
       return nullptr;
     }
     return wire::get_list(d, c.order, [&](std::vector<PipeTask>& tasks) -> const char* {

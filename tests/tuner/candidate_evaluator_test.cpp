@@ -19,12 +19,13 @@ std::vector<PipelineCandidate> neighbours(const StageSource& source, CandidateEv
   for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}, StageLayout{2, false}}) {
     auto base = layout_candidate(source, layout);
     REQUIRE(base);
-    for (int variant = 0; variant < 16; ++variant) {
+    for (int variant = 0; variant < 32; ++variant) {
       PipelineCandidate c = base.value();
       c.rules.f_before_b = variant & 1;
       c.rules.delay_w = variant & 2;
       c.rules.split_backward = variant & 4;
       c.rules.respect_memory = variant & 8;
+      c.rules.reserve_for_all = variant & 16;
       out.push_back(c);
       for (int& limit : c.rules.in_flight_limit) limit = std::max(1, limit / 2);
       out.push_back(c);
@@ -74,6 +75,11 @@ TEST_CASE("candidate evaluator: a remembered answer is the simulation's, and rep
     for (int round = 0; round < 3; ++round)
       for (std::size_t i = 0; i < candidates.size(); ++i) asks.push_back(i);
     std::shuffle(asks.begin(), asks.end(), rng);
+    for (const PipelineCandidate& c : candidates) {  // as the store keeps them (stages sorted)
+      auto back = candidate_from_json(candidate_to_json(c), "test");
+      REQUIRE(back);
+      if (std::is_sorted(c.recompute.begin(), c.recompute.end())) CHECK(back.value() == c);
+    }
     for (std::size_t i : asks) {
       INFO("candidate " << i << ": " << candidate_to_json(candidates[i]));
       auto remembered = remembering.evaluate(candidates[i]);

@@ -5,6 +5,8 @@
 // memory binds, recomputation reaches a closed form the plain search cannot.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <limits>
 #include <random>
 
 #include "sim/pipeline_evaluator.hpp"
@@ -134,4 +136,66 @@ TEST_CASE("exact pipeline: recomputation where memory binds, against the closed 
   REQUIRE(free);
   CHECK(free.value().iteration_time == Approx(3.0 * m + 1));
   CHECK(free.value().scheme.recompute.empty());
+}
+
+namespace {
+
+// Every scheme the list scheduler's rules give for a model (every partition, map of up to two
+// stages per device, warm-up depths up to 2m and rule), the fastest that fits, by the memory rule.
+double best_list_schedule(const StageSource& source, int layers, int devices, int m, bool reserve_for_all) {
+  CandidateEvaluator evaluator(source, m);
+  double best = std::numeric_limits<double>::infinity();
+  for (int stages = devices; stages <= std::min(layers, 2 * devices); ++stages) {
+    std::vector<std::vector<int>> maps;
+    for (int code = 0; code < (1 << stages); ++code) {  // two devices: a bit per stage
+      std::vector<int> map;
+      for (int s = 0; s < stages; ++s) map.push_back(code >> s & 1);
+      const int on_one = static_cast<int>(std::count(map.begin(), map.end(), 1));
+      if (on_one >= 1 && on_one <= 2 && stages - on_one >= 1 && stages - on_one <= 2) maps.push_back(map);
+    }
+    testing::for_each_partition(layers, stages, [&](const Partition& partition) {
+      for (const auto& map : maps)
+        for (int a = 1; a <= 2 * m; ++a)
+          for (int b = 1; b <= 2 * m; ++b)
+            for (int flags = 0; flags < 8; ++flags) {
+              PipelineCandidate c;
+              c.partition = partition;
+              c.placement = map;
+              c.rules.in_flight_limit = {a, b};
+              c.rules.f_before_b = flags & 1;
+              c.rules.delay_w = flags & 2;
+              c.rules.split_backward = flags & 4;
+              c.rules.reserve_for_all = reserve_for_all;
+              auto r = evaluator.evaluate(c);
+              REQUIRE(r);
+              if (r.value().feasible()) best = std::min(best, r.value().iteration_time);
+            }
+    });
+  }
+  return best;
+}
+
+}  // namespace
+
+// Three layers on two devices with two stages' parameters' worth of memory and a little more for
+// activations: the optimum (branch and bound over every order) packs activations so that a
+// microbatch's later F waits for an older one's W. Reserving on entry for what every microbatch
+// held will still allocate, no rule reaches it; reserving for the new one only, one does.
+TEST_CASE("exact pipeline: the list scheduler reaches the optimum of a memory-bound model only reserving for the new microbatch", "[tuner][pipeline]") {
+  testing::LayerSourceOptions o;
+  o.held = 0;
+  o.params = 1;
+  o.max_mem = 5.95;
+  const std::vector<double> time = {0.6, 1.75, 1.05};
+  auto source = testing::layer_source(time, 2, o);
+  const int m = 4;
+  ExactPipelineOptions options;
+  options.max_chunks = 2;
+  auto exact = exact_pipeline(*source, m, options);
+  REQUIRE(exact);
+  REQUIRE(exact.value().finished);
+  REQUIRE(exact.value().found);
+  const double optimum = exact.value().iteration_time;
+  CHECK(best_list_schedule(*source, 3, 2, m, /*reserve_for_all=*/false) == Approx(optimum).epsilon(1e-9));
+  CHECK(best_list_schedule(*source, 3, 2, m, /*reserve_for_all=*/true) > optimum * 1.05);
 }

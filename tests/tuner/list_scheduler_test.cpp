@@ -248,6 +248,29 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
   CHECK(over_without_rule >= 20);
 }
 
+TEST_CASE("list scheduler: when every device waits for memory, the earliest waiting task runs and the scheme is over its limit", "[tuner][pipeline]") {
+  // Stages 0, 2 and 4 on device 0, an activation of 1 each, room for 4. Reserving for the new
+  // microbatch only, microbatch 1 enters (2 held + its 2 later <= 4) and takes the last room with
+  // its stage 2 F before microbatch 0's stage 4 F is ready: that F waits for room that only its
+  // own B could free, and nothing else can run. The scheduler still returns every task; the
+  // evaluator finds device 0 over its limit. Reserving for all, microbatch 1 waits and it fits.
+  const int m = 3;
+  StageCosts costs = uniform_stages(5, 1, 1, 1, 0, 1, 0);
+  costs.max_mem = {4, 0};
+  ListScheduleRules rules;
+  rules.in_flight_limit = {m, m};
+  rules.reserve_for_all = false;
+  const PipelineScheme shape_ = shape({0, 1, 0, 1, 0}, 2, m);
+  auto stalled = pipeline_list_schedule(shape_, costs, rules);
+  REQUIRE(stalled);
+  const PipelineEvaluation over = evaluate(stalled.value(), costs);
+  CHECK(over.out_of_memory);
+  CHECK(over.peak_memory[0] == Approx(5));
+  rules.reserve_for_all = true;
+  const PipelineEvaluation fits = evaluate(pipeline_list_schedule(shape_, costs, rules).value(), costs);
+  CHECK_FALSE(fits.out_of_memory);
+}
+
 TEST_CASE("list scheduler: bad rules are errors", "[tuner][pipeline]") {
   const StageCosts costs = uniform_stages(2, 1, 1, 1);
   ListScheduleRules rules;

@@ -39,6 +39,11 @@ class ListScheduler {
       schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * (first_[d + 1] - first_[d]) * micro_);
     start_tournament();
     for (int remaining = per_microbatch * stages_ * micro_; remaining > 0; --remaining) {
+      if (tree_[1].start == kInf && !rules_.reserve_for_all && !ignore_room_) {
+        // Every device waits for memory: the earliest waiting task runs anyway.
+        ignore_room_ = true;
+        start_tournament();
+      }
       const int d = tree_[1].device;
       if (tree_[1].start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
       const Choice c = choice_[d];
@@ -52,6 +57,10 @@ class ListScheduler {
         rechoose(placement_[s + 1]);
       if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d && next_b_[s - 1] == m)
         rechoose(placement_[s - 1]);
+      if (ignore_room_) {  // one task past the limit; then memory binds again
+        ignore_room_ = false;
+        start_tournament();
+      }
     }
     return Ok{};
   }
@@ -178,18 +187,37 @@ class ListScheduler {
     for (std::size_t& done = copies_done_[d]; done < queue.size() && queue[done].first <= now; ++done)
       copying_out_[d] -= queue[done].second;
     const int e = entry_[d];  // summed in this order, as the memory rule always was (rounding)
-    const bool fits = used_[d] + copying_out_[d] + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d] ||
-                      (in_flight_[d] == 0 && w_pending_[d] == 0);
+    const double held = used_[d] + copying_out_[d];
+    const bool fits = (rules_.reserve_for_all ? held + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]
+                                              : held + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]) ||
+                      (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_;
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
       if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
         const int m = next_f_[*s];
-        consider(PipeOp::F, *s, *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s]);
+        const double ready = *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s];
+        if (*s == entry_[d] || rules_.reserve_for_all || ignore_room_) {
+          consider(PipeOp::F, *s, ready);
+        } else if (const double room_at = when_fits(d, held, costs_.mem_f[*s] - offloaded_[*s]); room_at < kInf) {
+          consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room
+        }
       }
     if (has_w && rules_.delay_w && c.start > now)
       for (const int* s = begin; s != end; ++s)
         if (next_w_[*s] < next_b_[*s]) consider(PipeOp::W, *s, b_end_[at(*s, next_w_[*s])]);
     return c;
+  }
+
+  // When `bytes` more fit on device d, which holds `held` now (its free time): now, at the end of
+  // a copy out under way, or never before its own B or W free some (+inf).
+  double when_fits(int d, double held, double bytes) const {
+    if (held + bytes <= room_[d]) return free_at_[d];
+    const auto& queue = copies_out_[d];
+    for (std::size_t i = copies_done_[d]; i < queue.size(); ++i) {
+      held -= queue[i].second;
+      if (held + bytes <= room_[d]) return queue[i].first;
+    }
+    return kInf;
   }
 
   // Device d starts `c`: its ends, memory and counts move on; returns the task.
@@ -291,6 +319,7 @@ class ListScheduler {
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
   std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
   std::vector<Choice> choice_;
+  bool ignore_room_ = false;  // every device waited for memory: the next task runs regardless
   int leaves_ = 1;
   std::vector<Entrant> tree_;  // node 1 the root, device d's leaf at leaves_ + d
 };

@@ -4,7 +4,8 @@
 // now, a ready F or B of its deepest stage (F first or B first, by rule), else a pending W (it
 // fills what would be a bubble and frees memory); when nothing can start now it waits for its
 // earliest F or B. An F of a device's entry stage (its first stage: a new microbatch on the
-// device) needs room under the device's in-flight limit and, by rule, under its memory limit.
+// device) needs room under the device's in-flight limit and, by rule, under its memory limit
+// (and, by rule, an F of a later stage waits for room too).
 // ZB-H1 and ZB-V are two sets of rules; the tuner's schedule phase searches over them.
 #include <vector>
 
@@ -28,6 +29,13 @@ struct ListScheduleRules {
   // (unless the device holds nothing, so that the schedule always progresses). Offloaded
   // activations count from their F until their B only as the copies back in flight.
   bool respect_memory = true;
+  // With respect_memory, what an entry F reserves: true, what every microbatch the device holds
+  // will still allocate there (so no later F waits); false, only what this microbatch will, and
+  // an F of a later stage waits until its activations fit. The second packs memory as an optimal
+  // order does (a microbatch's later F after an older one's W frees room) but can leave every
+  // device waiting: then the first task waiting runs anyway, and the evaluator finds the scheme
+  // over its limit.
+  bool reserve_for_all = true;
 };
 
 // Orders for `shape`'s placement and microbatches (its schedule is replaced) with `costs` (one

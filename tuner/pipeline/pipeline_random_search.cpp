@@ -31,6 +31,7 @@ void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng)
   rules.f_before_b = uniform(rng, 0, 1);
   rules.delay_w = uniform(rng, 0, 1);
   rules.split_backward = uniform(rng, 0, 1);
+  rules.reserve_for_all = uniform(rng, 0, 1);
 }
 
 // How device d's stages keep their activations from F to B: held (0), recomputed in B (1), or a
@@ -125,9 +126,10 @@ PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& sourc
       break;
     }
     case 7:  // a rule
-      switch (uniform(rng, 0, 2)) {
+      switch (uniform(rng, 0, 3)) {
         case 0: n.rules.f_before_b = !n.rules.f_before_b; break;
         case 1: n.rules.delay_w = !n.rules.delay_w; break;
+        case 2: n.rules.reserve_for_all = !n.rules.reserve_for_all; break;
         default: n.rules.split_backward = !n.rules.split_backward; break;
       }
       break;

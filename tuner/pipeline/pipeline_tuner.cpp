@@ -545,6 +545,7 @@ class Tuner {
     add([](ListScheduleRules& r) { r.f_before_b = !r.f_before_b; });
     add([](ListScheduleRules& r) { r.delay_w = !r.delay_w; });
     add([](ListScheduleRules& r) { r.split_backward = !r.split_backward; });
+    if (c.rules.respect_memory) add([](ListScheduleRules& r) { r.reserve_for_all = !r.reserve_for_all; });
     const int devices = static_cast<int>(c.rules.in_flight_limit.size());
     // Every device's warm-up depth a step, two, four and eight deeper or shallower: the depths
     // move together when the whole pipeline's warm-up is too short or too long, which single

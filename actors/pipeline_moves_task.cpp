@@ -106,6 +106,7 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
     if (key == "flags") {
       int flags = 0;
       if (const char* problem = get(d, flags)) return problem;
+      if (flags & ~31) return "holds a rule this version does not know (bits above 4)";
       c.rules.f_before_b = flags & 1;
       c.rules.split_backward = flags & 2;
       c.rules.delay_w = flags & 4;

@@ -24,8 +24,10 @@ struct ExactPipelineOptions {
   double time_limit_seconds = 60;   // the search stops there, unfinished
   std::int64_t node_limit = 0;      // 0: none
   double upper_bound = 0;           // a known feasible time to prune with (0: none)
-  // Also every choice of devices whose stages recompute their activations (the tuner's moves
-  // switch a device's stages together), where memory binds; offload is not searched.
+  // Also every choice of devices whose stages recompute their activations, where memory binds
+  // (up to 16 devices; beyond, the search does not finish). The tuner's recompute moves switch a
+  // device's stages together, but its splits, merges and swaps carry a stage's recomputation to
+  // other devices, so it can reach sets this does not try; offload is not searched.
   bool recompute = true;
 };
 

@@ -39,11 +39,13 @@ class ListScheduler {
       schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * (first_[d + 1] - first_[d]) * micro_);
     start_tournament();
     for (int remaining = per_microbatch * stages_ * micro_; remaining > 0; --remaining) {
-      if (tree_[1].start == kInf && !rules_.reserve_for_all && !ignore_room_) {
-        // Every device waits for memory: the earliest waiting task runs anyway.
-        ignore_room_ = true;
-        start_tournament();
-      }
+      // Every device waits for memory (packing rule): the earliest F of a later stage runs anyway,
+      // else the earliest entry F.
+      for (int level : {1, 2})
+        if (tree_[1].start == kInf && !rules_.reserve_for_all && ignore_room_ < level) {
+          ignore_room_ = level;
+          start_tournament();
+        }
       const int d = tree_[1].device;
       if (tree_[1].start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
       const Choice c = choice_[d];
@@ -58,7 +60,7 @@ class ListScheduler {
       if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d && next_b_[s - 1] == m)
         rechoose(placement_[s - 1]);
       if (ignore_room_) {  // one task past the limit; then memory binds again
-        ignore_room_ = false;
+        ignore_room_ = 0;
         start_tournament();
       }
     }
@@ -123,7 +125,8 @@ class ListScheduler {
   // at most kCopiesBackInFlight stages' offloads at once, reserved on the device from the start.
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B) is reserved when the entry F is admitted, so that a device's peak
-  // stays within its room however the microbatch's later work interleaves with others'. With
+  // stays within its room however the microbatch's later work interleaves with others' (by the
+  // packing rule, reserve_for_all false: B's gradients stay reserved, later F wait for room). With
   // offload it stays so only approximately: the reservation takes a later F at what stays after
   // its copy out, which a slow host link may not have finished when the next F starts (the
   // evaluator then finds the scheme over its limit and the tuner rejects it).
@@ -144,12 +147,15 @@ class ListScheduler {
           room_[d] -= transient + kCopiesBackInFlight * copied_back;
         }
     later_.assign(devices_, 0.0);
+    later_b_.assign(devices_, 0.0);
     for (int s = 0; s < stages_; ++s) {
       const int d = placement_[s];
       later_[d] += (s != entry_[d] ? kept_[s] : 0.0) + std::max(0.0, costs_.mem_b[s]);
+      later_b_[d] += std::max(0.0, costs_.mem_b[s]);
     }
     used_.assign(devices_, 0.0);
     promised_.assign(devices_, 0.0);
+    promised_b_.assign(devices_, 0.0);
     copying_out_.assign(devices_, 0.0);
     copy_out_free_.assign(devices_, 0.0);
     copies_out_.assign(devices_, {});
@@ -189,8 +195,8 @@ class ListScheduler {
     const int e = entry_[d];  // summed in this order, as the memory rule always was (rounding)
     const double held = used_[d] + copying_out_[d];
     const bool fits = (rules_.reserve_for_all ? held + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]
-                                              : held + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]) ||
-                      (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_;
+                                              : held + promised_b_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]) ||
+                      (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_ == 2;
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
       if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
@@ -198,8 +204,8 @@ class ListScheduler {
         const double ready = *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s];
         if (*s == entry_[d] || rules_.reserve_for_all || ignore_room_) {
           consider(PipeOp::F, *s, ready);
-        } else if (const double room_at = when_fits(d, held, costs_.mem_f[*s] - offloaded_[*s]); room_at < kInf) {
-          consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room
+        } else if (const double room_at = when_fits(d, held + promised_b_[d], costs_.mem_f[*s]); room_at < kInf) {
+          consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room (its copy out starts after it)
         }
       }
     if (has_w && rules_.delay_w && c.start > now)
@@ -232,6 +238,7 @@ class ListScheduler {
         f_end_[at(s, t.microbatch)] = c.start + duration;
         used_[d] += kept_[s];
         promised_[d] += s == entry_[d] ? later_[d] : -kept_[s];
+        if (s == entry_[d]) promised_b_[d] += later_b_[d];
         if (offloaded_[s] > 0) {
           copy_out_free_[d] = std::max(copy_out_free_[d], c.start + duration) + copy_time_[s];
           copies_out_[d].emplace_back(copy_out_free_[d], offloaded_[s]);
@@ -245,6 +252,7 @@ class ListScheduler {
         b_end_[at(s, t.microbatch)] = c.start + duration;
         used_[d] += offloaded_[s] + costs_.mem_b[s];
         promised_[d] -= std::max(0.0, costs_.mem_b[s]);
+        promised_b_[d] -= std::max(0.0, costs_.mem_b[s]);
         --in_flight_[d];
         ++w_pending_[d];
         break;
@@ -254,6 +262,7 @@ class ListScheduler {
         b_end_[at(s, t.microbatch)] = c.start + duration;
         used_[d] += offloaded_[s] + costs_.mem_b[s] + costs_.mem_w[s];
         promised_[d] -= std::max(0.0, costs_.mem_b[s]);
+        promised_b_[d] -= std::max(0.0, costs_.mem_b[s]);
         --in_flight_[d];
         break;
       case PipeOp::W:
@@ -314,12 +323,13 @@ class ListScheduler {
   std::vector<double> free_at_;
   std::vector<int> in_flight_, w_pending_;  // activations between F and B; B without W
   // Per device: memory for activations, held, promised to admitted microbatches' later work, and
-  // on the way out.
-  std::vector<double> room_, used_, promised_, later_, copying_out_, copy_out_free_;
+  // on the way out; by the packing rule, what the held microbatches' B will still allocate (and
+  // what one microbatch's B allocate there).
+  std::vector<double> room_, used_, promised_, later_, copying_out_, copy_out_free_, promised_b_, later_b_;
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
   std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
   std::vector<Choice> choice_;
-  bool ignore_room_ = false;  // every device waited for memory: the next task runs regardless
+  int ignore_room_ = 0;  // every device waited for memory: 1, a later F runs regardless; 2, an entry F too
   int leaves_ = 1;
   std::vector<Entrant> tree_;  // node 1 the root, device d's leaf at leaves_ + d
 };

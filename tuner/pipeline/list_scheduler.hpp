@@ -17,7 +17,7 @@ namespace gantry {
 struct ListScheduleRules {
   // Per device: the warm-up depth, i.e. how many (microbatch, stage) activations the device may
   // hold between their F and B, counted over all its stages; only an F of its entry stage waits
-  // for room (a later chunk's F never does, or the pipeline could stall).
+  // for a place under it.
   std::vector<int> in_flight_limit;
   bool f_before_b = true;      // when an F and a B can both start now
   bool split_backward = true;  // B and W as two tasks (zero bubble) or one fused BW
@@ -30,11 +30,12 @@ struct ListScheduleRules {
   // activations count from their F until their B only as the copies back in flight.
   bool respect_memory = true;
   // With respect_memory, what an entry F reserves: true, what every microbatch the device holds
-  // will still allocate there (so no later F waits); false, only what this microbatch will, and
-  // an F of a later stage waits until its activations fit. The second packs memory as an optimal
-  // order does (a microbatch's later F after an older one's W frees room) but can leave every
-  // device waiting: then the first task waiting runs anyway, and the evaluator finds the scheme
-  // over its limit.
+  // will still allocate there (so no later F waits); false, only what this microbatch will (and
+  // the gradients of the held ones' B), and an F of a later stage waits until its activations
+  // fit. The second packs memory as an optimal order does (a microbatch's later F after an older
+  // one's W frees room) but can leave every device waiting for room that only its own later work
+  // would free: then the earliest waiting F of a later stage (else an entry F) runs anyway, and
+  // the evaluator finds the scheme over its limit (the tuner rejects it).
   bool reserve_for_all = true;
 };
 

@@ -534,6 +534,12 @@ class Tuner {
     report("kick", result_.passes);
   }
 
+  // Whether some device of `c` has a memory limit (else the memory rules change nothing).
+  bool memory_limited(const PipelineCandidate& c) const {
+    auto costs = evaluator_.costs(c);
+    return costs && std::any_of(costs.value().max_mem.begin(), costs.value().max_mem.end(), [](double m) { return m > 0; });
+  }
+
   std::vector<PipelineCandidate> schedule_moves(const PipelineCandidate& c) const {
     std::vector<PipelineCandidate> moves;
     auto add = [&](auto change) {
@@ -545,7 +551,7 @@ class Tuner {
     add([](ListScheduleRules& r) { r.f_before_b = !r.f_before_b; });
     add([](ListScheduleRules& r) { r.delay_w = !r.delay_w; });
     add([](ListScheduleRules& r) { r.split_backward = !r.split_backward; });
-    if (c.rules.respect_memory) add([](ListScheduleRules& r) { r.reserve_for_all = !r.reserve_for_all; });
+    if (c.rules.respect_memory && memory_limited(c)) add([](ListScheduleRules& r) { r.reserve_for_all = !r.reserve_for_all; });
     const int devices = static_cast<int>(c.rules.in_flight_limit.size());
     // Every device's warm-up depth a step, two, four and eight deeper or shallower: the depths
     // move together when the whole pipeline's warm-up is too short or too long, which single

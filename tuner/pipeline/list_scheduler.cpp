@@ -39,16 +39,23 @@ class ListScheduler {
       schedule[d].reserve(static_cast<std::size_t>(per_microbatch) * (first_[d + 1] - first_[d]) * micro_);
     start_tournament();
     for (int remaining = per_microbatch * stages_ * micro_; remaining > 0; --remaining) {
-      // Every device waits for memory (packing rule): the earliest F of a later stage runs anyway,
-      // else the earliest entry F.
-      for (int level : {1, 2})
-        if (tree_[1].start == kInf && !rules_.reserve_for_all && ignore_room_ < level) {
-          ignore_room_ = level;
+      int d = tree_[1].device;
+      Choice c = choice_[d];
+      if (c.start == kInf && !rules_.reserve_for_all) {
+        // Every device waits for memory (packing rule): the earliest F of a later stage that
+        // waits for room runs anyway (the devices' choices stand: only its device's changes), or
+        // else the earliest entry F, which a choice with the limits ignored finds.
+        d = earliest_waiting();
+        if (d >= 0) {
+          c = waiting_[d];
+        } else {
+          ignore_room_ = true;
           start_tournament();
+          d = tree_[1].device;
+          c = choice_[d];
         }
-      const int d = tree_[1].device;
-      if (tree_[1].start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
-      const Choice c = choice_[d];
+      }
+      if (c.start == kInf) return make_error("list scheduler: stalled with work left (internal error)");
       const PipeTask task = start_task(d, c);
       schedule[d].push_back(task);
       rechoose(d);
@@ -60,7 +67,7 @@ class ListScheduler {
       if ((c.op == PipeOp::B || c.op == PipeOp::BW) && s > 0 && placement_[s - 1] != d && next_b_[s - 1] == m)
         rechoose(placement_[s - 1]);
       if (ignore_room_) {  // one task past the limit; then memory binds again
-        ignore_room_ = 0;
+        ignore_room_ = false;
         start_tournament();
       }
     }
@@ -160,6 +167,7 @@ class ListScheduler {
     copy_out_free_.assign(devices_, 0.0);
     copies_out_.assign(devices_, {});
     copies_done_.assign(devices_, 0);
+    waiting_.assign(devices_, Choice{});
   }
 
   // Device d's next task: among the work that can start when it is free, the best ranked; else
@@ -170,6 +178,7 @@ class ListScheduler {
     const int* end = stages_of_.data() + first_[d + 1];
     if (begin == end) return c;  // a device without stages has nothing to run
     const double now = free_at_[d];
+    waiting_[d] = Choice{};
     auto consider = [&](PipeOp kind, int s, double ready) {
       const double start = std::max(now, ready);
       // Work that can start now wins by rank; otherwise the earliest start.
@@ -196,7 +205,7 @@ class ListScheduler {
     const double held = used_[d] + copying_out_[d];
     const bool fits = (rules_.reserve_for_all ? held + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]
                                               : held + promised_b_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]) ||
-                      (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_ == 2;
+                      (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_;
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
       if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
@@ -206,12 +215,22 @@ class ListScheduler {
           consider(PipeOp::F, *s, ready);
         } else if (const double room_at = when_fits(d, held + promised_b_[d], costs_.mem_f[*s]); room_at < kInf) {
           consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room (its copy out starts after it)
+        } else if (std::max(now, ready) < waiting_[d].start) {  // room only the device's own later work frees
+          waiting_[d] = Choice{std::max(now, ready), *s, PipeOp::F};
         }
       }
     if (has_w && rules_.delay_w && c.start > now)
       for (const int* s = begin; s != end; ++s)
         if (next_w_[*s] < next_b_[*s]) consider(PipeOp::W, *s, b_end_[at(*s, next_w_[*s])]);
     return c;
+  }
+
+  // The device whose F of a later stage waits for room and is ready first (-1: none).
+  int earliest_waiting() const {
+    int best = -1;
+    for (int d = 0; d < devices_; ++d)
+      if (waiting_[d].stage >= 0 && (best < 0 || waiting_[d].start < waiting_[best].start)) best = d;
+    return best;
   }
 
   // When `bytes` more fit on device d, which holds `held` now (its free time): now, at the end of
@@ -329,7 +348,8 @@ class ListScheduler {
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
   std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
   std::vector<Choice> choice_;
-  int ignore_room_ = 0;  // every device waited for memory: 1, a later F runs regardless; 2, an entry F too
+  std::vector<Choice> waiting_;  // per device, by the packing rule: its first F of a later stage waiting for room
+  bool ignore_room_ = false;     // every device waited for memory, and no later F: an entry F runs regardless
   int leaves_ = 1;
   std::vector<Entrant> tree_;  // node 1 the root, device d's leaf at leaves_ + d
 };

@@ -277,15 +277,17 @@ Result<ExactPipelineResult> exact_pipeline(const StageSource& source, int microb
         // Recomputation only lengthens B, so it can help only where memory cut the search: with
         // the same per-device orders no task starts earlier (a link's transfers come from one
         // device, in its order), and without a cut every order was open to the plain search.
-        if (options.recompute && memory_cut && can_recompute && devices > kMaxRecomputeDevices)
+        if (!options.recompute || !memory_cut || !can_recompute) return out.finished;
+        if (devices > kMaxRecomputeDevices) {
           recompute_unsearched = true;  // 2^devices sets: the result is the best found, not the optimum
-        else if (options.recompute && memory_cut && can_recompute)
-          for (std::uint32_t mask = 1; mask < (1u << devices) && out.finished; ++mask) {
-            shape.recompute.clear();
-            for (int s = 0; s < stages; ++s)
-              if (mask >> placement[s] & 1u) shape.recompute.push_back(s);
-            if (!search_orders(shape, memory_cut, can_recompute)) return false;
-          }
+          return out.finished;
+        }
+        for (std::uint32_t mask = 1; mask < (1u << devices) && out.finished; ++mask) {
+          shape.recompute.clear();
+          for (int s = 0; s < stages; ++s)
+            if (mask >> placement[s] & 1u) shape.recompute.push_back(s);
+          if (!search_orders(shape, memory_cut, can_recompute)) return false;
+        }
         return out.finished;  // a limit hit inside the search ends the enumeration too
       });
     });

@@ -203,15 +203,15 @@ class ListScheduler {
       copying_out_[d] -= queue[done].second;
     const int e = entry_[d];  // summed in this order, as the memory rule always was (rounding)
     const double held = used_[d] + copying_out_[d];
-    const bool fits = (rules_.reserve_for_all ? held + promised_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]
-                                              : held + promised_b_[d] + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d]) ||
+    const double promised = rules_.reserve_for_all ? promised_[d] : promised_b_[d];
+    const bool fits = held + promised + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d] ||
                       (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_;
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
       if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
         const int m = next_f_[*s];
         const double ready = *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s];
-        if (*s == entry_[d] || rules_.reserve_for_all || ignore_room_) {
+        if (*s == entry_[d] || rules_.reserve_for_all) {
           consider(PipeOp::F, *s, ready);
         } else if (const double room_at = when_fits(d, held + promised_b_[d], costs_.mem_f[*s]); room_at < kInf) {
           consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room (its copy out starts after it)

@@ -573,7 +573,8 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
                 "alone)");
   cmd->add_option("--exact", args->exact,
                   "also find the exact optimum by branch and bound within this time, e.g. 60s (small problems: every "
-                  "partition, stage-to-device map up to --max-chunks per device and per-device order)");
+                  "partition, stage-to-device map up to --max-chunks per device and per-device order; where memory "
+                  "binds, every set of devices that recompute; not offload)");
   cmd->add_option("--schedules", args->pipeline.schedules, "baselines to compare (a comma list)")
       ->delimiter(',')
       ->capture_default_str();

@@ -519,8 +519,9 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   cmd.add_option("--walk-share", args.walk_share,
-                 "after the descents and kicks, an annealing walk from the best start, within its layout, for this share of "
-                 "their evaluations (0: none; it finds other basins on memory-bound models and, at 1, doubles the evaluations)")
+                 "an annealing walk from the best start, within its layout, for this share of the descents' and kicks' "
+                 "evaluations, run beside the kicks (after them with --max-evaluations) (0: none; it finds other basins on "
+                 "memory-bound models and, at 1, doubles the evaluations)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 10.0));
   add_priority_option(cmd, args.priority);

@@ -141,6 +141,34 @@ TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pip
   CHECK(r.value().evaluations < 60);  // it stopped early, not after a full pass
 }
 
+TEST_CASE("pipeline tuner: the walk beside the kicks is the walk after them", "[tuner][pipeline]") {
+  // Without an evaluation budget the walk runs on a thread of its own while the kicks run; with
+  // one, after them. Both must find the same and count the same evaluations.
+  auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1, 3, 1}, 3);
+  const PipelineCandidate start = layout_candidate(*source, {1, false}).value();
+  for (std::uint64_t seed : {1, 2, 3}) {
+    PipelineTuneOptions options;
+    options.seed = seed;
+    CandidateEvaluator beside_evaluator(*source, 6);
+    auto beside = tune_pipeline(beside_evaluator, {start}, options);
+    options.max_evaluations = 1'000'000'000;
+    CandidateEvaluator after_evaluator(*source, 6);
+    auto after = tune_pipeline(after_evaluator, {start}, options);
+    REQUIRE(beside);
+    REQUIRE(after);
+    CHECK(beside.value().evaluations == after.value().evaluations);
+    CHECK(beside.value().best == after.value().best);
+    CHECK(beside.value().best_result.iteration_time == after.value().best_result.iteration_time);
+    CHECK(beside.value().history.back().phase == after.value().history.back().phase);
+    // The walk's evaluations are counted: a tuning without it takes fewer.
+    options.anneal_share = 0;
+    CandidateEvaluator without_evaluator(*source, 6);
+    auto without = tune_pipeline(without_evaluator, {start}, options);
+    REQUIRE(without);
+    CHECK(without.value().evaluations < beside.value().evaluations);
+  }
+}
+
 TEST_CASE("pipeline tuner: progress within long phases, each report ahead of its phase's end", "[tuner][pipeline]") {
   auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
   CandidateEvaluator evaluator(*source, 6);
@@ -148,6 +176,9 @@ TEST_CASE("pipeline tuner: progress within long phases, each report ahead of its
   PipelineTuneOptions options;
   options.on_progress = [&seen](const PipelineTuneProgress& p) { seen.push_back(p); };
   options.progress_seconds = 0;  // at every chance
+  // An evaluation budget keeps the walk after the kicks, on this thread, where it reports as it
+  // goes (beside the kicks it reports through theirs).
+  options.max_evaluations = 1'000'000'000;
   auto r = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, options);
   REQUIRE(r);
   const auto& history = r.value().history;

@@ -94,6 +94,7 @@ class CandidateEvaluator {
   std::int64_t evaluations() const { return evaluations_; }
   std::int64_t simulations() const { return simulations_; }
   int microbatches() const { return microbatches_; }
+  LinkModel links() const { return links_; }
   const StageSource& source() const { return source_; }
 
  private:

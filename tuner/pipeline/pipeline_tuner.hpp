@@ -44,7 +44,9 @@ struct PipelineTuneOptions {
   int max_chunks = 4;                // virtual stages per device the placement phase tries
   int max_passes = 20;
   // After the kicks: a simulated-annealing walk from the best start, within its layout, for this
-  // share of the evaluations spent so far (descents and kicks; 0: none), then the descents again
+  // share of the evaluations of the descents and the kicks (planned: the descents' count times
+  // 1 + kick_share; 0: none), beside the kicks on a thread of its own unless max_evaluations
+  // is set (the same walk either way), then the descents again
   // from what it found, if better. The descents stop in the local optimum of the starts' basin;
   // on memory-bound models (few schemes fit) a walk through worse schemes reaches other basins
   // (nemotron-h-47b at p=16: 14.95 s by the descents, 14.79-14.95 s after the walk, seeds 1-3).
@@ -60,7 +62,9 @@ struct PipelineTuneOptions {
   // nemotron-h-47b at p=16 the placement phase, the kicks and the walk take 40, 96 and 40 s).
   std::function<void(const PipelineTuneProgress&)> on_progress;
   double progress_seconds = 10;
-  // Polled between evaluations: when it turns true the tuner returns its best so far.
+  // Polled between evaluations: when it turns true the tuner returns its best so far. Also
+  // polled by the walk, which runs on a thread of its own beside the kicks when there is no
+  // evaluation budget: it must be safe to call from two threads.
   std::function<bool()> should_stop;
   // Evaluates a step's moves elsewhere (the rollout pool's workers) instead of one by one here:
   // one entry per move, in order, empty for a malformed move. Steps too small to pay for the

@@ -771,20 +771,29 @@ class Tuner {
         moves.push_back(std::move(m));
       }
     }
-    // Small problems afford every reinsertion of a task earlier on its device: where bubbles are
-    // few and short, the gain is in orders no single bubble points at.
+    // Small problems afford every reinsertion of a task on its device, earlier and then later:
+    // where bubbles are few and short, the gain is in orders no single bubble points at. Later
+    // reinsertions reach in one move what takes several earlier ones (an F put off past the B
+    // and W that free its room: llama-2l of bench/pipeline-exact.sh at p=2, m=4 and 6, 8 GiB,
+    // 1.03% and 1.39% above the optimum with earlier ones alone, at it with both).
     std::size_t tasks = 0;
     for (const auto& list : scheme.schedule) tasks += list.size();
-    if (tasks <= kAllMovesTasks)
+    if (tasks <= kAllMovesTasks) {
+      auto reinsert = [&](int d, int from, int to) {
+        PipelineCandidate m = c;
+        m.order = scheme.schedule;
+        auto& moved = m.order[d];
+        if (to < from) std::rotate(moved.begin() + to, moved.begin() + from, moved.begin() + from + 1);
+        else std::rotate(moved.begin() + from, moved.begin() + from + 1, moved.begin() + to + 1);
+        moves.push_back(std::move(m));
+      };
       for (int d = 0; d < scheme.num_devices(); ++d)
         for (int q = 1; q < static_cast<int>(scheme.schedule[d].size()); ++q)
-          for (int j = 0; j < q; ++j) {
-            PipelineCandidate m = c;
-            m.order = scheme.schedule;
-            auto& moved = m.order[d];
-            std::rotate(moved.begin() + j, moved.begin() + q, moved.begin() + q + 1);
-            moves.push_back(std::move(m));
-          }
+          for (int j = 0; j < q; ++j) reinsert(d, q, j);  // task q goes before task j
+      for (int d = 0; d < scheme.num_devices(); ++d)
+        for (int q = 0; q + 1 < static_cast<int>(scheme.schedule[d].size()); ++q)
+          for (int j = q + 1; j < static_cast<int>(scheme.schedule[d].size()); ++j) reinsert(d, q, j);  // task q goes after task j
+    }
     return moves;
   }
 

@@ -27,6 +27,40 @@ std::unique_ptr<StageSource> layers_of(std::vector<double> time, int devices, do
   return testing::layer_source(std::move(time), devices, o);
 }
 
+// Two devices of `time` layers (F = B = W = time, parameters 1 and activation 1 per layer, B frees
+// it all) within `max_mem` each.
+std::unique_ptr<StageSource> memory_bound_layers(const std::vector<double>& time, double max_mem) {
+  testing::LayerSourceOptions o;
+  o.held = 0;
+  o.params = 1;
+  o.max_mem = max_mem;
+  return testing::layer_source(time, 2, o);
+}
+
+// The branch and bound's optimum with up to two stages per device, which must finish and fit.
+double optimum_of(const StageSource& source, int m) {
+  ExactPipelineOptions options;
+  options.max_chunks = 2;
+  auto exact = exact_pipeline(source, m, options);
+  REQUIRE(exact);
+  REQUIRE(exact.value().finished);
+  REQUIRE(exact.value().found);
+  return exact.value().iteration_time;
+}
+
+// The co-tuner's time from `layouts` (up to two stages per device), which must fit.
+double tuned_time(const StageSource& source, int m, const std::vector<StageLayout>& layouts) {
+  CandidateEvaluator evaluator(source, m);
+  PipelineTuneOptions tune;
+  tune.max_chunks = 2;
+  std::vector<PipelineCandidate> starts;
+  for (StageLayout layout : layouts) starts.push_back(layout_candidate(source, layout).value());
+  auto tuned = tune_pipeline(evaluator, starts, tune);
+  REQUIRE(tuned);
+  REQUIRE(tuned.value().best_result.feasible());
+  return tuned.value().best_result.iteration_time;
+}
+
 }  // namespace
 
 TEST_CASE("exact pipeline: two identical stages reach the last device's bound 3m + 1", "[tuner][pipeline]") {
@@ -182,20 +216,9 @@ double best_list_schedule(const StageSource& source, int layers, int devices, in
 // microbatch's later F waits for an older one's W. Reserving on entry for what every microbatch
 // held will still allocate, no rule reaches it; reserving for the new one only, one does.
 TEST_CASE("exact pipeline: the list scheduler reaches the optimum of a memory-bound model only reserving for the new microbatch", "[tuner][pipeline]") {
-  testing::LayerSourceOptions o;
-  o.held = 0;
-  o.params = 1;
-  o.max_mem = 5.95;
-  const std::vector<double> time = {0.6, 1.75, 1.05};
-  auto source = testing::layer_source(time, 2, o);
+  auto source = memory_bound_layers({0.6, 1.75, 1.05}, 5.95);
   const int m = 4;
-  ExactPipelineOptions options;
-  options.max_chunks = 2;
-  auto exact = exact_pipeline(*source, m, options);
-  REQUIRE(exact);
-  REQUIRE(exact.value().finished);
-  REQUIRE(exact.value().found);
-  const double optimum = exact.value().iteration_time;
+  const double optimum = optimum_of(*source, m);
   CHECK(best_list_schedule(*source, 3, 2, m, /*reserve_for_all=*/false) == Approx(optimum).epsilon(1e-9));
   CHECK(best_list_schedule(*source, 3, 2, m, /*reserve_for_all=*/true) > optimum * 1.05);
 }
@@ -205,53 +228,17 @@ TEST_CASE("exact pipeline: the list scheduler reaches the optimum of a memory-bo
 // reinsertion of a task where earlier ones need several moves each slower on its own (the tuner
 // ended at 26.8 with earlier reinsertions alone).
 TEST_CASE("exact pipeline: the co-tuner reaches a memory-bound optimum that puts an F off", "[tuner][pipeline]") {
-  testing::LayerSourceOptions o;
-  o.held = 0;
-  o.params = 1;
-  o.max_mem = 4.8;
-  auto source = testing::layer_source({0.6, 1.5, 0.8}, 2, o);
-  const int m = 4;
-  ExactPipelineOptions options;
-  options.max_chunks = 2;
-  auto exact = exact_pipeline(*source, m, options);
-  REQUIRE(exact);
-  REQUIRE(exact.value().finished);
-  REQUIRE(exact.value().found);
-  CandidateEvaluator evaluator(*source, m);
-  PipelineTuneOptions tune;
-  tune.max_chunks = 2;
-  auto tuned = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, tune);
-  REQUIRE(tuned);
-  REQUIRE(tuned.value().best_result.feasible());
-  CHECK(tuned.value().best_result.iteration_time == Approx(exact.value().iteration_time).epsilon(1e-9));
+  auto source = memory_bound_layers({0.6, 1.5, 0.8}, 4.8);
+  CHECK(tuned_time(*source, 4, {{1, false}}) == Approx(optimum_of(*source, 4)).epsilon(1e-9));
 }
 
 // Four layers on two devices whose memory (4.4) binds: the best scheme by the list scheduler's
 // rules is not the one whose orders can be packed best, so every layout's settled scheme gets its
 // own order descent (the tuner ended at 49.5, 19.6% above the optimum, with the best's alone). On
-// the 55 generated models of the case above, the tuner reached the optimum on 29 (mean gap
-// 1.73%) against 23 (3.32%) with the best's order descent alone and 18 (4.51%) before later
-// reinsertions.
+// 55 generated models like these two (3-4 layers, limits 4-5.4), the tuner reached the optimum on
+// 29 (mean gap 1.73%) against 23 (3.32%) with the best's order descent alone and 18 (4.51%)
+// before later reinsertions.
 TEST_CASE("exact pipeline: the co-tuner reaches a memory-bound optimum through another layout's orders", "[tuner][pipeline]") {
-  testing::LayerSourceOptions o;
-  o.held = 0;
-  o.params = 1;
-  o.max_mem = 4.4;
-  auto source = testing::layer_source({1.15, 1.95, 1.10, 1.60}, 2, o);
-  const int m = 4;
-  ExactPipelineOptions options;
-  options.max_chunks = 2;
-  auto exact = exact_pipeline(*source, m, options);
-  REQUIRE(exact);
-  REQUIRE(exact.value().finished);
-  REQUIRE(exact.value().found);
-  CandidateEvaluator evaluator(*source, m);
-  PipelineTuneOptions tune;
-  tune.max_chunks = 2;
-  std::vector<PipelineCandidate> starts;
-  for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}}) starts.push_back(layout_candidate(*source, layout).value());
-  auto tuned = tune_pipeline(evaluator, starts, tune);
-  REQUIRE(tuned);
-  REQUIRE(tuned.value().best_result.feasible());
-  CHECK(tuned.value().best_result.iteration_time == Approx(exact.value().iteration_time).epsilon(1e-9));
+  auto source = memory_bound_layers({1.15, 1.95, 1.10, 1.60}, 4.4);
+  CHECK(tuned_time(*source, 4, {{1, false}, {2, true}}) == Approx(optimum_of(*source, 4)).epsilon(1e-9));
 }

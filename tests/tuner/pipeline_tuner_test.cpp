@@ -4,6 +4,8 @@
 // memory limit when the start fits.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -130,7 +132,7 @@ TEST_CASE("pipeline tuner: never slower than its start, never over the limit whe
 TEST_CASE("pipeline tuner: a stop request returns the best so far", "[tuner][pipeline]") {
   auto source = testing::layer_source({1, 2, 1, 3, 1, 2, 2, 1}, 2);
   CandidateEvaluator evaluator(*source, 6);
-  int polls = 0;
+  std::atomic<int> polls{0};  // should_stop may be polled by the walk's thread too
   PipelineTuneOptions options;
   options.should_stop = [&polls] { return ++polls > 40; };
   auto r = tune_pipeline(evaluator, {layout_candidate(*source, {1, false}).value()}, options);

@@ -64,7 +64,12 @@ class Tuner {
     const std::int64_t walk_length = planned_walk();
     std::future<Result<PipelineSearchResult>> walking;
     if (walk_length > 1 && walk_alongside()) walking = std::async(std::launch::async, [this, walk_length] { return walk_alone(walk_length); });
-    kick_phase();
+    try {
+      kick_phase();
+    } catch (...) {  // the walk would otherwise run its whole length before the error leaves
+      abandon_walk_ = true;
+      throw;
+    }
     if (walking.valid()) {
       abandon_walk_ = !result_.failure.empty();  // an ended tuning leaves the walk too
       in_phase("anneal", result_.passes);
@@ -98,9 +103,12 @@ class Tuner {
   }
 
   // The walk is independent of the kicks (it starts from the best start), so it runs beside them
-  // on a thread of its own where that cannot change what either finds: without an evaluation
-  // budget (which they would share). The kicks' steps mostly wait for the rollout pool, whose
-  // workers are often other machines; on nemotron-h-47b at p=16 on 2 cores the serial walk took 40 s of 190.
+  // on a thread of its own unless an evaluation budget would be shared (then what each finds
+  // would depend on the other). Under a time budget the two share the clock instead: the walk
+  // gets time it would not have had after the kicks. A stop or failure during the kicks ends
+  // the walk too, and its best so far is kept like the kicks'. The kicks' steps mostly wait for
+  // the rollout pool, whose workers are often other machines; on nemotron-h-47b at p=16 on
+  // 2 cores the serial walk took 40 s of 165-190.
   bool walk_alongside() const { return options_.max_evaluations <= 0 && options_.kick_share > 0 && !out_of_budget(); }
 
   std::int64_t evaluations_left() const {
@@ -114,11 +122,15 @@ class Tuner {
 
   // The walk on its own evaluator, beside the kicks: it reads only the start, the options and the
   // clock (no progress reports: those are the kicks').
+  // Its count is its evaluator's, as the tuner's own evaluator would have counted it (a
+  // neighbour the evaluator refuses is not an evaluation).
   Result<PipelineSearchResult> walk_alone(std::int64_t length) const {
     CandidateEvaluator own(evaluator_.source(), evaluator_.microbatches(), evaluator_.links());
-    return walk(own, length, [this] {
+    auto walked = walk(own, length, [this] {
       return abandon_walk_.load() || stopped() || (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds);
     });
+    if (walked) walked.value().evaluations = own.evaluations();
+    return walked;
   }
 
   // The walk's end: when it found better than the descents and kicks, one more pass of the

@@ -4,9 +4,8 @@
 // memory limit when the start fits.
 #include <catch2/catch.hpp>
 
-#include <atomic>
-
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <iterator>
 #include <random>

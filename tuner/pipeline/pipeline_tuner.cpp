@@ -32,6 +32,13 @@ constexpr double kStartOffload = 0.75;
 constexpr int kStartReloadAhead = 8;
 constexpr double kOffloadStep = 0.125;  // the finest change of an offload fraction the tuner makes
 
+// Tasks in a scheme's orders, every device's.
+std::size_t task_count(const PipelineScheme& scheme) {
+  std::size_t tasks = 0;
+  for (const auto& list : scheme.schedule) tasks += list.size();
+  return tasks;
+}
+
 class Tuner {
  public:
   Tuner(CandidateEvaluator& evaluator, const PipelineTuneOptions& options)
@@ -127,7 +134,7 @@ class Tuner {
   Result<PipelineSearchResult> walk_alone(std::int64_t length) const {
     CandidateEvaluator own(evaluator_.source(), evaluator_.microbatches(), evaluator_.links());
     auto walked = walk(own, length, [this] {
-      return abandon_walk_.load() || stopped() || (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds);
+      return abandon_walk_.load() || stopped() || out_of_time();  // out_of_budget() reads the kicks' counts
     });
     if (walked) walked.value().evaluations = own.evaluations();
     return walked;
@@ -154,8 +161,10 @@ class Tuner {
 
   std::int64_t evaluations() const { return evaluator_.evaluations() + elsewhere_; }
 
+  bool out_of_time() const { return options_.budget_seconds > 0 && seconds() >= options_.budget_seconds; }
+
   bool out_of_budget() const {
-    return (options_.budget_seconds > 0 && seconds() >= options_.budget_seconds) ||
+    return out_of_time() ||
            (options_.max_evaluations > 0 && evaluations() >= options_.max_evaluations) || stopped() ||
            !result_.failure.empty();
   }
@@ -453,10 +462,7 @@ class Tuner {
   // 21 GiB, 6.30% -> 4.21%).
   bool small_and_memory_bound(const PipelineCandidate& c) {
     auto built = evaluator_.build(c);
-    if (!built) return false;
-    std::size_t tasks = 0;
-    for (const auto& list : built.value().first.schedule) tasks += list.size();
-    if (tasks > kAllMovesTasks) return false;
+    if (!built || task_count(built.value().first) > kAllMovesTasks) return false;
     const std::vector<bool> binds = memory_binds(c);
     return std::find(binds.begin(), binds.end(), true) != binds.end();
   }
@@ -805,9 +811,7 @@ class Tuner {
     // reinsertions reach in one move what takes several earlier ones (an F put off past the B
     // and W that free its room: llama-2l of bench/pipeline-exact.sh at p=2, m=4 and 6, 8 GiB,
     // 1.03% and 1.39% above the optimum with earlier ones alone, at it with both).
-    std::size_t tasks = 0;
-    for (const auto& list : scheme.schedule) tasks += list.size();
-    if (tasks <= kAllMovesTasks) {
+    if (task_count(scheme) <= kAllMovesTasks) {
       auto reinsert = [&](int d, int from, int to) {
         PipelineCandidate m = c;
         m.order = scheme.schedule;

@@ -219,7 +219,7 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
   // activations (all its stages' F): the scheduler's orders, simulated, stay within it whatever
   // the map, depths and rules; without the rule some exceed it (else the limits test nothing).
   std::mt19937 rng(23);
-  int over_without_rule = 0, packed_faster = 0, packed_over = 0;
+  int over_without_rule = 0, packed_faster = 0;
   for (int trial = 0; trial < 80; ++trial) {
     RandomCase c = random_case(rng, trial, 4, 12);
     const int devices = c.devices, stages = c.stages, m = c.microbatches;
@@ -242,12 +242,11 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
     const PipelineEvaluation within = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
     CHECK_FALSE(within.out_of_memory);
     for (int d = 0; d < devices; ++d) CHECK(within.peak_memory[d] <= costs.max_mem[d] + 1e-9);
-    // The packing rule: always a complete order (evaluate checks it), faster within the limit
-    // on some maps, and over it only where every device waited (not told apart here).
+    // The packing rule: always a complete order (evaluate checks it) and faster within the limit
+    // on some maps (over it where every device waited: the stall test below).
     rules.reserve_for_all = false;
     const PipelineEvaluation packed = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
     packed_faster += !packed.out_of_memory && packed.iteration_time < within.iteration_time * (1 - 1e-9);
-    packed_over += packed.out_of_memory;
     rules.reserve_for_all = true;
     rules.respect_memory = false;
     over_without_rule += evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs).out_of_memory;

@@ -42,10 +42,11 @@ const char* get_reals(Decoder& d, std::vector<double>& out) {
 }
 
 // Rule flags as one integer: bit 0 F before B, 1 split backward, 2 delay W, 3 respect memory,
-// 4 reserve for the new microbatch only (not reserve_for_all).
+// 4 an entry F reserves for the new microbatch only (MemoryReserve::newcomer), 5 for the held
+// ones only (held); neither: for all.
 int rule_flags(const ListScheduleRules& r) {
   return (r.f_before_b ? 1 : 0) | (r.split_backward ? 2 : 0) | (r.delay_w ? 4 : 0) | (r.respect_memory ? 8 : 0) |
-         (r.reserve_for_all ? 0 : 16);
+         (r.reserve == MemoryReserve::newcomer ? 16 : 0) | (r.reserve == MemoryReserve::held ? 32 : 0);
 }
 
 void put_candidate(Writer& w, const PipelineCandidate& c) {
@@ -106,12 +107,13 @@ bool read_candidate(Decoder& d, const std::string& what, PipelineCandidate& c) {
     if (key == "flags") {
       int flags = 0;
       if (const char* problem = get(d, flags)) return problem;
-      if (flags & ~31) return "holds a rule this version does not know (bits above 4)";
+      if (flags & ~63) return "holds a rule this version does not know (bits above 5)";
+      if ((flags & 48) == 48) return "reserves for the new microbatch only and for the held ones only (bits 4 and 5)";
       c.rules.f_before_b = flags & 1;
       c.rules.split_backward = flags & 2;
       c.rules.delay_w = flags & 4;
       c.rules.respect_memory = flags & 8;
-      c.rules.reserve_for_all = !(flags & 16);
+      c.rules.reserve = flags & 16 ? MemoryReserve::newcomer : flags & 32 ? MemoryReserve::held : MemoryReserve::all;
       return nullptr;
     }
     return wire::get_list(d, c.order, [&](std::vector<PipeTask>& tasks) -> const char* {

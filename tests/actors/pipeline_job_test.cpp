@@ -61,9 +61,11 @@ std::vector<PipelineCandidate> some_candidates(const PipelineProblemSpec& proble
   offloading.offload[0] = 0.5;
   offloading.reload_ahead = 3;
   out.push_back(offloading);
-  PipelineCandidate packing = out.front();  // later F wait for room
-  packing.rules.reserve_for_all = false;
-  out.push_back(packing);
+  for (MemoryReserve reserve : {MemoryReserve::newcomer, MemoryReserve::held}) {  // unreserved later F wait for room
+    PipelineCandidate packing = out.front();
+    packing.rules.reserve = reserve;
+    out.push_back(packing);
+  }
   return out;
 }
 

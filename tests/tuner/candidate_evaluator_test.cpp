@@ -19,13 +19,13 @@ std::vector<PipelineCandidate> neighbours(const StageSource& source, CandidateEv
   for (StageLayout layout : {StageLayout{1, false}, StageLayout{2, true}, StageLayout{2, false}}) {
     auto base = layout_candidate(source, layout);
     REQUIRE(base);
-    for (int variant = 0; variant < 32; ++variant) {
+    for (int variant = 0; variant < 48; ++variant) {
       PipelineCandidate c = base.value();
       c.rules.f_before_b = variant & 1;
       c.rules.delay_w = variant & 2;
       c.rules.split_backward = variant & 4;
       c.rules.respect_memory = variant & 8;
-      c.rules.reserve_for_all = variant & 16;
+      c.rules.reserve = static_cast<MemoryReserve>(variant >> 4);
       out.push_back(c);
       for (int& limit : c.rules.in_flight_limit) limit = std::max(1, limit / 2);
       out.push_back(c);
@@ -119,4 +119,21 @@ TEST_CASE("candidate evaluator: a remembered answer is the simulation's, and rep
     CHECK(remembering.simulations() == simulated);
   }
   CHECK(differing_pairs >= 50);
+}
+
+TEST_CASE("pipeline candidate: the memory reserve reads by name, and a stored packing flag as newcomer", "[tuner][pipeline]") {
+  const std::string head = R"({"partition": [[0, 1], [1, 2]], "placement": [0, 1], "in_flight_limit": [2, 1],
+    "f_before_b": true, "split_backward": true, "delay_w": true, "respect_memory": true)";
+  auto stored = candidate_from_json(head + R"(, "reserve_for_all": false})", "stored");
+  REQUIRE(stored);
+  CHECK(stored.value().rules.reserve == MemoryReserve::newcomer);
+  auto held = candidate_from_json(head + R"(, "reserve": "held"})", "file");
+  REQUIRE(held);
+  CHECK(held.value().rules.reserve == MemoryReserve::held);
+  auto plain = candidate_from_json(head + "}", "file");
+  REQUIRE(plain);
+  CHECK(plain.value().rules.reserve == MemoryReserve::all);
+  auto bad = candidate_from_json(head + R"(, "reserve": "some"})", "file");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("file: reserve must be all, newcomer or held") != std::string::npos);
 }

@@ -244,10 +244,10 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
     for (int d = 0; d < devices; ++d) CHECK(within.peak_memory[d] <= costs.max_mem[d] + 1e-9);
     // The packing rule: always a complete order (evaluate checks it) and faster within the limit
     // on some maps (over it where every device waited: the stall test below).
-    rules.reserve_for_all = false;
+    rules.reserve = MemoryReserve::newcomer;
     const PipelineEvaluation packed = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
     packed_faster += !packed.out_of_memory && packed.iteration_time < within.iteration_time * (1 - 1e-9);
-    rules.reserve_for_all = true;
+    rules.reserve = MemoryReserve::all;
     rules.respect_memory = false;
     over_without_rule += evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs).out_of_memory;
   }
@@ -266,14 +266,14 @@ TEST_CASE("list scheduler: when every device waits for memory, the earliest wait
   costs.max_mem = {4, 0};
   ListScheduleRules rules;
   rules.in_flight_limit = {m, m};
-  rules.reserve_for_all = false;
+  rules.reserve = MemoryReserve::newcomer;
   const PipelineScheme shape_ = shape({0, 1, 0, 1, 0}, 2, m);
   auto stalled = pipeline_list_schedule(shape_, costs, rules);
   REQUIRE(stalled);
   const PipelineEvaluation over = evaluate(stalled.value(), costs);
   CHECK(over.out_of_memory);
   CHECK(over.peak_memory[0] == Approx(5));
-  rules.reserve_for_all = true;
+  rules.reserve = MemoryReserve::all;
   const PipelineEvaluation fits = evaluate(pipeline_list_schedule(shape_, costs, rules).value(), costs);
   CHECK_FALSE(fits.out_of_memory);
 }

@@ -41,7 +41,7 @@ class ListScheduler {
     for (int remaining = per_microbatch * stages_ * micro_; remaining > 0; --remaining) {
       int d = tree_[1].device;
       Choice c = choice_[d];
-      if (c.start == kInf && !rules_.reserve_for_all) {
+      if (c.start == kInf && rules_.reserve != MemoryReserve::all) {
         // Every device waits for memory (packing rule): the earliest F of a later stage that
         // waits for room runs anyway (the devices' choices stand: only its device's changes), or
         // else the earliest entry F, which a choice with the limits ignored finds.
@@ -132,8 +132,8 @@ class ListScheduler {
   // at most kCopiesBackInFlight stages' offloads at once, reserved on the device from the start.
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B) is reserved when the entry F is admitted, so that a device's peak
-  // stays within its room however the microbatch's later work interleaves with others' (by the
-  // packing rule, reserve_for_all false: B's gradients stay reserved, later F wait for room). With
+  // stays within its room however the microbatch's later work interleaves with others' (short of
+  // MemoryReserve::all, B's gradients stay reserved and the unreserved later F wait for room). With
   // offload it stays so only approximately: the reservation takes a later F at what stays after
   // its copy out, which a slow host link may not have finished when the next F starts (the
   // evaluator then finds the scheme over its limit and the tuner rejects it).
@@ -203,15 +203,17 @@ class ListScheduler {
       copying_out_[d] -= queue[done].second;
     const int e = entry_[d];  // summed in this order, as the memory rule always was (rounding)
     const double held = used_[d] + copying_out_[d];
-    const double promised = rules_.reserve_for_all ? promised_[d] : promised_b_[d];
-    const bool fits = held + promised + costs_.mem_f[e] - offloaded_[e] + later_[d] <= room_[d] ||
+    const bool reserve_held = rules_.reserve != MemoryReserve::newcomer;
+    const bool reserve_new = rules_.reserve != MemoryReserve::held;
+    const double promised = reserve_held ? promised_[d] : promised_b_[d];
+    const bool fits = held + promised + costs_.mem_f[e] - offloaded_[e] + (reserve_new ? later_[d] : later_b_[d]) <= room_[d] ||
                       (in_flight_[d] == 0 && w_pending_[d] == 0) || ignore_room_;
     const bool admits = in_flight_[d] < rules_.in_flight_limit[d] && fits;
     for (const int* s = begin; s != end; ++s)
       if (next_f_[*s] < micro_ && (*s != entry_[d] || admits)) {
         const int m = next_f_[*s];
         const double ready = *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s];
-        if (*s == entry_[d] || rules_.reserve_for_all) {
+        if (*s == entry_[d] || rules_.reserve == MemoryReserve::all) {
           consider(PipeOp::F, *s, ready);
         } else if (const double room_at = when_fits(d, held + promised_b_[d], costs_.mem_f[*s]); room_at < kInf) {
           consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room (its copy out starts after it)
@@ -355,6 +357,20 @@ class ListScheduler {
 };
 
 }  // namespace
+
+const char* to_string(MemoryReserve reserve) {
+  switch (reserve) {
+    case MemoryReserve::newcomer: return "newcomer";
+    case MemoryReserve::held: return "held";
+    default: return "all";
+  }
+}
+
+std::optional<MemoryReserve> memory_reserve_from(const std::string& name) {
+  for (MemoryReserve r : {MemoryReserve::all, MemoryReserve::newcomer, MemoryReserve::held})
+    if (name == to_string(r)) return r;
+  return std::nullopt;
+}
 
 Result<PipelineScheme> pipeline_list_schedule(PipelineScheme scheme, const StageCosts& costs, const ListScheduleRules& rules) {
   const int stages = scheme.num_stages(), devices = scheme.num_devices();

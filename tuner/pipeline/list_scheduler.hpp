@@ -7,12 +7,29 @@
 // device) needs room under the device's in-flight limit and, by rule, under its memory limit
 // (and, by rule, an F of a later stage waits for room too).
 // ZB-H1 and ZB-V are two sets of rules; the tuner's schedule phase searches over them.
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/pipeline_scheme.hpp"
 #include "core/result.hpp"
 
 namespace gantry {
+
+// With ListScheduleRules::respect_memory, what an entry F (a new microbatch on the device)
+// reserves besides its own activations. Short of `all`, the unreserved later F wait for room,
+// which packs memory as an optimal order does (a microbatch's later F after an older one's W or B
+// frees room) but can leave every device waiting for room that only its own later work would
+// free: then the earliest waiting F of a later stage (else an entry F) runs anyway, and the
+// evaluator finds the scheme over its limit (the tuner rejects it).
+enum class MemoryReserve : std::uint8_t {
+  all,       // what every microbatch the device holds, and this one, will still allocate there (no F waits)
+  newcomer,  // what this microbatch will still allocate there, and the held ones' B gradients
+  held,      // what the microbatches the device holds will still allocate there, and this one's B gradients
+};
+const char* to_string(MemoryReserve reserve);  // "all", "newcomer", "held"
+std::optional<MemoryReserve> memory_reserve_from(const std::string& name);  // none for another name
 
 struct ListScheduleRules {
   // Per device: the warm-up depth, i.e. how many (microbatch, stage) activations the device may
@@ -24,19 +41,12 @@ struct ListScheduleRules {
   // W waits until nothing else can start (fills bubbles); false: W runs as soon as its B is done
   // and the device is free, before any F or B that could also start.
   bool delay_w = true;
-  // An entry F waits while the device's activations, with everything the microbatches it holds
-  // (and this one) will still allocate there, would exceed costs.max_mem minus its static memory
+  // An entry F waits while the device's activations, with what `reserve` says the device's
+  // microbatches will still allocate there, would exceed costs.max_mem minus its static memory
   // (unless the device holds nothing, so that the schedule always progresses). Offloaded
   // activations count from their F until their B only as the copies back in flight.
   bool respect_memory = true;
-  // With respect_memory, what an entry F reserves: true, what every microbatch the device holds
-  // will still allocate there (so no later F waits); false, only what this microbatch will (and
-  // the gradients of the held ones' B), and an F of a later stage waits until its activations
-  // fit. The second packs memory as an optimal order does (a microbatch's later F after an older
-  // one's W frees room) but can leave every device waiting for room that only its own later work
-  // would free: then the earliest waiting F of a later stage (else an entry F) runs anyway, and
-  // the evaluator finds the scheme over its limit (the tuner rejects it).
-  bool reserve_for_all = true;
+  MemoryReserve reserve = MemoryReserve::all;
 };
 
 // Orders for `shape`'s placement and microbatches (its schedule is replaced) with `costs` (one

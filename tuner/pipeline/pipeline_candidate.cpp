@@ -47,7 +47,7 @@ bool PipelineCandidate::operator==(const PipelineCandidate& o) const {
   const ListScheduleRules &a = rules, &b = o.rules;
   return partition == o.partition && placement == o.placement && a.in_flight_limit == b.in_flight_limit &&
          a.f_before_b == b.f_before_b && a.split_backward == b.split_backward && a.delay_w == b.delay_w &&
-         a.respect_memory == b.respect_memory && a.reserve_for_all == b.reserve_for_all && order == o.order &&
+         a.respect_memory == b.respect_memory && a.reserve == b.reserve && order == o.order &&
          recompute == o.recompute && offload == o.offload && (offload.empty() || reload_ahead == o.reload_ahead);
 }
 
@@ -61,7 +61,7 @@ std::string candidate_to_json(const PipelineCandidate& c) {
   j["split_backward"] = c.rules.split_backward;
   j["delay_w"] = c.rules.delay_w;
   j["respect_memory"] = c.rules.respect_memory;
-  if (!c.rules.reserve_for_all) j["reserve_for_all"] = false;  // absent: true (candidates stored before it)
+  if (c.rules.reserve != MemoryReserve::all) j["reserve"] = to_string(c.rules.reserve);  // absent: all (stored before it)
   if (!c.order.empty()) {
     j["order"] = nlohmann::json::array();
     for (const auto& device : c.order) {
@@ -89,7 +89,13 @@ Result<PipelineCandidate> candidate_from_json(const std::string& text, const std
   c.rules.split_backward = j.at("split_backward").get<bool>();
   c.rules.delay_w = j.at("delay_w").get<bool>();
   c.rules.respect_memory = j.at("respect_memory").get<bool>();
-  if (j.contains("reserve_for_all")) c.rules.reserve_for_all = j.at("reserve_for_all").get<bool>();
+  if (j.contains("reserve")) {
+    auto reserve = memory_reserve_from(j.at("reserve").get<std::string>());
+    if (!reserve) return make_error(source + ": reserve must be all, newcomer or held (got " + j.at("reserve").dump() + ")");
+    c.rules.reserve = *reserve;
+  } else if (j.contains("reserve_for_all") && !j.at("reserve_for_all").get<bool>()) {
+    c.rules.reserve = MemoryReserve::newcomer;  // candidates stored before the held rule
+  }
   if (j.contains("order")) {  // read as a scheme's schedule is
     auto tasks = read_schedule_lists(j.at("order").dump(), source + ": order");
     if (!tasks) return tasks.error();
@@ -123,7 +129,8 @@ std::string describe_candidate(const PipelineCandidate& c, int devices) {
   text += c.rules.split_backward ? ", B/W split" : ", fused BW";
   text += c.rules.delay_w ? ", W delayed" : ", W at once";
   text += c.rules.f_before_b ? ", F first" : ", B first";
-  if (c.rules.respect_memory && !c.rules.reserve_for_all) text += ", later F wait for room";
+  if (c.rules.respect_memory && c.rules.reserve == MemoryReserve::newcomer) text += ", older microbatches' later F wait for room";
+  if (c.rules.respect_memory && c.rules.reserve == MemoryReserve::held) text += ", a new microbatch's later F wait for room";
   text += ", in flight";
   for (int l : c.rules.in_flight_limit) text += " " + std::to_string(l);
   if (!c.order.empty()) text += ", task order edited";
@@ -241,7 +248,7 @@ std::size_t CandidateEvaluator::CandidateHash::operator()(const PipelineCandidat
   for (int d : c.placement) f.add(d);
   for (int l : c.rules.in_flight_limit) f.add(l);
   f.add(c.rules.f_before_b | c.rules.split_backward << 1 | c.rules.delay_w << 2 | c.rules.respect_memory << 3 |
-        c.rules.reserve_for_all << 4);
+        static_cast<int>(c.rules.reserve) << 4);
   for (int s : c.recompute) f.add(s);
   for (double x : c.offload) f.add(std::llround(x * 1e6));
   if (!c.offload.empty()) f.add(c.reload_ahead);

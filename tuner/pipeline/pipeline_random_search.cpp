@@ -31,7 +31,7 @@ void randomize_rules(ListScheduleRules& rules, int stages, std::mt19937_64& rng)
   rules.f_before_b = uniform(rng, 0, 1);
   rules.delay_w = uniform(rng, 0, 1);
   rules.split_backward = uniform(rng, 0, 1);
-  rules.reserve_for_all = uniform(rng, 0, 1);
+  rules.reserve = static_cast<MemoryReserve>(uniform(rng, 0, 2));
 }
 
 // How device d's stages keep their activations from F to B: held (0), recomputed in B (1), or a
@@ -129,7 +129,7 @@ PipelineCandidate neighbour(const PipelineCandidate& c, const StageSource& sourc
       switch (uniform(rng, 0, 3)) {
         case 0: n.rules.f_before_b = !n.rules.f_before_b; break;
         case 1: n.rules.delay_w = !n.rules.delay_w; break;
-        case 2: n.rules.reserve_for_all = !n.rules.reserve_for_all; break;
+        case 2: n.rules.reserve = static_cast<MemoryReserve>((static_cast<int>(n.rules.reserve) + uniform(rng, 1, 2)) % 3); break;
         default: n.rules.split_backward = !n.rules.split_backward; break;
       }
       break;

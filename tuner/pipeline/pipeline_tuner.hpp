@@ -43,13 +43,14 @@ struct PipelineTuneOptions {
   std::int64_t max_evaluations = 0;  // 0: none
   int max_chunks = 4;                // virtual stages per device the placement phase tries
   int max_passes = 20;
-  // After the kicks: a simulated-annealing walk from the best start, within its layout, for this
+  // Beside or after the kicks: a simulated-annealing walk from the best start, within its layout, for this
   // share of the evaluations of the descents and the kicks (planned: the descents' count times
   // 1 + kick_share; 0: none), beside the kicks on a thread of its own unless max_evaluations
   // is set (the same walk either way), then the descents again
   // from what it found, if better. The descents stop in the local optimum of the starts' basin;
   // on memory-bound models (few schemes fit) a walk through worse schemes reaches other basins
-  // (nemotron-h-47b at p=16: 14.95 s by the descents, 14.79-14.95 s after the walk, seeds 1-3).
+  // (nemotron-h-47b at p=16, before activation offload: 14.95 s by the descents, 14.79-14.95 s
+  // after the walk, seeds 1-3; activation offload has since taken it to 11.131 s).
   // Walking from the descents' best instead found nothing better on any benchmark model.
   double anneal_share = 1.0;
   // Before the walk: iterated local search (kicks and descents from each layout's settled scheme)

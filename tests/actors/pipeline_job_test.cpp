@@ -149,6 +149,18 @@ TEST_CASE("pipeline moves and their results round-trip in MessagePack", "[actors
   REQUIRE(decoded.value().size() == candidates.size());
   for (std::size_t i = 0; i < candidates.size(); ++i) CHECK(decoded.value()[i] == candidates[i]);
   for (std::size_t cut : {body.size() / 2, body.size() - 1}) CHECK_FALSE(decode_pipeline_moves(body.substr(0, cut)));
+  // Rule flags a worker cannot honour are refused by name: both packing rules at once, or a
+  // rule this version does not know (the first candidate's flags, a one-byte integer, rewritten).
+  const std::size_t flags_at = body.find("\xa5" "flags");
+  REQUIRE(flags_at != std::string::npos);
+  REQUIRE(static_cast<unsigned char>(body[flags_at + 6]) < 0x80);
+  for (auto [flags, problem] : {std::pair{'\x30', "bits 4 and 5"}, std::pair{'\x40', "bits above 5"}}) {
+    std::string bad = body;
+    bad[flags_at + 6] = flags;
+    auto refused = decode_pipeline_moves(bad);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find(problem) != std::string::npos);
+  }
 
   std::vector<MoveResult> results(2);
   results[0].ok = true;

@@ -278,6 +278,25 @@ TEST_CASE("list scheduler: when every device waits for memory, the earliest wait
   CHECK_FALSE(fits.out_of_memory);
 }
 
+// The same device 0 (stages 0, 2 and 4, an activation of 1 each, room for 4) reserving for the
+// held microbatches: microbatch 1 enters beside microbatch 0's two later activations, reserved
+// (1 held + 2 + its own 1 <= 4), and its stage 2 F, which would fit on what is free when it is
+// ready, waits instead for what microbatch 0's stage 4 F was promised: the order fits.
+TEST_CASE("list scheduler: reserving for the held microbatches, the newest one's later F keep clear of their room", "[tuner][pipeline]") {
+  const int m = 3;
+  StageCosts costs = uniform_stages(5, 1, 1, 1, 0, 1, 0);
+  costs.max_mem = {4, 0};
+  ListScheduleRules rules;
+  rules.in_flight_limit = {m, m};
+  rules.reserve = MemoryReserve::held;
+  auto scheme = pipeline_list_schedule(shape({0, 1, 0, 1, 0}, 2, m), costs, rules);
+  REQUIRE(scheme);
+  const PipelineEvaluation fits = evaluate(scheme.value(), costs);
+  CHECK(fits.completed);
+  CHECK_FALSE(fits.out_of_memory);
+  CHECK(fits.peak_memory[0] <= 4 + 1e-9);
+}
+
 TEST_CASE("list scheduler: bad rules are errors", "[tuner][pipeline]") {
   const StageCosts costs = uniform_stages(2, 1, 1, 1);
   ListScheduleRules rules;

@@ -133,7 +133,7 @@ class ListScheduler {
   // What a microbatch allocates on a device after its entry F (the F of the device's later stages
   // and the gradients of B) is reserved when the entry F is admitted, so that a device's peak
   // stays within its room however the microbatch's later work interleaves with others' (short of
-  // MemoryReserve::all, B's gradients stay reserved and the unreserved later F wait for room). With
+  // MemoryReserve::all, B's gradients stay reserved and later F wait for room). With
   // offload it stays so only approximately: the reservation takes a later F at what stays after
   // its copy out, which a slow host link may not have finished when the next F starts (the
   // evaluator then finds the scheme over its limit and the tuner rejects it).
@@ -163,6 +163,7 @@ class ListScheduler {
     used_.assign(devices_, 0.0);
     promised_.assign(devices_, 0.0);
     promised_b_.assign(devices_, 0.0);
+    unreserved_.assign(devices_, 0.0);
     copying_out_.assign(devices_, 0.0);
     copy_out_free_.assign(devices_, 0.0);
     copies_out_.assign(devices_, {});
@@ -215,7 +216,7 @@ class ListScheduler {
         const double ready = *s == 0 ? 0.0 : f_end_[at(*s - 1, m)] + f_wait_[*s];
         if (*s == entry_[d] || rules_.reserve == MemoryReserve::all) {
           consider(PipeOp::F, *s, ready);
-        } else if (const double room_at = when_fits(d, held + promised_b_[d], costs_.mem_f[*s]); room_at < kInf) {
+        } else if (const double room_at = when_fits(d, later_f_base(d, m, held), costs_.mem_f[*s]); room_at < kInf) {
           consider(PipeOp::F, *s, std::max(ready, room_at));  // a later F waits for its room (its copy out starts after it)
         } else if (std::max(now, ready) < waiting_[d].start) {  // room only the device's own later work frees
           waiting_[d] = Choice{std::max(now, ready), *s, PipeOp::F};
@@ -225,6 +226,17 @@ class ListScheduler {
       for (const int* s = begin; s != end; ++s)
         if (next_w_[*s] < next_b_[*s]) consider(PipeOp::W, *s, b_end_[at(*s, next_w_[*s])]);
     return c;
+  }
+
+  // What a later F of microbatch m on device d must fit beside, which holds `held` now: B's
+  // gradients are always reserved; by the held rule, the newest microbatch's later F also keep
+  // clear of the held ones' reservations (its own are the only ones not reserved: each older
+  // microbatch's were when the next one entered), so that an older microbatch's later F always
+  // has its room (with three stages on a device the newest's second F could take it otherwise).
+  double later_f_base(int d, int m, double held) const {
+    if (rules_.reserve == MemoryReserve::held && m == next_f_[entry_[d]] - 1)
+      return held + promised_[d] - unreserved_[d];
+    return held + promised_b_[d];
   }
 
   // The device whose F of a later stage waits for room and is ready first (-1: none).
@@ -259,7 +271,12 @@ class ListScheduler {
         f_end_[at(s, t.microbatch)] = c.start + duration;
         used_[d] += kept_[s];
         promised_[d] += s == entry_[d] ? later_[d] : -kept_[s];
-        if (s == entry_[d]) promised_b_[d] += later_b_[d];
+        if (s == entry_[d]) {
+          promised_b_[d] += later_b_[d];
+          unreserved_[d] = later_[d] - later_b_[d];  // its later F's activations
+        } else if (t.microbatch == next_f_[entry_[d]] - 1) {
+          unreserved_[d] -= kept_[s];
+        }
         if (offloaded_[s] > 0) {
           copy_out_free_[d] = std::max(copy_out_free_[d], c.start + duration) + copy_time_[s];
           copies_out_[d].emplace_back(copy_out_free_[d], offloaded_[s]);
@@ -347,6 +364,7 @@ class ListScheduler {
   // on the way out; by the packing rule, what the held microbatches' B will still allocate (and
   // what one microbatch's B allocate there).
   std::vector<double> room_, used_, promised_, later_, copying_out_, copy_out_free_, promised_b_, later_b_;
+  std::vector<double> unreserved_;  // per device: the newest microbatch's later F still to run (held rule)
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order
   std::vector<std::size_t> copies_done_;                              // of copies_out_, the ended ones
   std::vector<Choice> choice_;

@@ -18,7 +18,8 @@
 namespace gantry {
 
 // With ListScheduleRules::respect_memory, what an entry F (a new microbatch on the device)
-// reserves besides its own activations. Short of `all`, the unreserved later F wait for room,
+// reserves besides its own activations. Short of `all`, later F wait for room (by `held`, the
+// newest microbatch's also for the room reserved for the held ones),
 // which packs memory as an optimal order does (a microbatch's later F after an older one's W or B
 // frees room) but can leave every device waiting for room that only its own later work would
 // free: then the earliest waiting F of a later stage (else an entry F) runs anyway, and the

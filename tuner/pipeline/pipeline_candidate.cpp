@@ -62,6 +62,7 @@ std::string candidate_to_json(const PipelineCandidate& c) {
   j["delay_w"] = c.rules.delay_w;
   j["respect_memory"] = c.rules.respect_memory;
   if (c.rules.reserve != MemoryReserve::all) j["reserve"] = to_string(c.rules.reserve);  // absent: all (stored before it)
+  if (c.rules.reserve == MemoryReserve::newcomer) j["reserve_for_all"] = false;  // as a gantry before "reserve" reads it
   if (!c.order.empty()) {
     j["order"] = nlohmann::json::array();
     for (const auto& device : c.order) {

@@ -43,7 +43,8 @@ constexpr int kReloadAheadLimit = 1 << 20;
 
 // A candidate as JSON ({"partition", "placement", "in_flight_limit", "f_before_b",
 // "split_backward", "delay_w", "respect_memory"}, "reserve" ("newcomer" or "held") when not all
-// (read too: "reserve_for_all": false, as newcomer), and, when it has them, its explicit "order" as a
+// (newcomer also as "reserve_for_all": false, the older form, read when "reserve" is absent), and,
+// when it has them, its explicit "order" as a
 // scheme's schedule is written, its "recompute" stages and its "offload" fractions with
 // "reload_ahead"), as the store keeps it to resume from, and back;
 // errors name `source` and the field.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <random>
 
@@ -209,6 +210,15 @@ double best_list_schedule(const StageSource& source, int layers, int devices, in
   return best;
 }
 
+// On three layers on two devices at m = 4: the best list schedule by `reaches` is the optimum,
+// and by each of `miss` over 5% above it.
+void check_only_reserve_reaches_optimum(const StageSource& source, MemoryReserve reaches, std::initializer_list<MemoryReserve> miss) {
+  const int m = 4;
+  const double optimum = optimum_of(source, m);
+  CHECK(best_list_schedule(source, 3, 2, m, reaches) == Approx(optimum).epsilon(1e-9));
+  for (MemoryReserve reserve : miss) CHECK(best_list_schedule(source, 3, 2, m, reserve) > optimum * 1.05);
+}
+
 }  // namespace
 
 // Three layers on two devices with two stages' parameters' worth of memory and a little more for
@@ -217,10 +227,7 @@ double best_list_schedule(const StageSource& source, int layers, int devices, in
 // held will still allocate, no rule reaches it; reserving for the new one only, one does.
 TEST_CASE("exact pipeline: the list scheduler reaches the optimum of a memory-bound model only reserving for the new microbatch", "[tuner][pipeline]") {
   auto source = memory_bound_layers({0.6, 1.75, 1.05}, 5.95);
-  const int m = 4;
-  const double optimum = optimum_of(*source, m);
-  CHECK(best_list_schedule(*source, 3, 2, m, MemoryReserve::newcomer) == Approx(optimum).epsilon(1e-9));
-  CHECK(best_list_schedule(*source, 3, 2, m, MemoryReserve::all) > optimum * 1.05);
+  check_only_reserve_reaches_optimum(*source, MemoryReserve::newcomer, {MemoryReserve::all});
 }
 
 // Three layers on two devices in a V (the first and last on device 0, which holds two layers'
@@ -231,12 +238,8 @@ TEST_CASE("exact pipeline: the list scheduler reaches the optimum of a memory-bo
 // rule reaches the optimum, and so does the co-tuner (29.3 with the other two reserves, 24.2).
 TEST_CASE("exact pipeline: the list scheduler reaches a memory-bound optimum reserving for the held microbatches only", "[tuner][pipeline]") {
   auto source = memory_bound_layers({0.90, 1.80, 0.85}, 4.9);
-  const int m = 4;
-  const double optimum = optimum_of(*source, m);
-  CHECK(best_list_schedule(*source, 3, 2, m, MemoryReserve::held) == Approx(optimum).epsilon(1e-9));
-  CHECK(best_list_schedule(*source, 3, 2, m, MemoryReserve::newcomer) > optimum * 1.05);
-  CHECK(best_list_schedule(*source, 3, 2, m, MemoryReserve::all) > optimum * 1.05);
-  CHECK(tuned_time(*source, m, {{1, false}}) == Approx(optimum).epsilon(1e-9));
+  check_only_reserve_reaches_optimum(*source, MemoryReserve::held, {MemoryReserve::newcomer, MemoryReserve::all});
+  CHECK(tuned_time(*source, 4, {{1, false}}) == Approx(optimum_of(*source, 4)).epsilon(1e-9));
 }
 
 // Three layers on two devices whose memory (4.8: each layer's parameters 1, its activation 1 per

@@ -255,46 +255,41 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
   CHECK(packed_faster >= 5);
 }
 
-TEST_CASE("list scheduler: when every device waits for memory, the earliest waiting task runs and the scheme is over its limit", "[tuner][pipeline]") {
-  // Stages 0, 2 and 4 on device 0, an activation of 1 each, room for 4. Reserving for the new
-  // microbatch only, microbatch 1 enters (2 held + its 2 later <= 4) and takes the last room with
-  // its stage 2 F before microbatch 0's stage 4 F is ready: that F waits for room that only its
-  // own B could free, and nothing else can run. The scheduler still returns every task; the
-  // evaluator finds device 0 over its limit. Reserving for all, microbatch 1 waits and it fits.
+// Stages 0, 2 and 4 on device 0, an activation of 1 each, room for 4, by each memory reserve.
+TEST_CASE("list scheduler: three stages on a device whose memory binds, by each reserve", "[tuner][pipeline]") {
   const int m = 3;
   StageCosts costs = uniform_stages(5, 1, 1, 1, 0, 1, 0);
   costs.max_mem = {4, 0};
   ListScheduleRules rules;
   rules.in_flight_limit = {m, m};
-  rules.reserve = MemoryReserve::newcomer;
   const PipelineScheme shape_ = shape({0, 1, 0, 1, 0}, 2, m);
-  auto stalled = pipeline_list_schedule(shape_, costs, rules);
-  REQUIRE(stalled);
-  const PipelineEvaluation over = evaluate(stalled.value(), costs);
-  CHECK(over.out_of_memory);
-  CHECK(over.peak_memory[0] == Approx(5));
-  rules.reserve = MemoryReserve::all;
-  const PipelineEvaluation fits = evaluate(pipeline_list_schedule(shape_, costs, rules).value(), costs);
-  CHECK_FALSE(fits.out_of_memory);
-}
-
-// The same device 0 (stages 0, 2 and 4, an activation of 1 each, room for 4) reserving for the
-// held microbatches: microbatch 1 enters beside microbatch 0's two later activations, reserved
-// (1 held + 2 + its own 1 <= 4), and its stage 2 F, which would fit on what is free when it is
-// ready, waits instead for what microbatch 0's stage 4 F was promised: the order fits.
-TEST_CASE("list scheduler: reserving for the held microbatches, the newest one's later F keep clear of their room", "[tuner][pipeline]") {
-  const int m = 3;
-  StageCosts costs = uniform_stages(5, 1, 1, 1, 0, 1, 0);
-  costs.max_mem = {4, 0};
-  ListScheduleRules rules;
-  rules.in_flight_limit = {m, m};
-  rules.reserve = MemoryReserve::held;
-  auto scheme = pipeline_list_schedule(shape({0, 1, 0, 1, 0}, 2, m), costs, rules);
-  REQUIRE(scheme);
-  const PipelineEvaluation fits = evaluate(scheme.value(), costs);
-  CHECK(fits.completed);
-  CHECK_FALSE(fits.out_of_memory);
-  CHECK(fits.peak_memory[0] <= 4 + 1e-9);
+  auto run = [&](MemoryReserve reserve) {
+    rules.reserve = reserve;
+    auto scheme = pipeline_list_schedule(shape_, costs, rules);
+    REQUIRE(scheme);  // every task, even when the rule leaves the device over its limit
+    const PipelineEvaluation evaluation = evaluate(scheme.value(), costs);
+    CHECK(evaluation.completed);
+    return evaluation;
+  };
+  SECTION("when every device waits for memory, the earliest waiting task runs and the scheme is over its limit") {
+    // Reserving for the new microbatch only, microbatch 1 enters (2 held + its 2 later <= 4) and
+    // takes the last room with its stage 2 F before microbatch 0's stage 4 F is ready: that F
+    // waits for room that only its own B could free, and nothing else can run.
+    const PipelineEvaluation over = run(MemoryReserve::newcomer);
+    CHECK(over.out_of_memory);
+    CHECK(over.peak_memory[0] == Approx(5));
+  }
+  SECTION("reserving for all, microbatch 1 waits and it fits") {
+    CHECK_FALSE(run(MemoryReserve::all).out_of_memory);
+  }
+  SECTION("reserving for the held microbatches, the newest one's later F keep clear of their room") {
+    // Microbatch 1 enters beside microbatch 0's two later activations, reserved (1 held + 2 + its
+    // own 1 <= 4), and its stage 2 F, which would fit on what is free when it is ready, waits
+    // instead for what microbatch 0's stage 4 F was promised.
+    const PipelineEvaluation fits = run(MemoryReserve::held);
+    CHECK_FALSE(fits.out_of_memory);
+    CHECK(fits.peak_memory[0] <= 4 + 1e-9);
+  }
 }
 
 TEST_CASE("list scheduler: bad rules are errors", "[tuner][pipeline]") {

@@ -61,7 +61,7 @@ std::vector<PipelineCandidate> some_candidates(const PipelineProblemSpec& proble
   offloading.offload[0] = 0.5;
   offloading.reload_ahead = 3;
   out.push_back(offloading);
-  for (MemoryReserve reserve : {MemoryReserve::newcomer, MemoryReserve::held}) {  // unreserved later F wait for room
+  for (MemoryReserve reserve : {MemoryReserve::newcomer, MemoryReserve::held}) {  // later F wait for room
     PipelineCandidate packing = out.front();
     packing.rules.reserve = reserve;
     out.push_back(packing);

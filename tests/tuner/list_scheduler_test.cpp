@@ -243,7 +243,7 @@ TEST_CASE("list scheduler: the memory rule holds on any stage-to-device map and 
     CHECK_FALSE(within.out_of_memory);
     for (int d = 0; d < devices; ++d) CHECK(within.peak_memory[d] <= costs.max_mem[d] + 1e-9);
     // The packing rule: always a complete order (evaluate checks it) and faster within the limit
-    // on some maps (over it where every device waited: the stall test below).
+    // on some maps (over it where every device waited: the three-stages test below).
     rules.reserve = MemoryReserve::newcomer;
     const PipelineEvaluation packed = evaluate(pipeline_list_schedule(shape(placement, devices, m), costs, rules).value(), costs);
     packed_faster += !packed.out_of_memory && packed.iteration_time < within.iteration_time * (1 - 1e-9);

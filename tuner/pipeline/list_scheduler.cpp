@@ -361,8 +361,8 @@ class ListScheduler {
   std::vector<double> free_at_;
   std::vector<int> in_flight_, w_pending_;  // activations between F and B; B without W
   // Per device: memory for activations, held, promised to admitted microbatches' later work, and
-  // on the way out; by the packing rule, what the held microbatches' B will still allocate (and
-  // what one microbatch's B allocate there).
+  // on the way out; what the held microbatches' B will still allocate (and what one microbatch's
+  // B allocate there), which the packing rules reserve instead of the promise.
   std::vector<double> room_, used_, promised_, later_, copying_out_, copy_out_free_, promised_b_, later_b_;
   std::vector<double> unreserved_;  // per device: the newest microbatch's later F still to run (held rule)
   std::vector<std::vector<std::pair<double, double>>> copies_out_;  // (end, bytes) in order

@@ -32,16 +32,11 @@ constexpr double kStartOffload = 0.75;
 constexpr int kStartReloadAhead = 8;
 constexpr double kOffloadStep = 0.125;  // the finest change of an offload fraction the tuner makes
 
-// Tasks in a scheme's orders, every device's.
-std::size_t task_count(const PipelineScheme& scheme) {
-  std::size_t tasks = 0;
-  for (const auto& list : scheme.schedule) tasks += list.size();
-  return tasks;
-}
-
-// The same count before the orders exist: F, B and W (or F and a fused BW) per stage and microbatch.
-std::size_t task_count(const PipelineCandidate& c, int microbatches) {
-  return c.placement.size() * static_cast<std::size_t>(microbatches) * (c.rules.split_backward ? 3 : 2);
+// A problem small enough for what costs too much on larger ones (every task reinsertion, every
+// layout's order descent, the held memory reserve): at most kAllMovesTasks tasks, F, B and W (or F
+// and a fused BW) per stage and microbatch.
+bool small_problem(const PipelineCandidate& c, int microbatches) {
+  return c.placement.size() * static_cast<std::size_t>(microbatches) * (c.rules.split_backward ? 3 : 2) <= kAllMovesTasks;
 }
 
 class Tuner {
@@ -466,7 +461,7 @@ class Tuner {
   // at p=2, m=3, 7 GiB, 2.30% above the optimum without, at it with; nemotron-h-7l at m=3,
   // 21 GiB, 6.30% -> 4.21%).
   bool small_and_memory_bound(const PipelineCandidate& c) {
-    if (task_count(c, evaluator_.microbatches()) > kAllMovesTasks) return false;
+    if (!small_problem(c, evaluator_.microbatches())) return false;
     const std::vector<bool> binds = memory_binds(c);
     return std::find(binds.begin(), binds.end(), true) != binds.end();
   }
@@ -636,7 +631,7 @@ class Tuner {
     if (c.rules.respect_memory && memory_limited(c))
       for (MemoryReserve reserve : {MemoryReserve::all, MemoryReserve::newcomer, MemoryReserve::held})
         if (reserve != c.rules.reserve &&
-            (reserve != MemoryReserve::held || task_count(c, evaluator_.microbatches()) <= kAllMovesTasks))
+            (reserve != MemoryReserve::held || small_problem(c, evaluator_.microbatches())))
           add([reserve](ListScheduleRules& r) { r.reserve = reserve; });
     const int devices = static_cast<int>(c.rules.in_flight_limit.size());
     // Every device's warm-up depth a step, two, four and eight deeper or shallower: the depths
@@ -822,7 +817,7 @@ class Tuner {
     // reinsertions reach in one move what takes several earlier ones (an F put off past the B
     // and W that free its room: llama-2l of bench/pipeline-exact.sh at p=2, m=4 and 6, 8 GiB,
     // 1.03% and 1.39% above the optimum with earlier ones alone, at it with both).
-    if (task_count(scheme) <= kAllMovesTasks) {
+    if (small_problem(c, evaluator_.microbatches())) {
       auto reinsert = [&](int d, int from, int to) {
         PipelineCandidate m = c;
         m.order = scheme.schedule;

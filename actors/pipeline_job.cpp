@@ -132,6 +132,7 @@ Result<PipelineJobReport> run_pipeline_job(caf::actor_system& system, const Pipe
   if (Status ok = check_pipeline_job_spec(spec); !ok) return ok.error();
   if (!config.problem || !config.problem->pipeline) return make_error("a pipeline job needs a built pipeline problem");
   const PipelineSource& source = *config.problem->pipeline;
+  if (Status fits = check_static_memory_fits(source); !fits) return fits.error();
   auto problem = parse_pipeline_problem(spec.problem.pipeline_json, "the job's pipeline problem");
   if (!problem) return problem.error();
   auto starts = pipeline_tuning_starts(problem.value());

@@ -245,4 +245,45 @@ Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages
   return whole_layer_bound(fastest, source.stages->devices(), max_stages_per_device) * source.microbatches;
 }
 
+namespace {
+
+std::string gib_text(double bytes) {
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << bytes / (1024.0 * 1024 * 1024) << " GiB";
+  return out.str();
+}
+
+}  // namespace
+
+Status check_static_memory_fits(const PipelineSource& source) {
+  if (!source.has_layers) return Ok{};
+  auto layers = per_layer_costs(*source.stages, source.layers, 0);
+  if (!layers) return layers.error();
+  const StageCosts& k = layers.value();
+  const int devices = source.stages->devices();
+  double room = 0, largest_room = 0;
+  for (int d = 0; d < devices; ++d) {
+    const double limit = d < static_cast<int>(k.max_mem.size()) ? k.max_mem[d] : 0;
+    if (limit <= 0) return Ok{};  // a device without a limit holds any layers
+    room += limit;
+    largest_room = std::max(largest_room, limit);
+  }
+  const auto largest = std::max_element(k.static_memory.begin(), k.static_memory.end());
+  if (largest == k.static_memory.end()) return Ok{};
+  const std::string advice = "use more pipeline devices (--pp), devices with more memory or a higher --mem-limit";
+  if (*largest > largest_room)
+    return make_error(source.problem_label + ": layer " + std::to_string(largest - k.static_memory.begin()) +
+                      " alone needs " + gib_text(*largest) +
+                      " for its parameters, gradients and optimizer state, more than a device's memory limit (" +
+                      gib_text(largest_room) + "): no partition fits; " + advice);
+  double total = 0;
+  for (double bytes : k.static_memory) total += bytes;
+  if (total > room)
+    return make_error(source.problem_label + ": its parameters, gradients and optimizer state need " + gib_text(total) +
+                      " in all, " + gib_text(total / devices) + " a device, more than the memory limit of its " +
+                      std::to_string(devices) + " devices (" + gib_text(room) + " in all): no partition fits; " + advice);
+  return Ok{};
+}
+
 }  // namespace gantry

@@ -89,4 +89,12 @@ Result<double> pipeline_work_bound(const PipelineSource& source);
 // 1.593 s with at most 4 stages per device).
 Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages_per_device = 0);
 
+// Whether a model's static memory (each layer's parameters with their gradients, master weights
+// and optimizer moments: StageCosts::static_memory) can fit its devices under any partition: in
+// all within the devices' limits summed, and each layer within the largest. The error names the
+// problem, what it needs and what the devices have, so that a tuning whose every scheme would run
+// out of memory is refused at once with the reason. Stage files (no layers) and devices without
+// a limit pass.
+Status check_static_memory_fits(const PipelineSource& source);
+
 }  // namespace gantry

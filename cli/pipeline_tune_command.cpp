@@ -342,6 +342,7 @@ void run_tune(const PipelineTuneArgs& targs) {
   const PipelineProblemSpec& problem = job.problem;
   const PipelineSource& source = job.source;
   const JobSpec& spec = job.spec;
+  if (Status fits = check_static_memory_fits(source); !fits) throw CliError("pipeline tune: " + fits.error().message);
   auto starts = pipeline_tuning_starts(problem);
   if (!starts) throw CliError(starts.error().message);
   const int devices = source.stages->devices();

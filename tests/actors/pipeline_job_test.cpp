@@ -336,6 +336,54 @@ TEST_CASE("the bound with whole layers per device", "[actors][pipeline]") {
   CHECK(pipeline_layer_bound(source).value() == 0);
 }
 
+TEST_CASE("a model whose static memory no partition fits is refused with what it needs", "[actors][pipeline]") {
+  // By hand: five layers of static memory 1 fit two devices of 2 and 3 (two layers and three)
+  // and not of 2 and 2.9; two layers of 1 do not fit four devices of 0.9 (4 x 0.9 holds both in
+  // all, but no device holds one).
+  PipelineSource source;
+  source.has_layers = true;
+  source.layers = 5;
+  source.microbatches = 4;
+  source.problem_label = "five layers";
+  gantry::testing::LayerSourceOptions o;
+  o.params = 1;
+  o.device_mem = {2, 3};
+  source.stages = gantry::testing::layer_source({1, 1, 1, 1, 1}, 2, o);
+  CHECK(check_static_memory_fits(source));
+  o.device_mem = {2, 2.9};
+  source.stages = gantry::testing::layer_source({1, 1, 1, 1, 1}, 2, o);
+  auto refused = check_static_memory_fits(source);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("five layers: its parameters, gradients and optimizer state need") == 0);
+  o.device_mem = {0.9, 0.9, 0.9, 0.9};
+  source.layers = 2;
+  source.stages = gantry::testing::layer_source({1, 1}, 4, o);
+  auto one_layer = check_static_memory_fits(source);
+  REQUIRE_FALSE(one_layer);
+  CHECK(one_layer.error().message.find("layer 0 alone needs") != std::string::npos);
+  o.device_mem = {0.9, 0.9, 0.9, 0};  // a device without a limit holds anything
+  source.stages = gantry::testing::layer_source({1, 1}, 4, o);
+  CHECK(check_static_memory_fits(source));
+
+  // Mixtral-8x7B (46.7B parameters, its model card) at 18 bytes a parameter needs 782.9 GiB:
+  // more than 8 x 80 GiB (H100), less than 8 x 131.3 GiB (H200, 141 GB).
+  PipelineProblemSpec spec;
+  spec.model = "mixtral-8x7b";
+  spec.cluster_yaml = Cluster::load("8xH100-nvswitch").value().to_yaml();
+  spec.pp = 8;
+  spec.microbatches = 16;
+  auto h100 = build_pipeline_source(spec);
+  REQUIRE(h100);
+  auto too_small = check_static_memory_fits(h100.value());
+  REQUIRE_FALSE(too_small);
+  CHECK(too_small.error().message.find("need 782.9 GiB in all") != std::string::npos);
+  CHECK(too_small.error().message.find("640.0 GiB in all") != std::string::npos);
+  spec.cluster_yaml = Cluster::load("8xH200-nvswitch").value().to_yaml();
+  auto h200 = build_pipeline_source(spec);
+  REQUIRE(h200);
+  CHECK(check_static_memory_fits(h200.value()));
+}
+
 TEST_CASE("the work bound divides the work by the devices' speeds on a mixed cluster", "[actors][pipeline]") {
   // On identical devices: the work of any scheme's stages / devices. On 4 H100 and 4 A100 a layer
   // runs r times longer on an A100; when r is the same for every layer, the work W at H100 speed

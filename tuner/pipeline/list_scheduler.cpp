@@ -84,7 +84,7 @@ class ListScheduler {
     }
   }
 
-  std::size_t at(int s, int m) const { return static_cast<std::size_t>(s) * micro_ + m; }
+  std::size_t at(int s, int m) const { return static_cast<std::size_t>(m) * stages_ + s; }  // a microbatch's stages side by side
 
   // The stages of each device, deepest first, as one list (device d's are first_[d] .. first_[d + 1]),
   // and what a stage's tasks wait for and hold.

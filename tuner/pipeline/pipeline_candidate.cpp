@@ -313,14 +313,26 @@ Result<CandidateResult> CandidateEvaluator::simulate(const PipelineCandidate& ca
 
 namespace {
 
-// (most loaded device, sum of squared device loads) of a candidate's costs.
-std::pair<double, double> device_load_key(const StageCosts& costs, const std::vector<int>& placement, int devices) {
+// (most loaded device, sum of squared device loads) of a candidate's costs. With `microbatches`
+// > 0 a device's load is that many microbatches' work plus when its first task can start (the
+// first microbatch's F through the stages before its entry stage, and their hand-offs).
+std::pair<double, double> device_load_key(const StageCosts& costs, const std::vector<int>& placement, int devices,
+                                          int microbatches = 0) {
   std::vector<double> load(devices, 0.0);
   for (int s = 0; s < costs.num_stages(); ++s) load[placement[s]] += costs.f[s] + costs.b[s] + costs.w[s];
+  std::vector<double> delay(devices, -1.0);
+  if (microbatches > 0) {
+    double reached = 0;
+    for (int s = 0; s < costs.num_stages(); ++s) {
+      if (delay[placement[s]] < 0) delay[placement[s]] = reached;
+      reached += costs.f[s] + (s + 1 < costs.num_stages() && placement[s + 1] != placement[s] ? costs.comm[s] : 0.0);
+    }
+  }
   double top = 0, squares = 0;
-  for (double l : load) {
+  for (int d = 0; d < devices; ++d) {
+    const double l = microbatches > 0 ? microbatches * load[d] + std::max(0.0, delay[d]) : load[d];
     top = std::max(top, l);
-    squares += l * l;
+    squares += load[d] * load[d];
   }
   return {top, squares};
 }
@@ -345,11 +357,13 @@ bool shift_boundaries(Partition& partition, int k, int span, int direction) {
   return true;
 }
 
-PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c, int max_span) {
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate c, int max_span,
+                                       bool start_delays) {
+  const int microbatches = start_delays ? evaluator.microbatches() : 0;
   const int devices = evaluator.source().devices(), stages = static_cast<int>(c.partition.size());
   auto costs = evaluator.costs(c);
   if (!costs || stages < 2) return c;
-  auto key = device_load_key(costs.value(), c.placement, devices);
+  auto key = device_load_key(costs.value(), c.placement, devices, microbatches);
   for (bool moved = true; moved;) {
     moved = false;
     PipelineCandidate best = c;
@@ -360,7 +374,7 @@ PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, Pipe
           if (!shift_boundaries(m.partition, k, span, direction)) continue;
           auto mc = evaluator.costs(m);
           if (!mc) continue;
-          const auto mk = device_load_key(mc.value(), m.placement, devices);
+          const auto mk = device_load_key(mc.value(), m.placement, devices, microbatches);
           if (mk.first < key.first * (1 - 1e-12) || (mk.first <= key.first && mk.second < key.second * (1 - 1e-12))) {
             key = mk;
             best = std::move(m);

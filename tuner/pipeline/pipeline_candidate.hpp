@@ -132,6 +132,11 @@ bool shift_boundaries(Partition& partition, int k, int span, int direction);
 // most loaded device's F+B+W (then the sum of squared device loads): with several stages per
 // device a device's load is the sum of its stages, which stage-level balance leaves uneven.
 // Arithmetic on the costs only, no simulation. Per-stage costs (no partition) come back as given.
-PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate candidate, int max_span);
+// With `start_delays` a device's load is the microbatches' work plus when its first task can
+// start (the first microbatch's F and hand-offs through the stages before its entry stage): a
+// device that starts late idles that long, so where whole layers leave one device the most work
+// (falcon-mamba-7b: nine of 64 equal layers) it should be one that starts first.
+PipelineCandidate balance_device_loads(const CandidateEvaluator& evaluator, PipelineCandidate candidate, int max_span,
+                                       bool start_delays = false);
 
 }  // namespace gantry

@@ -430,18 +430,31 @@ class Tuner {
         if (stage_placement(devices, layout) == result_.best.placement) continue;
         auto start = layout_candidate(evaluator_.source(), layout);
         if (!start) continue;  // e.g. fewer layers than stages
-        // Two balanced starts, by single shifts and by chains of any length: the descents from
-        // them end in different places, and neither is better on every model.
+        // Balanced starts, by single shifts and by chains of any length: the descents from them
+        // end in different places, and neither is better on every model. A third balances each
+        // device's work plus its start delay (the first microbatch's F before its entry stage),
+        // so that the device that must carry the most whole layers is one that starts early;
+        // it is descended from only when it starts faster than the other two, since memory-bound
+        // models want the reverse (their first devices hold the most microbatches).
         const PipelineCandidate by_single = balance_device_loads(evaluator_, start.value(), 1);
         const PipelineCandidate by_chains = balance_device_loads(evaluator_, start.value(), devices * options_.max_chunks);
+        const PipelineCandidate by_delays =
+            balance_device_loads(evaluator_, start.value(), devices * options_.max_chunks, /*start_delays=*/true);
         const std::optional<PipelineCandidate> offloading = offloading_start(by_single);
-        for (const PipelineCandidate* from : {&by_single, &by_chains, offloading ? &*offloading : nullptr}) {
+        std::optional<CandidateResult> balanced_best;  // of the two balanced starts, unsettled
+        for (const PipelineCandidate* from : {&by_single, &by_chains, &by_delays, offloading ? &*offloading : nullptr}) {
           if (!from || (from == &by_chains && by_chains == by_single)) continue;
+          if (from == &by_delays && (by_delays == by_single || by_delays == by_chains)) continue;
           if (out_of_budget()) break;
           PipelineCandidate c = *from;
           auto r = evaluator_.evaluate(c);
           if (!r) continue;
           CandidateResult cr = r.value();
+          if (from == &by_single || from == &by_chains) {
+            if (!balanced_best || cr.better_than(*balanced_best)) balanced_best = cr;
+          } else if (from == &by_delays && balanced_best && !cr.better_than(*balanced_best)) {
+            continue;
+          }
           settle(c, cr, /*kicked=*/false);
           kick_bases_.push_back({c, cr});
           if (small_and_memory_bound(c)) order_descent(c, cr, kMaxOrderSteps);

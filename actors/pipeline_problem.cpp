@@ -7,6 +7,7 @@
 
 #include "core/cluster.hpp"
 #include "core/json_util.hpp"
+#include "core/text.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "tuner/pipeline/layer_bound.hpp"
 #include "tuner/pipeline/memory_fitting.hpp"
@@ -245,17 +246,6 @@ Result<double> pipeline_layer_bound(const PipelineSource& source, int max_stages
   return whole_layer_bound(fastest, source.stages->devices(), max_stages_per_device) * source.microbatches;
 }
 
-namespace {
-
-std::string gib_text(double bytes) {
-  std::ostringstream out;
-  out.precision(1);
-  out << std::fixed << bytes / (1024.0 * 1024 * 1024) << " GiB";
-  return out.str();
-}
-
-}  // namespace
-
 Status check_static_memory_fits(const PipelineSource& source) {
   if (!source.has_layers) return Ok{};
   auto layers = per_layer_costs(*source.stages, source.layers, 0);
@@ -274,15 +264,15 @@ Status check_static_memory_fits(const PipelineSource& source) {
   const std::string advice = "use more pipeline devices (--pp), devices with more memory or a higher --mem-limit";
   if (*largest > largest_room)
     return make_error(source.problem_label + ": layer " + std::to_string(largest - k.static_memory.begin()) +
-                      " alone needs " + gib_text(*largest) +
+                      " alone needs " + format_bytes(*largest) +
                       " for its parameters, gradients and optimizer state, more than a device's memory limit (" +
-                      gib_text(largest_room) + "): no partition fits; " + advice);
+                      format_bytes(largest_room) + "): no partition fits; " + advice);
   double total = 0;
   for (double bytes : k.static_memory) total += bytes;
   if (total > room)
-    return make_error(source.problem_label + ": its parameters, gradients and optimizer state need " + gib_text(total) +
-                      " in all, " + gib_text(total / devices) + " a device, more than the memory limit of its " +
-                      std::to_string(devices) + " devices (" + gib_text(room) + " in all): no partition fits; " + advice);
+    return make_error(source.problem_label + ": its parameters, gradients and optimizer state need " + format_bytes(total) +
+                      " in all, " + format_bytes(total / devices) + " a device, more than the memory limit of its " +
+                      std::to_string(devices) + " devices (" + format_bytes(room) + " in all): no partition fits; " + advice);
   return Ok{};
 }
 

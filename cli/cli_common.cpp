@@ -189,18 +189,6 @@ std::string format_fixed(double value, int digits) {
   return buffer;
 }
 
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buffer;
-}
-
 std::string format_unix_time(double unix_seconds) {
   if (!(unix_seconds > 0)) return "-";
   const std::time_t t = static_cast<std::time_t>(unix_seconds);

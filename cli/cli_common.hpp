@@ -11,6 +11,7 @@
 #include "core/cost_model.hpp"
 #include "core/graph.hpp"
 #include "core/placement.hpp"
+#include "core/text.hpp"  // format_bytes
 #include "sim/sim_options.hpp"
 #include "sim/sim_result.hpp"
 #include "sim/timeline_export.hpp"
@@ -102,7 +103,6 @@ struct ScratchDir {
 };
 
 std::string format_time(double value, const std::string& unit);
-std::string format_bytes(double bytes);
 // Local "YYYY-MM-DD HH:MM:SS" of unix seconds; "-" for none (0).
 std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.

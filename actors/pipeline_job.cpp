@@ -1,6 +1,5 @@
 #include "actors/pipeline_job.hpp"
 
-#include <cstdio>
 #include <optional>
 
 #include "actors/blocking_job.hpp"
@@ -9,6 +8,7 @@
 #include "actors/pool_move_evaluator.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/store_requests.hpp"
+#include "core/text.hpp"
 #include "core/unix_time.hpp"
 #include "sim/model_version.hpp"
 
@@ -68,12 +68,6 @@ Result<bool> store_best(caf::scoped_actor& self, const caf::actor& store, const 
   return stored.value().stored;
 }
 
-std::string seconds_text(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g s", s);
-  return text;
-}
-
 TuneOutcome outcome_of(const PipelineJobConfig& config, const Result<PipelineJobReport>& report) {
   TuneOutcome o;
   o.job_id = config.job_id;
@@ -102,8 +96,8 @@ TuneOutcome outcome_of(const PipelineJobConfig& config, const Result<PipelineJob
   if (!fits) {
     o.stop_reason = "no scheme found that runs within the memory limit (" + std::to_string(t.evaluations) + " evaluations)";
   } else {
-    o.stop_reason = "iteration " + seconds_text(o.best.makespan) + " (start " + seconds_text(o.heuristic_makespan) +
-                    ", lower bound " + seconds_text(r.lower_bound) + "): " + std::to_string(t.evaluations) +
+    o.stop_reason = "iteration " + format_seconds(o.best.makespan) + " (start " + format_seconds(o.heuristic_makespan) +
+                    ", lower bound " + format_seconds(r.lower_bound) + "): " + std::to_string(t.evaluations) +
                     " evaluations, " + std::to_string(t.passes) + " passes" +
                     (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped early" : "") + "; " +
                     (r.stored ? "stored as the best" : r.store_error.empty() ? "the stored best is at least as fast" : "not stored");

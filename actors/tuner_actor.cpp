@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <vector>
 
@@ -10,6 +9,7 @@
 #include "actors/anneal_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/place_task.hpp"
+#include "core/text.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
@@ -60,12 +60,6 @@ long unpromised(const TunerState& s) {
   return std::max(0L, o.budget_evaluations - s.outcome.evaluations - s.promised);
 }
 
-std::string seconds_text(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3gs", seconds);
-  return buffer;
-}
-
 // Whether a job still waiting for its heuristics must give up on them: cancelled, failed, or out
 // of time. (Patience counts from the search's start, and the heuristics are the first evaluations.)
 bool must_stop_before_search(const TunerState& s) {
@@ -84,7 +78,7 @@ std::string stop_reason(const TunerState& s) {
                ? "evaluation budget used by the heuristics"
                : "evaluation budget used";
   if (o.patience_seconds > 0 && elapsed(s) - s.last_improvement > o.patience_seconds)
-    return "stopped by --patience: no improvement for " + seconds_text(elapsed(s) - s.last_improvement);
+    return "stopped by --patience: no improvement for " + format_seconds(elapsed(s) - s.last_improvement, 3);
   if (o.budget_seconds <= 0 && o.budget_evaluations <= 0 && o.patience_seconds <= 0) return "no budget given";
   return "";
 }

@@ -1,5 +1,6 @@
 #pragma once
-// Small text helpers shared by readers, jobs and commands: file kinds by extension, byte counts.
+// Small text helpers shared by readers, jobs and commands: file kinds by extension, byte counts,
+// durations.
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ inline std::string format_bytes(double bytes) {
   }
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buffer;
+}
+
+// "1.62237 s", "0.5 s": seconds to `significant` digits (%g: no trailing zeros).
+inline std::string format_seconds(double seconds, int significant = 6) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*g s", significant, seconds);
   return buffer;
 }
 

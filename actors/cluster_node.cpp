@@ -151,8 +151,25 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
 
 namespace {
 
-void serve_until(const std::atomic<bool>& stop) {
-  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+// Serves until `stop`, or until one of the node's actors goes down. An actor of a server that
+// dies of an exception would otherwise leave a process that looks alive and answers nothing; an
+// error ends the process instead (non-zero exit), so a supervisor restarts it and the restarted
+// coordinator reruns the interrupted jobs.
+Status serve_until(caf::actor_system& system, const std::vector<caf::actor>& node, const char* role,
+                   const std::atomic<bool>& stop) {
+  caf::scoped_actor self{system};
+  for (const caf::actor& a : node)
+    if (a) self->monitor(a);
+  std::string failure;
+  while (!stop.load() && failure.empty()) {
+    self->receive(
+        [&](const caf::down_msg& down) {
+          failure = std::string("the ") + role + " stopped: one of its actors went down (" + system.render(down.reason) + ")";
+        },
+        caf::after(std::chrono::milliseconds(50)) >> [] {});
+  }
+  if (!failure.empty()) return make_error(failure);
+  return Ok{};
 }
 
 }  // namespace
@@ -177,9 +194,10 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   if (!node) return node.error();
   caf::anon_send(node.value().coordinator, recover_atom::value);
   ready(node.value().endpoint);
-  serve_until(stop);
-  node.value().shutdown(system);
-  return Ok{};
+  const CoordinatorNode& n = node.value();
+  Status served = serve_until(system, {n.store, n.pool, n.coordinator, n.gateway}, "coordinator", stop);
+  n.shutdown(system);
+  return served;
 }
 
 Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& stop,
@@ -196,9 +214,9 @@ Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& 
   auto node = start_worker_node(system, w, &cache);
   if (!node) return node.error();
   ready(w.worker.name);
-  serve_until(stop);
+  Status served = serve_until(system, {node.value().worker, node.value().gateway}, "worker", stop);
   node.value().shutdown(system);
-  return Ok{};
+  return served;
 }
 
 }  // namespace gantry

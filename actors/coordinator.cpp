@@ -18,6 +18,7 @@
 #include "actors/problem_spec.hpp"
 #include "actors/tuner_actor.hpp"
 #include "core/host_name.hpp"
+#include "core/json_util.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "storage/store.hpp"
@@ -450,12 +451,12 @@ void on_client(Self self, const wire::Envelope& e) {
     case wire::Type::submit: {
       auto id = submit(self, r.spec, {}, true);
       if (!id) return reply(self, peer, wire::Reply{r.id, false, id.error().message, ""});
-      return reply(self, peer, wire::Reply{r.id, true, "", nlohmann::json{{"job", id.value()}}.dump()});
+      return reply(self, peer, wire::Reply{r.id, true, "", json_text(nlohmann::json{{"job", id.value()}})});
     }
     case wire::Type::cancel: {
       bool known = false;
       const std::string text = cancel(self, r.job, known);
-      return reply(self, peer, wire::Reply{r.id, known, known ? "" : text, known ? nlohmann::json{{"message", text}}.dump() : ""});
+      return reply(self, peer, wire::Reply{r.id, known, known ? "" : text, known ? json_text(nlohmann::json{{"message", text}}) : ""});
     }
     case wire::Type::jobs: {
       const std::uint64_t id = r.id;
@@ -516,7 +517,7 @@ void on_client(Self self, const wire::Envelope& e) {
       // The pool's view, then the gateway's counters (both local and quick: no timeouts, as above).
       self->request(s.pool, caf::infinite, status_atom::value).then([=](const PoolStatus& pool) {
         const auto answer_with = [=](const GatewayCounters& counters) {
-          reply_via(self, gateway, peer, wire::Reply{id, true, "", status_json(self, pool, counters).dump()});
+          reply_via(self, gateway, peer, wire::Reply{id, true, "", json_text(status_json(self, pool, counters))});
         };
         self->request(gateway, caf::infinite, status_atom::value)
             .then([=](const GatewayCounters& counters) { answer_with(counters); },

@@ -136,7 +136,7 @@ std::string pipeline_problem_json(const PipelineProblemSpec& s) {
                             {"partition", s.partition}, {"pp", s.pp}, {"microbatches", s.microbatches},
                             {"seq", s.seq}, {"microbatch_size", s.microbatch_size}, {"mem_limit", s.mem_limit},
                             {"links", s.links}};
-  return j.dump();
+  return json_text(j);
 }
 
 Result<PipelineProblemSpec> parse_pipeline_problem(const std::string& json, const std::string& what) {

@@ -29,4 +29,8 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
   }
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace gantry

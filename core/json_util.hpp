@@ -1,5 +1,6 @@
 #pragma once
-// Small helpers shared by the JSON readers: whole-file reads and parsing with located errors.
+// Small helpers shared by the JSON readers and writers: whole-file reads, parsing with located
+// errors, and JSON text that survives strings which are not UTF-8.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
@@ -9,5 +10,10 @@ namespace gantry {
 
 Result<std::string> read_text_file(const std::string& path);
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source);
+
+// JSON text of a value (indent < 0: one line). nlohmann's dump() throws on a string that is not
+// UTF-8; names, paths and messages that come from clients and workers are not checked, and a
+// server must not die of one (a Latin-1 file name in a submitted job), so such bytes become U+FFFD.
+std::string json_text(const nlohmann::json& value, int indent = -1);
 
 }  // namespace gantry

@@ -4,6 +4,7 @@
 
 #include "actors/net/msgpack_fields.hpp"
 #include "core/hex.hpp"
+#include "core/json_util.hpp"
 
 namespace gantry::wire {
 
@@ -460,7 +461,7 @@ Result<T> read_message(std::string_view payload, const char* what, Read read) {
 
 // JSON text views of records (what the store and the clients keep and print) go through the same
 // field lists: nlohmann converts between the JSON text and MessagePack.
-std::string json_text_of(const Writer& w) { return nlohmann::json::from_msgpack(w.bytes()).dump(); }
+std::string json_text_of(const Writer& w) { return gantry::json_text(nlohmann::json::from_msgpack(w.bytes())); }
 
 template <class T>
 std::string json_text(const T& value) {

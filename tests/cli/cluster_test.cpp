@@ -368,6 +368,26 @@ TEST_CASE("a stream of garbage frames is survived and counted; a missing job is 
   CHECK(c.job(id).state == JobState::complete);
 }
 
+TEST_CASE("names and paths that are not UTF-8 do not stop the coordinator", "[cluster]") {
+  // JSON text (status, job records) cannot hold such bytes: nlohmann throws on them, which ended
+  // the coordinator actor while its process stayed up, answering nothing. They become U+FFFD.
+  LoopbackCluster c;
+  const std::string latin1_worker = "w\xe9";
+  c.start_worker(latin1_worker);
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  CHECK(c.worker(c.status(), "w\xef\xbf\xbd") != nullptr);
+  const std::string graph = c.dir.sub("g\xe9.txt");
+  std::ofstream(graph) << std::ifstream(kFfnn).rdbuf();
+  const auto tuned = run_cli({"tune", "--coordinator", c.endpoint, "--graph", graph, "--cluster", "identical:4",
+                              "--sim", "doppler", "--evals", "2000", "--seed", "5"});
+  INFO(tuned.err);
+  CHECK(tuned.code == 0);
+  CHECK(c.status()["slots"] == 1);  // still answering
+  const auto jobs = run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"});
+  REQUIRE(jobs.code == 0);
+  CHECK(nlohmann::json::parse(jobs.out).size() == 1);
+}
+
 TEST_CASE("a client that never reads its replies cannot stall the workers", "[cluster]") {
   LoopbackCluster c({"--peer-queue", "100"});
   c.start_worker("w1");

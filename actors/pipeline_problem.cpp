@@ -227,9 +227,14 @@ double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devic
 
 Result<double> pipeline_work_bound(const PipelineSource& source) {
   if (!source.has_layers) {
+    // Per-stage costs are each device's own work (its stages share it; no move shifts work
+    // between devices): the busiest device's, at least the average.
     auto set = source.stages->stages(StageLayout{});
     if (!set) return set.error();
-    return pipeline_lower_bound(set.value().costs, source.microbatches, source.stages->devices());
+    const StageCosts& c = set.value().costs;
+    double busiest = 0;
+    for (int s = 0; s < c.num_stages(); ++s) busiest = std::max(busiest, c.f[s] + c.b[s] + c.w[s]);
+    return busiest * source.microbatches;
   }
   auto times = per_layer_times(*source.stages, source.layers);
   if (!times) return times.error();

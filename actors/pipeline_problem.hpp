@@ -76,7 +76,7 @@ Result<std::vector<PipelineCandidate>> pipeline_tuning_starts(const PipelineProb
 double pipeline_lower_bound(const StageCosts& costs, int microbatches, int devices);
 // The lower bound of any scheme of `source` (without recomputation: its extra forward passes are
 // a scheme's choice, not work the model needs): the work divided freely among the devices. A
-// stage file fixes each device's work: work / devices. A model's layers may go anywhere, and on a
+// stage file fixes each device's work: the busiest device's. A model's layers may go anywhere, and on a
 // cluster of mixed device kinds the fast ones should take more (divisible_work_bound); on
 // identical devices that is work / devices too.
 Result<double> pipeline_work_bound(const PipelineSource& source);

@@ -4,6 +4,7 @@
 
 #include "core/json_util.hpp"
 #include "sim/timeline_export.hpp"
+#include "tuner/pipeline/schedule_registry.hpp"
 
 namespace gantry::cli {
 
@@ -69,6 +70,10 @@ void check_flags(const PipelineArgs& args) {
   if (!args.mem_limit.empty()) parse_bytes(args.mem_limit);
   const int given = !args.stages_file.empty() + !args.model.empty() + !args.hf_config.empty();
   if (given != 1) throw CliError("give exactly one of --model NAME (see `gantry models`), --hf-config FILE or --stages FILE");
+  // A misspelt schedule is an error at once, not a row that says it cannot be built.
+  for (const std::string& name : args.schedules)
+    if (auto found = schedule_registry().find(name); !found) throw CliError("--schedules: " + found.error().message);
+  if (auto found = schedule_registry().find(args.schedule); !found) throw CliError("--schedule: " + found.error().message);
 }
 
 

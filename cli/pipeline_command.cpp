@@ -77,9 +77,16 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
   const PipelineSource source = pipeline_source(args, given.get());
   std::vector<std::pair<std::string, PipelineResult>> results;
   std::vector<PipelineScheme> simulated;
+  // Schedules these sizes do not allow (interleaved with microbatches not a multiple of the
+  // devices, more stages than layers): when comparing several, the others still run.
+  std::vector<std::pair<std::string, std::string>> unbuilt;
   for (const std::string& name : names) {
     auto built = given ? load_pipeline(*given, *source.stages, args.scheme_file)
                        : build_pipeline(name, *source.stages, source.microbatches, source.microbatches_input);
+    if (!built && !given && names.size() > 1) {
+      unbuilt.emplace_back(name, built.error().message);
+      continue;
+    }
     if (!built) throw CliError(built.error().message);
     PipelineRun run = std::move(built).value();
     const std::string label = given ? args.scheme_file : name;
@@ -95,14 +102,17 @@ void run_one(const PipelineArgs& args, const std::vector<std::string>& names) {
     results.emplace_back(label, std::move(r).value());
     simulated.push_back(std::move(run.scheme));
   }
+  if (results.empty()) throw CliError("no schedule can be built for these sizes: " + unbuilt.front().second);
   if (args.out.json()) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& [name, r] : results) j.push_back(result_json(name, r));
+    for (const auto& [name, why] : unbuilt) j.push_back({{"schedule", name}, {"completed", false}, {"error", why}});
     std::cout << (j.size() == 1 ? j[0] : j).dump(2) << "\n";
     return;
   }
   std::cout << source.description << ", " << source.microbatches << " microbatches\n\n";
   print_table(results);
+  for (const auto& [name, why] : unbuilt) std::cout << name << ": not built: " << why << "\n";
   // The same orders run with blocking point-to-point calls, one at a time and batched per step.
   std::cout << "\nwith blocking send/recv (one at a time; batched per step as executors post them):";
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -97,6 +97,12 @@ std::vector<Row> baselines(const PipelineArgs& args, const PipelineSource& tuned
   return rows;
 }
 
+// "12.3%" above a bound; a time at the bound prints 0.0%, not -0.0% from rounding.
+std::string percent_above(double time, double bound) {
+  const double percent = 100 * (time / bound - 1);
+  return format_fixed(std::abs(percent) < 0.05 ? 0.0 : percent, 1) + "%";
+}
+
 void print_rows(const std::vector<Row>& rows, double reference) {
   TextTable t({"scheme", "iteration", "bubble", "peak memory (max)", "overlap", "tokens/s/GPU", "MFU", "vs 1f1b/uniform",
                "status"});
@@ -175,9 +181,12 @@ nlohmann::json run_exact(const PipelineTuneArgs& targs, double seconds, const Pi
     auto r = simulate_pipeline(e.scheme, costs.value(), pipeline_run_info(source, false));
     if (!r) throw CliError(r.error().message);
     row.result = std::move(r).value();
-  } else {
+  } else if (tuned_fits) {
     row.result = tuned_run;  // the tuner's own scheme is the best known
     row.detail = e.finished ? "none faster than the tuned scheme" : "none found within the limit";
+  } else {
+    row.error = e.finished ? "no scheme fits in memory" : "none found within the limit";
+    row.detail = row.error;
   }
   rows.push_back(std::move(row));
   const double tuner_seconds = tuned.seconds;
@@ -443,6 +452,7 @@ void run_tune(const PipelineTuneArgs& targs) {
     std::cout << j.dump(2) << "\n";
     if (!t.failure.empty()) throw CliExit{1, ""};
     if (t.stopped) throw CliExit{kExitCancelled, ""};
+    if (!fits) throw CliExit{1, ""};
     return;
   }
   std::vector<Row> all = rows;
@@ -457,7 +467,11 @@ void run_tune(const PipelineTuneArgs& targs) {
             << (t.passes >= 0 ? ", " + std::to_string(t.passes) + " passes" : std::string())
             << (t.budget_ended ? ", ended by the budget" : t.stopped ? ", stopped early" : "") << " (job "
             << t.job_id << ")\n";
-  if (!exact_json.is_null())
+  if (!exact_json.is_null() && exact_json["optimum"].get<double>() <= 0)
+    std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
+              << format_fixed(exact_json["seconds"].get<double>(), 2) << " s (" << exact_json["nodes"].get<long long>()
+              << " nodes): " << (exact_json["finished"].get<bool>() ? "no scheme fits in memory" : "none found") << "\n";
+  else if (!exact_json.is_null())
     std::cout << "  exact search: " << (exact_json["finished"].get<bool>() ? "finished" : "UNFINISHED") << " in "
               << format_fixed(exact_json["seconds"].get<double>(), 2) << " s (" << exact_json["nodes"].get<long long>()
               << " nodes; the tuner took " << format_fixed(exact_json["tuner_seconds"].get<double>(), 3)
@@ -466,17 +480,21 @@ void run_tune(const PipelineTuneArgs& targs) {
   if (!reference_fits)
     std::cout << "  1f1b / uniform does not fit in memory; the 'vs' column uses its time as if it did: "
               << format_time(reference, "s") << "\n";
-  if (fits) {
-    std::cout << "  lower bound (work / devices; by speed on mixed devices): " << format_time(lower_bound, "s") << ", tuned is "
-              << format_fixed(100 * (r.iteration_time / lower_bound - 1), 1) << "% above it\n";
+  if (fits && r.iteration_time <= 0) {
+    std::cout << "  the scheme takes no time: every cost is zero\n";
+  } else if (fits) {
+    std::cout << (source.has_layers ? "  lower bound (work / devices; by speed on mixed devices): "
+                                    : "  lower bound (the busiest device's work, which the stage costs fix): ")
+              << format_time(lower_bound, "s") << ", tuned is "
+              << percent_above(r.iteration_time, lower_bound) << " above it\n";
     if (layer_bound.value() > lower_bound * (1 + 1e-9))
       std::cout << "  bound with whole layers per device: " << format_time(layer_bound.value(), "s") << ", tuned is "
-                << format_fixed(100 * (r.iteration_time / layer_bound.value() - 1), 1) << "% above it\n";
+                << percent_above(r.iteration_time, layer_bound.value()) << " above it\n";
     if (chunk_bound.value() > std::max(lower_bound, layer_bound.value()) * (1 + 1e-9))
       std::cout << "  the same with at most " << bound_stages << (bound_stages == 1 ? " stage" : " stages")
                 << " per device (--max-chunks, or the tuned scheme's count when larger): "
                 << format_time(chunk_bound.value(), "s") << ", tuned is "
-                << format_fixed(100 * (r.iteration_time / chunk_bound.value() - 1), 1) << "% above it\n";
+                << percent_above(r.iteration_time, chunk_bound.value()) << " above it\n";
     if (best_baseline < std::numeric_limits<double>::infinity())
       std::cout << "  vs the best baseline (" << best_baseline_name << "): "
                 << format_fixed(best_baseline / r.iteration_time, 3) << "x\n";
@@ -495,6 +513,8 @@ void run_tune(const PipelineTuneArgs& targs) {
   }
   if (!t.failure.empty()) throw CliExit{1, "pipeline tune: " + t.failure + "; the best before it is above"};
   if (t.stopped) throw CliExit{kExitCancelled, "pipeline tune stopped early; its best so far is above"};
+  // A script must not read "nothing fits" as a tuned scheme.
+  if (!fits) throw CliExit{1, "pipeline tune: no scheme found that " + std::string(r.completed ? "fits in memory" : "runs")};
 }
 
 }  // namespace

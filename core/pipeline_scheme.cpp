@@ -7,6 +7,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "core/cluster.hpp"
 #include "core/json_util.hpp"
 
 namespace gantry {
@@ -240,6 +241,9 @@ Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text
     stages = static_cast<std::int64_t>(root["cost_f"].size());
   }
   if (stages <= 0) return make_error(source + ": 'n_stages' (or a 'cost_f' list) must give at least one stage");
+  if (stages > kMaxDevices)  // a stage file's stages are its devices
+    return make_error(source + ": n_stages " + std::to_string(stages) + ": one stage per device, and at most " +
+                      std::to_string(kMaxDevices) + " devices");
   auto micro = whole_number(root, "n_micro", source);
   if (!micro) return micro.error();
   auto size = check_pipeline_size(micro.value(), stages, source + ": n_micro");
@@ -372,7 +376,8 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
   for (std::size_t s = 0; s < partition.size(); ++s) {
     const json& range = partition[s];
     if (!range.is_array() || range.size() != 2 || !range[0].is_number_integer() || !range[1].is_number_integer() ||
-        range[0].get<std::int64_t>() < 0 || range[1].get<std::int64_t>() > 2147483647)
+        range[0].get<std::int64_t>() < 0 || range[0].get<std::int64_t>() > 2147483647 ||
+        range[1].get<std::int64_t>() < 0 || range[1].get<std::int64_t>() > 2147483647)
       return make_error(source + ": partition[" + std::to_string(s) + "]: expected [first, end) layer indices, got " +
                         range.dump());
     scheme.partition.emplace_back(range[0].get<int>(), range[1].get<int>());

@@ -131,6 +131,9 @@ Result<PipelineResult> simulate_pipeline(const PipelineScheme& scheme, const Sta
   const int engines = static_cast<int>(r.compiled.order.size());  // devices and their copy engines
   // Times are explicit; links carry explicit p2p times.
   auto identical = Cluster::identical(engines);
+  if (!identical && engines == devices)
+    return make_error("pipeline: the scheme runs on " + std::to_string(devices) + " devices, over the limit of " +
+                      std::to_string(kMaxDevices));
   if (!identical)
     return make_error("pipeline: with offload each of the scheme's " + std::to_string(devices) +
                       " devices runs its two copy engines as devices of their own, over the limit of " +

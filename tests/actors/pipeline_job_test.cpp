@@ -384,6 +384,34 @@ TEST_CASE("a model whose static memory no partition fits is refused with what it
   CHECK(check_static_memory_fits(h200.value()));
 }
 
+TEST_CASE("a stage file fixes each device's work: the bound is the busiest device's, and every device needs a stage",
+          "[actors][pipeline]") {
+  // By hand: three devices doing F+B+W of 3, 6 and 2 a microbatch; with 4 microbatches the second
+  // device alone computes 24 whatever the scheme (its stages share its work), above the
+  // average 11 x 4 / 3.
+  StageCosts per_device = gantry::testing::uniform_stages(3, 1, 1, 1);
+  per_device.f[1] = per_device.b[1] = per_device.w[1] = 2;
+  per_device.b[2] = 0;
+  PipelineSource source;
+  source.has_layers = false;
+  source.microbatches = 4;
+  source.stages = stage_file_source(per_device, 0);
+  CHECK(pipeline_work_bound(source).value() == Approx(24));
+
+  // A scheme that leaves device 2 without a stage would drop its work: refused, naming it.
+  PipelineScheme scheme;
+  scheme.num_microbatches = 1;
+  scheme.placement = {0, 1, 1};
+  scheme.schedule.resize(3);
+  auto dropped = source.stages->costs_of(scheme, "s.json");
+  REQUIRE_FALSE(dropped);
+  CHECK_THAT(dropped.error().message, Catch::Contains("s.json: placement: no stage on device 2"));
+  scheme.placement = {0, 1, 2, 1};  // device 1's work split over its two stages
+  auto shared = source.stages->costs_of(scheme, "s.json");
+  REQUIRE(shared);
+  CHECK(shared.value().f == std::vector<double>{1, 1, 1, 1});
+}
+
 TEST_CASE("the work bound divides the work by the devices' speeds on a mixed cluster", "[actors][pipeline]") {
   // On identical devices: the work of any scheme's stages / devices. On 4 H100 and 4 A100 a layer
   // runs r times longer on an A100; when r is the same for every layer, the work W at H100 speed

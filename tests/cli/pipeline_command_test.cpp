@@ -179,6 +179,45 @@ TEST_CASE("pipeline compare takes a comma list of schedules", "[cli][pipeline]")
   CHECK(both[1]["iteration_time"].get<double>() == Approx(9.2));
 }
 
+TEST_CASE("pipeline compare runs the schedules these sizes allow and says why the others cannot be built",
+          "[cli][pipeline]") {
+  TempDir dir;
+  const std::string stages = dir.sub("stages.json");
+  write(stages, kStages);
+  // Interleaving needs the microbatches (3) to be a multiple of the devices (2); 1F1B runs.
+  json rows = run_json({"compare", "--stages", stages, "--microbatches", "3", "--schedules", "1f1b,interleaved"});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["schedule"] == "1f1b");
+  CHECK(rows[0]["completed"] == true);
+  CHECK(rows[1]["schedule"] == "interleaved");
+  CHECK(rows[1]["completed"] == false);
+  CHECK_THAT(rows[1]["error"].get<std::string>(), Catch::Contains("multiple"));
+  CHECK_THAT(run_pipeline({"compare", "--stages", stages, "--microbatches", "3", "--schedules", "1f1b,interleaved"}),
+             Catch::Contains("interleaved: not built:"));
+  // One schedule that cannot be built, or none that can, is an error; a misspelt name is one at once.
+  CHECK_THROWS_WITH(run_pipeline({"compare", "--stages", stages, "--microbatches", "3", "--schedules", "interleaved"}),
+                    Catch::Contains("multiple"));
+  CHECK_THROWS_WITH(run_pipeline({"compare", "--stages", stages, "--schedules", "1f1b,zbb"}),
+                    Catch::Contains("--schedules: unknown schedule 'zbb'"));
+  CHECK_THROWS_WITH(run_pipeline({"tune", "--stages", stages, "--schedules", "1f1b,zbb", "--no-store"}),
+                    Catch::Contains("--schedules: unknown schedule 'zbb'"));
+}
+
+TEST_CASE("pipeline tune that finds no scheme fitting in memory exits 1", "[cli][pipeline]") {
+  // Each stage's F allocates 4 and the devices hold 1: no order fits.
+  TempDir dir;
+  const std::string stages = dir.sub("nofit.json");
+  write(stages, R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1, "mem_f": 4, "mem_b": -3,
+                    "mem_w": -1, "max_mem": 1})");
+  int code = -1;
+  const std::string out = gantry::testing::run_verbs({"pipeline", "tune", "--stages", stages, "--no-store", "--budget", "5s"}, &code);
+  CHECK(code == 1);
+  CHECK_THAT(out, Catch::Contains("no scheme found that fits in memory"));
+  code = -1;
+  gantry::testing::run_verbs({"pipeline", "tune", "--stages", stages, "--no-store", "--budget", "5s", "-f", "json"}, &code);
+  CHECK(code == 1);
+}
+
 TEST_CASE("pipeline tune: the tuned scheme round-trips through --save-scheme / --scheme with the same time",
           "[cli][pipeline]") {
   TempDir dir;

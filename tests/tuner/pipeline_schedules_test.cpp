@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "sim/blocking_deadlock.hpp"
 #include "sim/pipeline_evaluator.hpp"
@@ -131,6 +132,16 @@ TEST_CASE("scheme validation and zero-bubble GraphConfig input", "[sim][pipeline
   auto round = scheme_from_json(scheme_to_json(make_1f1b(3, 5).value()), "scheme.json");
   REQUIRE(round.ok());
   CHECK(round.value().schedule == make_1f1b(3, 5).value().schedule);
+  // A stage file's stages are its devices: no more than kMaxDevices (1024).
+  auto many = read_stage_costs_json(R"({"n_stages": 1100, "n_micro": 4, "cost_f": 1, "cost_b": 1, "cost_w": 1})", "many.json");
+  REQUIRE_FALSE(many.ok());
+  CHECK_THAT(many.error().message, Catch::Contains("many.json: n_stages 1100") && Catch::Contains("1024"));
+  // A layer index past int is refused, not truncated (2^32 read as an int is 0).
+  nlohmann::json text = nlohmann::json::parse(scheme_to_json(make_1f1b(2, 2).value()));
+  text["partition"] = {{4294967296LL, 35}, {35, 36}};
+  auto wrapped = scheme_from_json(text.dump(), "wrapped.json");
+  REQUIRE_FALSE(wrapped.ok());
+  CHECK_THAT(wrapped.error().message, Catch::Contains("wrapped.json: partition[0]"));
 }
 
 TEST_CASE("ZB under a tight memory limit runs W early and stays within it", "[sim][pipeline]") {

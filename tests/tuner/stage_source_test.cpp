@@ -147,6 +147,8 @@ TEST_CASE("schedules are looked up by name in a registry that others can extend"
              Catch::Contains("gpipe, 1f1b, interleaved[:V], zb, zbv"));
   CHECK_FALSE(builtin.find("interleaved:").ok());
   CHECK_FALSE(builtin.find("interleaved:0").ok());
+  // Megatron's interleaved warm-up, 2(p-d-1) + (V-1)p, holds twice 1F1B's p-d-1 microbatches at V = 1: one chunk is 1f1b.
+  CHECK_THAT(builtin.find("interleaved:1").error().message, Catch::Contains("1f1b"));
   CHECK_THAT(builtin.help(), Catch::Contains("zbv: "));
   CHECK(stage_placement(3, {2, true}) == std::vector<int>{0, 1, 2, 2, 1, 0});
   CHECK(stage_placement(3, {2, false}) == std::vector<int>{0, 1, 2, 0, 1, 2});

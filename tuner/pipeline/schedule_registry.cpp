@@ -18,7 +18,10 @@ Result<StageLayout> interleaved_layout(const std::string& argument) {
   if (argument.empty()) return StageLayout{2, false};
   const bool digits = argument.size() <= 6 && argument.find_first_not_of("0123456789") == std::string::npos;
   const int v = digits ? std::atoi(argument.c_str()) : 0;
-  if (v < 1) return make_error("schedule 'interleaved:" + argument + "': expected interleaved:V with V a whole number >= 1");
+  // One chunk is not Megatron's interleaving (its warm-up formula would hold twice 1F1B's
+  // microbatches for the same order): that schedule is 1f1b.
+  if (v < 2)
+    return make_error("schedule 'interleaved:" + argument + "': expected interleaved:V with V a whole number >= 2 (one chunk per device is 1f1b)");
   return StageLayout{v, false};
 }
 

@@ -35,6 +35,15 @@ class FileSource final : public StageSource {
     if (!scheme.offload.empty())
       return make_error(source + ": offload: activation offload needs the devices' host bandwidth, which the stage "
                         "costs (--stages) do not give; give the model and cluster instead");
+    // The file gives each device's work, which its stages share: a device without a stage would
+    // drop its work from the iteration.
+    std::vector<bool> holds(devices(), false);
+    for (int d : scheme.placement)
+      if (d >= 0 && d < devices()) holds[d] = true;
+    for (int d = 0; d < devices(); ++d)
+      if (!holds[d])
+        return make_error(source + ": placement: no stage on device " + std::to_string(d) +
+                          ", whose work the stage costs (--stages) give; every device needs at least one stage");
     return spread_over_devices(costs_, scheme.placement);
   }
 

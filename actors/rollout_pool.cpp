@@ -220,6 +220,14 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
     return;
   }
   Lease& lease = it->second;
+  // Only the worker holding the lease may end it: lease ids are an epoch and a counter, which any
+  // connected peer could guess and answer with anything.
+  if (peer != lease.peer) {
+    ++s.counters.stale;
+    if (s.options.announce)
+      log_line("gantry: dropped a result for " + lease.peer + "'s lease " + std::to_string(done.lease) + " sent by " + peer);
+    return;
+  }
   if (!done.result.error.empty()) {
     Task& task = lease.task;
     ++task.attempts;
@@ -232,8 +240,10 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
     return;
   }
   ++s.counters.committed;
-  lease.task.answer.deliver(done.result);
   auto w = s.workers.find(lease.peer);
+  TaskResult result = done.result;
+  if (w != s.workers.end()) result.worker = w->second.hello.name;  // as its hello (and status) names it, not as the result claims
+  lease.task.answer.deliver(std::move(result));
   if (w != s.workers.end()) end_lease(w->second, lease.task.task.kind);
   if (w != s.workers.end()) {
     ++w->second.done;
@@ -245,6 +255,11 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
 
 void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
   PoolState& s = self->state;
+  // A worker restarted under the same name (another process) holds none of its predecessor's
+  // leases: they run again now, not after their deadlines, and its slots start free.
+  if (auto known = s.workers.find(peer);
+      known != s.workers.end() && (known->second.hello.pid != hello.pid || known->second.hello.host != hello.host))
+    forget_worker(self, peer, "restarted as process " + std::to_string(hello.pid) + " on " + hello.host);
   auto [it, fresh] = s.workers.try_emplace(peer);
   Worker& w = it->second;
   w.link = caf::actor_cast<caf::actor>(self->current_sender());

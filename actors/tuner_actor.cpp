@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <limits>
 #include <vector>
 
@@ -31,10 +33,11 @@ struct TunerState {
   };
   std::vector<Chain> chains;
   int width = 1;                              // chains wanted: the pool's slots or the parallelism
-  bool cancelled = false, withdrawn = false, started = false;
+  bool cancelled = false, started = false;
   bool heuristics_pending = false;            // episode 0 is out as a `place` task
   bool stopping = false;
   std::string failure;                        // a rollout or the store failed: the job ends FAILED
+  std::unique_ptr<Simulator> simulator;       // checks workers' claimed bests (built on the first)
   caf::response_promise done;
   static inline const char* name = "tuner";
 };
@@ -126,6 +129,23 @@ void fail(caf::stateful_actor<TunerState>* self, const std::string& what) {
 
 void finish(caf::stateful_actor<TunerState>* self);
 
+// A worker's claimed best, checked before it becomes the job's (and the store's): its placement
+// must place this graph on this cluster and simulate here to the makespan claimed. A faulty
+// worker, or one of another simulator version, would otherwise store a best that no later true
+// result could replace (the store keeps only strictly faster ones).
+Status check_claim(TunerState& s, const Placement& placement, double claimed, const std::string& what) {
+  const BuiltProblem& p = *s.config.problem;
+  if (Status ok = placement.check(p.graph, p.cluster, what); !ok) return ok;
+  if (!s.simulator) s.simulator = std::make_unique<Simulator>(p.graph, *p.costs, p.cluster, p.sim);
+  const double here = s.simulator->makespan(placement);
+  if (!(std::abs(here - claimed) <= 1e-9 * std::max(1.0, std::abs(here)))) {
+    char text[160];
+    std::snprintf(text, sizeof text, " claims a makespan of %.9g, which its placement does not have here (%.9g)", claimed, here);
+    return make_error(what + text + ": a worker of another simulator version, or a faulty one");
+  }
+  return Ok{};
+}
+
 void store_best(caf::stateful_actor<TunerState>* self) {
   self->request(self->state.config.store, kStoreTimeout, put_best_atom::value, record_of(self->state))
       .then(
@@ -208,6 +228,16 @@ void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, l
     return keep_busy(self);
   }
   const BatchResult& batch = decoded.value();
+  const std::string from = "batch " + std::to_string(sequence) + " from " + answer.worker;
+  Status valid = Ok{};
+  if (cap > 0 && batch.evaluations > cap)  // a cap of 0: the batch runs for its seconds
+    valid = make_error(from + " ran " + std::to_string(batch.evaluations) + " evaluations, over its cap of " + std::to_string(cap));
+  if (valid) valid = batch.last.check(s.config.problem->graph, s.config.problem->cluster, from + ": its last placement");
+  if (valid && batch.best_makespan < s.outcome.best.makespan) valid = check_claim(s, batch.best, batch.best_makespan, from);
+  if (!valid) {
+    fail(self, valid.error().message);
+    return keep_busy(self);
+  }
   s.chains[chain].last = batch.last;
   ++s.outcome.batches;
   s.outcome.evaluations += batch.evaluations;
@@ -326,6 +356,10 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
     st.heuristics_pending = false;
     if (!failure.empty()) fail(self, failure);
     if (heuristics) {
+      if (Status valid = check_claim(st, heuristics->placement, heuristics->makespan, "the heuristics' result"); !valid) {
+        fail(self, valid.error().message);
+        return begin_search(self);
+      }
       st.outcome.evaluations += heuristics->evaluations;
       st.outcome.heuristic_evaluations = heuristics->evaluations;
       st.outcome.heuristic_seconds = elapsed(st);
@@ -353,11 +387,12 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
           [=](const caf::error& e) { done("the heuristics failed: " + error_text(self->system(), e), nullptr); });
 }
 
-// Takes back what the job has queued and not started (a cancelled job, a spent budget).
+// Takes back what the job has queued and not started (a cancelled job, a spent budget). Sent on
+// every pass while batches are outstanding, not once: a leased batch that the pool queues again
+// after a withdrawal (its worker lost, its lease expired) must come back too, or the job would
+// wait for a slot that may never run it.
 void withdraw(caf::stateful_actor<TunerState>* self) {
   TunerState& s = self->state;
-  if (s.withdrawn) return;
-  s.withdrawn = true;
   self->send(s.config.pool, withdraw_atom::value, s.config.job_id);
 }
 

@@ -13,8 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-wire::Envelope hello(const std::string& peer, std::vector<std::string> kinds = {"anneal", "place"}, int slots = 1) {
-  return {peer, wire::Type::hello, wire::encode(wire::Hello{peer, "test-host", 1, slots, std::move(kinds)})};
+wire::Envelope hello(const std::string& peer, std::vector<std::string> kinds = {"anneal", "place"}, int slots = 1, long pid = 1) {
+  return {peer, wire::Type::hello, wire::encode(wire::Hello{peer, "test-host", pid, slots, std::move(kinds)})};
 }
 
 RolloutTask task(long sequence, const std::string& kind = "anneal") {
@@ -105,6 +105,56 @@ TEST_CASE("a lost worker's lease runs again on another worker; its late answer i
   CHECK(s.requeued == 1);
   CHECK(s.stale == 1);
   CHECK(s.leased == 0);
+}
+
+TEST_CASE("only the worker holding a lease can end it; the result names the worker as its hello did", "[actors]") {
+  PoolFixture f(timerless());
+  caf::scoped_actor a{f.system}, b{f.system}, job{f.system};
+  a->send(f.pool, net_in_atom::value, hello("a"));
+  b->send(f.pool, net_in_atom::value, hello("b", {"other"}));  // connected, runs none of the job's kinds
+  job->send(f.pool, run_task_atom::value, std::string("job-1"), 0, task(5));
+  const wire::Assign lease = next_assign(a, "a");
+  wire::Envelope forged = done("b", lease, "forged");  // b answers a's lease, claiming to be a
+  TaskResult claimed;
+  claimed.sequence = lease.task.sequence;
+  claimed.body = "forged";
+  claimed.worker = "a";
+  forged.payload = wire::encode(wire::Done{lease.lease, claimed});
+  b->send(f.pool, net_in_atom::value, forged);
+  CHECK(status(job, f.pool).stale == 1);
+  wire::Envelope honest = done("a", lease, "a's answer");
+  TaskResult renamed = wire::decode<wire::Done>(honest.payload).value().result;
+  renamed.worker = "someone else";
+  honest.payload = wire::encode(wire::Done{lease.lease, renamed});
+  a->send(f.pool, net_in_atom::value, honest);
+  job->receive(
+      [&](const TaskResult& r) {
+        CHECK(r.body == "a's answer");
+        CHECK(r.worker == "a");
+      },
+      caf::after(5s) >> [] { FAIL("no result"); });
+  const PoolStatus s = status(job, f.pool);
+  CHECK(s.committed == 1);
+  CHECK(s.stale == 1);
+}
+
+TEST_CASE("a worker restarted under its name gets its predecessor's leased task again at once", "[actors]") {
+  PoolFixture f(timerless());  // no deadlines: only the restart can free the lease
+  caf::scoped_actor a{f.system}, job{f.system};
+  a->send(f.pool, net_in_atom::value, hello("a"));
+  job->send(f.pool, run_task_atom::value, std::string("job-1"), 0, task(4));
+  const wire::Assign first = next_assign(a, "a");
+  a->send(f.pool, net_in_atom::value, hello("a", {"anneal", "place"}, 1, 2));  // process 2 now
+  const wire::Assign second = next_assign(a, "a");
+  CHECK(second.task.sequence == 4);
+  CHECK(second.lease != first.lease);
+  a->send(f.pool, net_in_atom::value, hello("a", {"anneal", "place"}, 1, 2));  // the same process again keeps its lease
+  a->send(f.pool, net_in_atom::value, done("a", second, "answer"));
+  job->receive([&](const TaskResult& r) { CHECK(r.body == "answer"); }, caf::after(5s) >> [] { FAIL("no result"); });
+  const PoolStatus s = status(job, f.pool);
+  CHECK(s.requeued == 1);
+  CHECK(s.committed == 1);
+  CHECK(s.stale == 0);
 }
 
 TEST_CASE("a lease past its deadline runs again on another worker", "[actors]") {

@@ -9,9 +9,13 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <numeric>
+#include <thread>
 
 #include "core/host_name.hpp"
+#include "actors/cluster_node.hpp"
 #include "actors/messages.hpp"
+#include "actors/net/wire.hpp"
+#include "actors/place_task.hpp"
 #include "actors/store_actor.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
@@ -234,4 +238,116 @@ TEST_CASE("the store actor's WAL sync keeps running after a failed sync", "[acto
   caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
   system.clock().cancel_all();
   sched.run();
+}
+
+namespace {
+
+// The next task the pool leases to a scripted worker (a test actor standing for its link).
+wire::Assign next_assign(caf::scoped_actor& worker) {
+  wire::Assign assign;
+  bool assigned = false;
+  for (int i = 0; i < 50 && !assigned; ++i)
+    worker->receive(
+        [&](net_out_atom, const wire::Envelope& e) {
+          if (e.type != wire::Type::assign) return;  // heartbeats, the problem's content
+          assign = wire::decode<wire::Assign>(e.payload).value();
+          assigned = true;
+        },
+        caf::after(std::chrono::seconds(10)) >> [&] { i = 50; });
+  REQUIRE(assigned);
+  return assign;
+}
+
+wire::Envelope scripted_hello(const std::string& name) {
+  return wire::Envelope{name, wire::Type::hello, wire::encode(wire::Hello{name, "test-host", 1, 1, {"place", "anneal"}})};
+}
+
+wire::Envelope scripted_done(const std::string& name, const wire::Assign& assign, std::string body) {
+  TaskResult answer;
+  answer.sequence = assign.task.sequence;
+  answer.body = std::move(body);
+  answer.worker = name;
+  return wire::Envelope{name, wire::Type::done, wire::encode(wire::Done{assign.lease, answer})};
+}
+
+// Round robin over 4 devices, with the makespan it has or the one given.
+PlacementOutcome round_robin(const Fixture& f, double makespan = -1) {
+  PlacementOutcome out;
+  out.method = "round-robin";
+  out.placement = Placement{std::vector<std::int32_t>(f.graph.size()), {}};
+  for (int op = 0; op < f.graph.size(); ++op) out.placement.device[op] = op % 4;
+  out.makespan = makespan >= 0 ? makespan : f.simulate(out.placement);
+  out.evaluations = 1;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a worker's claimed best is simulated again: a makespan its placement does not have fails the job, unstored",
+          "[actors]") {
+  // A scripted worker (this test) answers the job's first task, the heuristics, with a valid
+  // placement and a makespan ten times too good, as a faulty worker or one of another simulator
+  // version would. The coordinator must not make it the job's best nor store it.
+  using namespace std::chrono_literals;
+  TempDir dir;
+  Fixture f;
+  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  caf::actor_system_config cfg;
+  configure_message_scheduler(cfg);
+  caf::actor_system system{cfg};
+  CoordinatorNodeOptions options;
+  options.pool.timers = false;
+  auto node = start_coordinator_node(system, store, options).value();
+  caf::scoped_actor worker{system}, client{system};
+  worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
+  std::string id;
+  client->request(node.coordinator, 10s, submit_atom::value, make_job_spec(f.problem(), deterministic(dir.path, 1000)), JobHooks{})
+      .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  const wire::Assign assign = next_assign(worker);
+  const double real = round_robin(f).makespan;
+  worker->send(node.pool, net_in_atom::value, scripted_done("w", assign, encode_body(round_robin(f, real / 10))));
+  TuneOutcome outcome;
+  client->request(node.coordinator, 30s, await_atom::value, id)
+      .receive([&](const TuneOutcome& o) { outcome = o; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  CHECK(outcome.state == JobState::failed);
+  CHECK_THAT(outcome.stop_reason, Catch::Contains("claims a makespan of") && Catch::Contains("another simulator version"));
+  CHECK_FALSE(outcome.best.makespan == Approx(real / 10));
+  node.shutdown(system);
+  CHECK_FALSE(store->best(outcome.graph, outcome.runtime).value().has_value());
+}
+
+TEST_CASE("a cancelled job whose leased batch is queued again after the cancel still ends", "[actors]") {
+  // The job's one batch is leased to a scripted worker when the job is cancelled; the pool takes
+  // back what is queued, not what is leased. Then the worker is lost and its batch queued again,
+  // with no worker left to run it: the tuner must take it back too, not wait for it forever.
+  using namespace std::chrono_literals;
+  TempDir dir;
+  Fixture f;
+  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  caf::actor_system_config cfg;
+  configure_message_scheduler(cfg);
+  caf::actor_system system{cfg};
+  CoordinatorNodeOptions options;
+  options.pool.timers = false;  // leases end by this test's messages only
+  auto node = start_coordinator_node(system, store, options).value();
+  caf::scoped_actor worker{system}, client{system};
+  worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
+  std::string id;
+  client->request(node.coordinator, 10s, submit_atom::value, make_job_spec(f.problem(), deterministic(dir.path, 100000)), JobHooks{})
+      .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  const wire::Assign heuristics = next_assign(worker);
+  worker->send(node.pool, net_in_atom::value, scripted_done("w", heuristics, encode_body(round_robin(f))));
+  const wire::Assign batch = next_assign(worker);  // held: never answered
+  CHECK(batch.task.kind == "anneal");
+  client->request(node.coordinator, 10s, cancel_atom::value, id).receive([](const std::string&) {}, [&](const caf::error& e) { FAIL(system.render(e)); });
+  std::this_thread::sleep_for(300ms);  // the cancel's withdrawal has passed
+  worker->send(node.pool, lost_atom::value, std::string("w"));
+  TuneOutcome outcome;
+  bool ended = false;
+  client->request(node.coordinator, 10s, await_atom::value, id)
+      .receive([&](const TuneOutcome& o) { outcome = o; ended = true; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  REQUIRE(ended);
+  CHECK(outcome.state == JobState::cancelled);
+  CHECK(outcome.best.makespan == Approx(round_robin(f).makespan));
+  node.shutdown(system);
 }

@@ -39,11 +39,7 @@ std::pair<std::string, int> parse_kind(std::string_view kind) {
 
 }  // namespace
 
-std::string measure_backend(const Cluster& cluster) {
-  for (int d = 0; d < cluster.size(); ++d)
-    if (cluster.device(d).kind != "CPU") return "cuda";
-  return "cpu";
-}
+std::string measure_backend(const Cluster& cluster) { return is_cpu_cluster(cluster) ? "cpu" : "cuda"; }
 
 std::string measure_kind(const std::string& backend, int devices) {
   return std::string(kPrefix) + backend + ":" + std::to_string(devices);

@@ -153,6 +153,7 @@ void run_execute(const ExecuteArgs& args) {
   if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
   if (!args.remote.endpoint.empty()) return run_remote_execute(args);
   Problem problem = load_problem(args.problem);
+  if (Status cpu = check_cpu_cluster(problem.cluster); !cpu) throw CliError(cpu.error().message);
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
   if (args.profiled) use_profiles(problem, require_profiles(*store));

@@ -12,6 +12,7 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/duration.hpp"
+#include "cli/output_path.hpp"
 #include "cli/pipeline_args.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
@@ -347,6 +348,9 @@ void run_tune(const PipelineTuneArgs& targs) {
       throw CliError("--exact needs a model (--model or --hf-config): the per-stage costs of --stages have no layers "
                      "to partition");
   }
+  check_output_path("--save-scheme", args.save_scheme);  // before tuning, not after it
+  check_output_path("--trace", args.out.trace);
+  check_output_path("--svg", args.out.svg);
   const PreparedJob job = prepare_job(targs);
   const PipelineProblemSpec& problem = job.problem;
   const PipelineSource& source = job.source;

@@ -77,6 +77,9 @@ void run_place(const PlaceArgs& args) {
     if (name == "search" && budget.seconds > 0 && outcome.value().seconds > budget.seconds * 1.05 + 0.05)
       std::fprintf(stderr, "gantry: search took %.2f s, %.2f s over its %.2f s budget (a starting heuristic ran past it)\n",
                    outcome.value().seconds, outcome.value().seconds - budget.seconds, budget.seconds);
+    // `heuristics` reports its winner's name; beside that heuristic's own row, two rows of one
+    // name would not say which is which.
+    if (name == "heuristics") outcome.value().method = "heuristics (" + outcome.value().method + ")";
     rows.push_back(MethodRow{outcome.value(), {}});
   }
   // Re-simulate every result with metrics (and timelines for the best).

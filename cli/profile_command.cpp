@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "executor/cpu/cpu_executor.hpp"
 #include "executor/profiler.hpp"
 #include "storage/store.hpp"
 #include "workloads/workload.hpp"
@@ -79,6 +80,7 @@ void print_links(const ProfileTable& table, const Cluster& cluster) {
 void run_profile(const ProfileArgs& args) {
   auto cluster = Cluster::load(args.cluster);
   if (!cluster) throw CliError(cluster.error().message);
+  if (Status cpu = check_cpu_cluster(cluster.value()); !cpu) throw CliError(cpu.error().message);
   const std::vector<std::string> specs = args.workloads.empty() ? default_profile_workloads() : args.workloads;
   std::vector<std::pair<std::string, Graph>> graphs;
   for (const std::string& spec : specs) {

@@ -20,6 +20,7 @@
 #include "cli/duration.hpp"
 #include "cli/job_args.hpp"
 #include "cli/learning_curve.hpp"
+#include "cli/output_path.hpp"
 #include "cli/policy_files.hpp"
 #include "cli/policy_source.hpp"
 #include "cli/schedule_source.hpp"
@@ -116,11 +117,17 @@ void print_point(Stage stage, const CurvePoint& p) {
                100 * p.match, p.entropy, p.episodes_per_second);
 }
 
+// "5.9% lower" or "5.9% higher" than the teacher's makespan.
+std::string vs_teacher(double best, double teacher) {
+  const double lower = 100 * (1 - best / teacher);
+  return format_fixed(std::abs(lower), 1) + (lower >= 0 ? "% lower" : "% higher");
+}
+
 void print_report(const LearnerReport& r) {
   TextTable table({"graph", "ops", "cluster", "teacher (cp)", "best", "greedy", "best vs teacher"});
   for (const LearnedGraph& g : r.graphs)
     table.add({g.label, std::to_string(g.ops), g.cluster, format_time(g.teacher_makespan, g.unit), format_time(g.best_makespan, g.unit),
-               format_time(g.greedy_makespan, g.unit), format_fixed(100 * (1 - g.best_makespan / g.teacher_makespan), 1) + "% lower"});
+               format_time(g.greedy_makespan, g.unit), vs_teacher(g.best_makespan, g.teacher_makespan)});
   table.print(std::cout);
   std::printf("%ld episodes in %.1fs (%.0f episodes/s); rollouts %.1fs, learner %.1fs\n", r.episodes, r.seconds,
               r.episodes / std::max(1e-9, r.seconds), r.rollout_seconds, r.learner_seconds);
@@ -157,6 +164,8 @@ void run_remote_train(const TrainArgs& args, const RemoteArgs& remote) {
     throw CliError("--no-store is for a run in this process; with --coordinator the policy is stored by the coordinator "
                    "(gantry query policies --coordinator ...)");
   check_curve_path(args.curve);
+  check_output_path("--curve", args.curve);
+  check_output_path("--save", args.save);
   std::function<void(const JobRecord&)> fetch;
   if (!args.save.empty() || !args.curve.empty())
     fetch = [&](const JobRecord& job) {
@@ -195,6 +204,8 @@ ExecutorDevices embedded_devices(const JobSpec& spec) {
 void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   if (!remote.endpoint.empty()) return run_remote_train(args, remote);
   check_curve_path(args.curve);
+  check_output_path("--curve", args.curve);  // before training, not after it
+  check_output_path("--save", args.save);
   std::unique_ptr<ScratchDir> scratch = args.no_store ? std::make_unique<ScratchDir>("gantry-train") : nullptr;
   const std::string data = scratch ? scratch->path : args.data;
   auto opened = Store::open(data);  // first: a busy store fails the command before it loads or trains

@@ -100,6 +100,22 @@ class CpuBackend : public DeviceBackend {
 
 }  // namespace
 
+bool is_cpu_cluster(const Cluster& cluster) {
+  for (int d = 0; d < cluster.size(); ++d)
+    if (cluster.device(d).kind != "CPU") return false;
+  return true;
+}
+
+Status check_cpu_cluster(const Cluster& cluster) {
+  for (int d = 0; d < cluster.size(); ++d)
+    if (cluster.device(d).kind != "CPU")
+      return make_error("cluster " + cluster.name() + ": device " + std::to_string(d) + " is a " + cluster.device(d).kind +
+                        ", not a CPU core: this runs the CPU backend on this machine's cores, whose times would be "
+                        "recorded as the " + cluster.device(d).kind + "'s; give a CPU cluster such as cpu-2, or measure "
+                        "on a worker started with --devices cuda:all (--coordinator)");
+  return Ok{};
+}
+
 Result<Measurement> execute_on_cpu(const Graph& graph, const Placement& placement, const Cluster& cluster,
                                    const ExecOptions& options) {
   if (Status ok = check_placed_run(graph, placement, cluster, options); !ok) return ok.error();  // before building tensors

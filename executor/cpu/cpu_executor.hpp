@@ -19,4 +19,11 @@ namespace gantry {
 Result<Measurement> execute_on_cpu(const Graph& graph, const Placement& placement, const Cluster& cluster,
                                    const ExecOptions& options);
 
+// Whether the cluster's devices are CPU cores (kind "CPU"), which the CPU backend measures; any
+// other kind is a GPU's, measured by the CUDA backend on a machine that has it.
+bool is_cpu_cluster(const Cluster& cluster);
+// An error naming the first device that is not a CPU core: measured on this machine's cores, its
+// times would be recorded as that device's profiles (`execute`, `profile` run the CPU backend).
+Status check_cpu_cluster(const Cluster& cluster);
+
 }  // namespace gantry

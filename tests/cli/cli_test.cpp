@@ -2,6 +2,7 @@
 #include "tests/support/temp_dir.hpp"
 #include <nlohmann/json.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -67,6 +68,18 @@ TEST_CASE("bad input is a clear error", "[cli]") {
   CHECK_THROWS_WITH(run_gantry({"place", "--graph", stg, "--cluster", "identical:2", "--method", "magic"}),
                     Catch::Contains("unknown placement method 'magic'"));
   CHECK_THROWS_WITH(run_gantry({"place", "--workload", "nosuch", "--cluster", "identical:2"}), Catch::Contains("nosuch"));
+  // Output files whose folder is missing are refused before minutes of training or tuning, not after.
+  const gantry::testing::TempDir dir;
+  CHECK_THROWS_WITH(run_gantry({"train", "--graph", stg, "--cluster", "identical:2", "--episodes", "8", "--data",
+                                dir.sub("data"), "--save", dir.sub("missing/x.policy")}),
+                    Catch::Contains("--save " + dir.sub("missing/x.policy") + ": the folder " + dir.sub("missing") + " does not exist"));
+  CHECK_FALSE(std::filesystem::exists(dir.sub("data")));  // refused before the store was opened
+  CHECK_THROWS_WITH(run_gantry({"train", "--graph", stg, "--cluster", "identical:2", "--episodes", "8", "--no-store",
+                                "--curve", dir.sub("missing/c.svg")}),
+                    Catch::Contains("--curve") && Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(run_gantry({"pipeline", "tune", "--model", "llama-3-8b", "--pp", "2", "--no-store", "--save-scheme",
+                                dir.sub("missing/s.json")}),
+                    Catch::Contains("--save-scheme") && Catch::Contains("does not exist"));
 }
 
 TEST_CASE("pipeline compare runs every baseline on a model and on stage costs", "[cli]") {
@@ -90,6 +103,15 @@ TEST_CASE("pipeline compare runs every baseline on a model and on stage costs", 
   CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "gpt-9", "--schedule", "1f1b"}), Catch::Contains("gpt-9"));
   CHECK_THROWS_WITH(run_gantry({"pipeline", "simulate", "--model", "llama-3-8b", "--pp", "64", "--schedule", "1f1b"}),
                     Catch::Contains("has only 8 devices"));
+}
+
+TEST_CASE("execute and profile refuse a cluster of GPUs: this machine's cores would be recorded as their profiles",
+          "[cli]") {
+  CHECK_THROWS_WITH(run_gantry({"execute", "--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64", "--cluster",
+                                "4xP100-pcie", "--method", "round-robin", "--repeats", "1", "--no-record"}),
+                    Catch::Contains("device 0 is a P100, not a CPU core"));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--cluster", "8xH100-nvswitch", "--repeats", "1"}),
+                    Catch::Contains("device 0 is a H100, not a CPU core"));
 }
 
 TEST_CASE("execute measures a placement for real and sets the simulator's prediction beside it", "[cli]") {

@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/job_args.hpp"
 #include "cli/job_listing.hpp"
+#include "cli/schedule_source.hpp"
 #include "cli/text_table.hpp"
 #include "core/fingerprint.hpp"
 #include "core/graph_io.hpp"
@@ -53,9 +54,12 @@ ChosenPlacement choose_placement(const ExecuteArgs& args, const Problem& problem
   if (args.best) {
     auto best = store->best(fingerprint(problem.graph), runtime_key(args, problem, options, *store));
     if (!best) throw CliError(best.error().message);
-    if (!best.value() || best.value()->is_pipeline())
+    if (!best.value() || best.value()->is_pipeline()) {
+      auto same_graph = store->list_best(fingerprint(problem.graph).hex());
       throw CliError("no stored best in " + store->path() + " for " + problem.graph_label + " on " +
-                     problem.cluster.name() + " with these simulator options (`gantry tune` finds one)");
+                     problem.cluster.name() + " with these simulator options (`gantry tune` finds one)" +
+                     (same_graph ? other_runtimes_note(same_graph.value(), runtime_key(args, problem, options, *store)) : ""));
+    }
     return {best.value()->placement, "stored best (" + best.value()->method + ", " + best.value()->job_id + ")"};
   }
   const PlacementProblem placement_problem{problem.graph, problem.cluster, *problem.costs, options};

@@ -159,7 +159,8 @@ ScheduleRecord require_best(ScheduleSource& source, const std::pair<Fingerprint,
   throw CliError("no stored placement or scheme for " + key.first.hex() + " on runtime " + key.second.hex() + " " +
                  source.where() +
                  " (run `gantry tune` or `gantry pipeline tune` first; a job tuned with --profiled is found with "
-                 "--profiled; `gantry query list` shows what is stored)");
+                 "--profiled; `gantry query list` shows what is stored)" +
+                 other_runtimes_note(source.list(key.first.hex()), key.second));
 }
 
 void add_key_options(CLI::App& cmd, QueryArgs& args) {

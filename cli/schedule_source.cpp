@@ -111,4 +111,19 @@ std::unique_ptr<ScheduleSource> remote_schedules(const RemoteArgs& remote) {
   return std::make_unique<RemoteSchedules>(remote.client());
 }
 
+std::string other_runtimes_note(const std::vector<ScheduleRecord>& same_graph, const Fingerprint& runtime) {
+  std::string listed;
+  int shown = 0;
+  for (const ScheduleRecord& r : same_graph) {
+    if (r.cluster == runtime || r.is_pipeline()) continue;
+    if (++shown > 3) continue;
+    listed += std::string(listed.empty() ? "" : "; ") + r.cluster_name + ", sim " + r.sim + ", " + r.method + " " +
+              format_time(r.makespan, r.unit) + " (--fingerprint " + r.graph.hex() + ":" + r.cluster.hex() + ")";
+  }
+  if (shown == 0) return "";
+  return ". This graph has bests under other simulator options or profiles (profiles change with every `execute` "
+         "and `profile` run): " + listed + (shown > 3 ? "; and " + std::to_string(shown - 3) + " more" : "") +
+         "; `gantry query best --fingerprint G:R` shows one";
+}
+
 }  // namespace gantry::cli

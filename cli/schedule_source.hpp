@@ -30,6 +30,12 @@ class ScheduleSource {
   virtual std::optional<PolicyRecord> policy_of_job(const std::string& job) = 0;
 };
 
+// When no best is stored under a runtime key: the bests of the same graph stored under other keys
+// (other simulator options, or other profiles: every `execute` and `profile` run adds to them, so
+// a --profiled best is found under the profiles it was priced on), as a sentence that names them
+// and how to read one; "" when there are none.
+std::string other_runtimes_note(const std::vector<ScheduleRecord>& same_graph, const Fingerprint& runtime);
+
 std::unique_ptr<ScheduleSource> local_schedules(const std::string& data_dir);  // "" = the default
 std::unique_ptr<ScheduleSource> remote_schedules(const RemoteArgs& remote);
 

@@ -109,10 +109,10 @@ bool is_cpu_cluster(const Cluster& cluster) {
 Status check_cpu_cluster(const Cluster& cluster) {
   for (int d = 0; d < cluster.size(); ++d)
     if (cluster.device(d).kind != "CPU")
-      return make_error("cluster " + cluster.name() + ": device " + std::to_string(d) + " is a " + cluster.device(d).kind +
-                        ", not a CPU core: this runs the CPU backend on this machine's cores, whose times would be "
-                        "recorded as the " + cluster.device(d).kind + "'s; give a CPU cluster such as cpu-2, or measure "
-                        "on a worker started with --devices cuda:all (--coordinator)");
+      return make_error("cluster " + cluster.name() + ": device " + std::to_string(d) + " (kind " + cluster.device(d).kind +
+                        ") is not a CPU core: this runs the CPU backend on this machine's cores, whose times would be "
+                        "recorded as that kind's; give a CPU cluster such as cpu-2, or measure a GPU cluster on a worker "
+                        "started with --devices cuda:all (--coordinator)");
   return Ok{};
 }
 

@@ -109,9 +109,9 @@ TEST_CASE("execute and profile refuse a cluster of GPUs: this machine's cores wo
           "[cli]") {
   CHECK_THROWS_WITH(run_gantry({"execute", "--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64", "--cluster",
                                 "4xP100-pcie", "--method", "round-robin", "--repeats", "1", "--no-record"}),
-                    Catch::Contains("device 0 is a P100, not a CPU core"));
+                    Catch::Contains("device 0 (kind P100) is not a CPU core"));
   CHECK_THROWS_WITH(run_gantry({"profile", "--cluster", "8xH100-nvswitch", "--repeats", "1"}),
-                    Catch::Contains("device 0 is a H100, not a CPU core"));
+                    Catch::Contains("device 0 (kind H100) is not a CPU core"));
 }
 
 TEST_CASE("execute measures a placement for real and sets the simulator's prediction beside it", "[cli]") {

@@ -72,8 +72,12 @@ TEST_CASE("query finds what tune stored, by the same key; jobs and verify see th
                     Catch::Contains("GRAPH:RUNTIME"));
 
   // A different runtime is a different key: nothing stored there.
+  // It says which bests the graph has under other keys (here the DOPPLER runtime's), and how to read one.
   CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--graph", kFfnn, "--cluster", "identical:4"}),
-                    Catch::Contains("no stored placement"));
+                    Catch::Contains("no stored placement") && Catch::Contains("bests under other simulator options") &&
+                        Catch::Contains("sim doppler") &&
+                        Catch::Contains("--fingerprint " + tuned["graph_fingerprint"].get<std::string>() + ":" +
+                                        tuned["runtime_fingerprint"].get<std::string>()));
 
   auto jobs = nlohmann::json::parse(gantry_cli({"jobs", "--data", data.path, "-f", "json"}));
   REQUIRE(jobs.size() == 1);

@@ -103,18 +103,33 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
   record.evaluations = outcome.evaluations;
   record.best_makespan = outcome.best.makespan;
   self->send(s.pool, drop_problem_atom::value, it->second.problem->key);
+  const bool learner = it->second.spec.kind == "train";
   s.running.erase(it);
+  const auto ended = [=] {
+    job_ended(self, id, outcome);
+    start_next(self);
+  };
   // The answer waits for the record, so whoever hears of the end finds it in the store.
   self->request(s.store, kStoreTimeout, put_job_atom::value, record)
       .then([=](const StoreReply& reply) {
               if (!reply.ok) log_line(std::string() + "gantry: storing job " + id + " failed: " + reply.error);
-              job_ended(self, id, outcome);
-              start_next(self);
+              if (!learner || !reply.ok) return ended();
+              // A learner's checkpoint goes only once its end is recorded: dropped before, a crash
+              // in between would rerun the job from nothing and store a second policy version.
+              // (Not recorded: the next open of the store drops it, as for every ended job.)
+              self->request(self->state.store, kStoreTimeout, drop_checkpoint_atom::value, id)
+                  .then([=](const StoreReply& dropped) {
+                          if (!dropped.ok) log_line("gantry: job " + id + ": its checkpoint was not dropped: " + dropped.error);
+                          ended();
+                        },
+                        [=](const caf::error& e) {
+                          log_line("gantry: job " + id + ": its checkpoint was not dropped: " + error_text(self->system(), e));
+                          ended();
+                        });
             },
             [=](const caf::error& e) {
               log_line(std::string() + "gantry: storing job " + id + " failed: " + error_text(self->system(), e));
-              job_ended(self, id, outcome);
-              start_next(self);
+              ended();
             });
 }
 

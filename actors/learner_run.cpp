@@ -417,12 +417,6 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
       resumed.reset();
     }
   }
-  const auto drop_checkpoint = [&] {
-    if (!hooks.checkpoints) return;
-    auto dropped = ask_store<StoreReply>(self, store, drop_checkpoint_atom::value, job_id);
-    const std::string error = !dropped ? dropped.error().message : dropped.value().error;
-    if (!error.empty()) log_line("gantry: job " + job_id + ": its checkpoint was not dropped: " + error);
-  };
   const auto keep_checkpoint = [&](const LearnerCheckpoint& c) {
     if (hooks.checkpoints) put_checkpoint(self, store, job_id, c);
   };
@@ -591,7 +585,6 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   if (report.episodes == 0) {
     report.nothing_learned = std::string("no episodes came back before the job ") + (report.stopped ? "was stopped" : "ended") +
                              " (does the cluster have a worker?); nothing was stored";
-    drop_checkpoint();
     return report;
   }
   for (const LearnedGraph& g : report.graphs) {
@@ -602,8 +595,7 @@ Result<LearnerReport> run_learner(caf::actor_system& system, const caf::actor& s
   auto label = store_results(self, store, spec, p, init.value(), report, job_id);
   if (!label) return label.error();
   report.policy = label.value();
-  drop_checkpoint();
-  return report;
+  return report;  // its checkpoint is dropped by the coordinator once the job's end is recorded
 }
 
 }  // namespace gantry

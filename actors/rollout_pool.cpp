@@ -177,6 +177,8 @@ void requeue(Self self, std::uint64_t lease_id, const std::string& why) {
   enqueue(self, std::move(lease.task));
 }
 
+void fail_task(Self self, std::map<std::uint64_t, Lease>::iterator it, const std::string& why);
+
 void forget_worker(Self self, const std::string& peer, const std::string& why) {
   PoolState& s = self->state;
   auto w = s.workers.find(peer);
@@ -186,7 +188,15 @@ void forget_worker(Self self, const std::string& peer, const std::string& why) {
   std::vector<std::uint64_t> mine;
   for (const auto& [id, lease] : s.leases)
     if (lease.peer == peer) mine.push_back(id);
-  for (std::uint64_t id : mine) requeue(self, id, "worker lost");
+  // A lost lease counts as a failed attempt: a task that kills its worker (a measurement out of
+  // memory, a crash) must not go on to kill every other.
+  for (std::uint64_t id : mine) {
+    auto it = s.leases.find(id);
+    if (++it->second.task.attempts >= s.options.max_attempts)
+      fail_task(self, it, "the last time its worker " + peer + " was lost (" + why + ")");
+    else
+      requeue(self, id, "worker lost");
+  }
   dispatch(self);
 }
 

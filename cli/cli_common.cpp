@@ -74,6 +74,12 @@ void SimArgs::add_to(CLI::App& app) {
 }
 
 SimOptions SimArgs::options() const {
+  // The flags' own checks, again: a job file's keys reach here without CLI11.
+  if (streams < 0 || streams > kMaxStreams)
+    throw CliError("--streams " + std::to_string(streams) + ": not in range 0 to " + std::to_string(kMaxStreams));
+  if (!(noise >= 0 && noise <= 3)) throw CliError("--noise " + format_fixed(noise, 3) + ": not in range 0 to 3");
+  if (noise_samples < 0 || noise_samples > 10000)  // 0: the default
+    throw CliError("--noise-samples " + std::to_string(noise_samples) + ": not in range 1 to 10000");
   if (sim == "doppler" && (noise > 0 || memory))
     throw CliError(std::string("--sim doppler reproduces the public DOPPLER simulator, which has no ") +
                    (noise > 0 ? "--noise" : "--memory") + ": use the default simulator for it");

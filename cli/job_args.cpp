@@ -132,6 +132,7 @@ void read_job_file(const std::string& path, TuneArgs& args) {
   read_key(root, path, "batch-evals", args.batch_evals);
   read_key(root, path, "priority", args.priority);
   read_key(root, path, "parallelism", args.parallelism);
+  if (args.parallelism < 0) throw CliError(path + ": key \"parallelism\": " + std::to_string(args.parallelism) + " is below 0");
   for (auto [value, name, names] : {std::tuple{&args.sim.sim, "sim", &kSimNames},
                                     std::tuple{&args.sim.dispatch, "dispatch", &kDispatchNames},
                                     std::tuple{&args.sim.links, "links", &kLinkNames}}) {
@@ -139,6 +140,12 @@ void read_job_file(const std::string& path, TuneArgs& args) {
     std::string list;
     for (const std::string& n : *names) list += (list.empty() ? "" : ", ") + n;
     throw CliError(path + ": key \"" + name + "\": \"" + *value + "\" is not one of " + list);
+  }
+  try {  // the values as their flags' checks see them, before anything is sent
+    (void)args.sim.options();
+    (void)tune_options(args);
+  } catch (const CliError& e) {
+    throw CliError(path + ": " + e.what() + " (job file keys are `gantry tune`'s flag names)");
   }
 }
 

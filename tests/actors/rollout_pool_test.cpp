@@ -157,6 +157,23 @@ TEST_CASE("a worker restarted under its name gets its predecessor's leased task 
   CHECK(s.stale == 0);
 }
 
+TEST_CASE("a task whose worker is lost on every attempt fails instead of taking down every worker", "[actors]") {
+  PoolFixture f(timerless());  // max_attempts 3
+  caf::scoped_actor job{f.system};
+  job->send(f.pool, run_task_atom::value, std::string("job-1"), 0, task(9));
+  for (const std::string name : {"a", "b", "c"}) {
+    caf::scoped_actor w{f.system};
+    w->send(f.pool, net_in_atom::value, hello(name));
+    CHECK(next_assign(w, name).task.sequence == 9);
+    w->send(f.pool, lost_atom::value, name);  // the task took its worker down
+  }
+  std::string failure;
+  job->receive([&](const TaskResult&) { FAIL("a result"); }, [&](const caf::error& e) { failure = f.system.render(e); },
+               caf::after(5s) >> [] { FAIL("no answer"); });
+  CHECK_THAT(failure, Catch::Contains("failed 3 times") && Catch::Contains("the last time its worker c was lost"));
+  CHECK(status(job, f.pool).requeued == 2);
+}
+
 TEST_CASE("a lease past its deadline runs again on another worker", "[actors]") {
   PoolOptions options;
   options.heartbeat_seconds = 0.1;

@@ -157,6 +157,14 @@ TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked b
   Run missing = submit("kind: pipeline\nmodel: llama-3-8b\nhf-config: nowhere.json\n");
   CHECK(missing.code == 1);
   CHECK_THAT(missing.err, Catch::Contains("give exactly one of --model"));
+  // A tune job's values get their flags' range checks, named with the file.
+  Run streams = submit("workload: chainmm\ncluster: identical:2\nstreams: 5000\n");
+  CHECK(streams.code == 1);
+  CHECK_THAT(streams.err, Catch::Contains(file + ": --streams 5000: not in range 0 to 1024"));
+  Run noise = submit("workload: chainmm\ncluster: identical:2\nnoise: 7\n");
+  CHECK_THAT(noise.err, Catch::Contains(file + ": --noise 7.000: not in range 0 to 3"));
+  Run budget = submit("workload: chainmm\ncluster: identical:2\nbudget: abc\n");
+  CHECK_THAT(budget.err, Catch::Contains(file + ": --budget"));
   Run kind = submit("kind: train\nworkload: chainmm\n");
   CHECK(kind.code == 1);
   CHECK_THAT(kind.err, Catch::Contains("\"train\" is not a job kind a job file describes (tune, pipeline)"));

@@ -35,6 +35,7 @@ void run_coordinator(const CoordinatorArgs& args) {
     options.curve.own = own.value();
     options.curve.authorized = authorized.value();
   }
+  if (Status ok = check_endpoint(args.bind); !ok) throw CliError("--bind: " + ok.error().message);
   // Without authentication anyone who reaches the port can submit work: loopback unless told.
   if (!options.curve.enabled && !is_local_endpoint(args.bind) && !args.insecure)
     throw CliError("--bind " + args.bind + ": binding beyond this host needs CURVE keys (--curve-key, --authorized-keys) or --insecure (anyone who reaches the port could submit jobs and take work)");

@@ -178,7 +178,24 @@ bool is_local_endpoint(const std::string& endpoint) {
   return false;
 }
 
+Status check_endpoint(const std::string& endpoint) {
+  const auto bad = [&](const std::string& why) { return make_error("endpoint '" + endpoint + "': " + why); };
+  for (const char* prefix : {"ipc://", "inproc://"})
+    if (endpoint.rfind(prefix, 0) == 0)
+      return endpoint.size() > std::string(prefix).size() ? Status(Ok{}) : bad("no name after " + std::string(prefix));
+  if (endpoint.rfind("tcp://", 0) != 0) return bad("expected tcp://HOST:PORT, ipc://PATH or inproc://NAME");
+  const auto colon = endpoint.rfind(':');
+  if (colon < 6) return bad("expected tcp://HOST:PORT");
+  const std::string host = endpoint.substr(6, colon - 6), port = endpoint.substr(colon + 1);
+  if (host.empty()) return bad("no host before the port");
+  if (port == "*") return Ok{};
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535)
+    return bad("the port must be a number from 0 to 65535, or *");
+  return Ok{};
+}
+
 Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& options) {
+  if (Status ok = check_endpoint(options.endpoint); !ok) return ok.error();
   auto socket = std::make_shared<zmq::socket_t>(context(), options.bind ? zmq::socket_type::router : zmq::socket_type::dealer);
   std::shared_ptr<zmq::socket_t> zap;
   std::string endpoint = options.endpoint;

@@ -40,5 +40,8 @@ Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& o
 
 // Whether an endpoint is reachable only from this host (loopback, inproc, ipc).
 bool is_local_endpoint(const std::string& endpoint);
+// tcp://HOST:PORT (PORT 0 to 65535, or *), ipc://PATH or inproc://NAME; the error says what is wrong
+// (ZeroMQ itself takes port 99999 as 34463, and names a bad transport "No such device").
+Status check_endpoint(const std::string& endpoint);
 
 }  // namespace gantry

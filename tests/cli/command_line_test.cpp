@@ -51,6 +51,20 @@ TEST_CASE("numeric options outside their range are refused", "[cli]") {
   }
 }
 
+TEST_CASE("a coordinator refuses an endpoint it cannot bind as written", "[cli]") {
+  TempDir dir;
+  for (const auto& [bind, why] : std::vector<std::pair<std::string, std::string>>{
+           {"tcp://127.0.0.1:99999", "the port must be a number from 0 to 65535"},  // ZeroMQ bound 34463
+           {"tcp://127.0.0.1:-1", "the port must be a number"},
+           {"foo", "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME"},
+           {"tcp://:7700", "no host before the port"}}) {
+    Run run = run_cli({"coordinator", "--bind", bind, "--data", dir.sub("data")});
+    INFO(bind);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::Contains("--bind: endpoint '" + bind + "': " + why));
+  }
+}
+
 TEST_CASE("simulate refuses a placement made for another graph or with an impossible index", "[cli]") {
   TempDir dir;
   const std::string stg1 = kData + "/stg/50/rand0001.stg", stg2 = kData + "/stg/50/rand0002.stg";

@@ -34,8 +34,8 @@ int max_rollouts() {
 
 Result<TuneOutcome> run_tune_job(const TuneProblem& problem, const TuneOptions& options) {
   if (options.rollouts < 0 || options.rollouts > max_rollouts())
-    return make_error("--rollouts " + std::to_string(options.rollouts) + ": must be between 1 and " +
-                      std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most; 0 = one per core)");
+    return make_error("--rollouts " + std::to_string(options.rollouts) + ": must be between 0 (one per core) and " +
+                      std::to_string(max_rollouts()) + " (4 per hardware thread, 256 at most)");
   if (options.budget_evaluations < 0)
     return make_error("--evals " + std::to_string(options.budget_evaluations) + ": must be >= 0");
   auto opened = Store::open(options.data_dir);

@@ -43,7 +43,9 @@ void ProblemArgs::add_graph_to(CLI::App& app) {
 
 void ProblemArgs::add_to(CLI::App& app) {
   add_graph_to(app);
-  app.add_option("--cluster", cluster, "preset (4xP100-pcie, 8xV100-nvlink, 8xH100-nvswitch, 2x8xH100-ib, cpu-2, identical:N) or a YAML file")
+  std::string presets;  // the built-in ones, so the help never lags a new preset
+  for (const std::string& name : Cluster::preset_names()) presets += (presets.empty() ? "" : ", ") + name;
+  app.add_option("--cluster", cluster, "preset (" + presets + "; `gantry clusters` lists them) or a YAML file")
       ->capture_default_str();
 }
 

@@ -530,7 +530,12 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
   add_pipeline_options(cmd, args.pipeline);
   cmd.remove_option(cmd.get_option("--partition"));  // the tuner starts from every partition
   cmd.add_option("--budget", args.budget, "time limit, e.g. 30s (default: until a pass gains under --min-gain)");
-  cmd.add_option("--max-evaluations", args.max_evaluations, "evaluation limit (0: none)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--max-evaluations", args.max_evaluations, "evaluation limit (0: none)")->check(CLI::Validator(
+          [](std::string& text) {
+            return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos ? std::string()
+                                                                                            : "'" + text + "' is not a count from 0";
+          },
+          "COUNT"));
   cmd.add_option("--max-chunks", args.max_chunks, "virtual stages per device the placement phase tries")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));

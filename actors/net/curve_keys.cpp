@@ -1,6 +1,11 @@
 #include "actors/net/curve_keys.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -43,18 +48,22 @@ Result<CurveKeyPair> generate_curve_key_pair() {
 }
 
 Status write_curve_key_files(const std::string& dir, const std::string& name, const CurveKeyPair& keys) {
+  // A name, not a path: "../x" would write outside `dir`, "" a hidden ".key".
+  if (name.empty() || name[0] == '.' ||
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos)
+    return make_error("key name '" + name + "': use letters, digits, '.', '_' and '-', not starting with '.'");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   const std::string key = dir + "/" + name + ".key", pub = dir + "/" + name + ".pub";
-  if (std::filesystem::exists(key)) return make_error(key + " exists; remove it first to replace the key");
-  {
-    std::ofstream out(key);
-    if (!out) return make_error(key + ": cannot write");
-    out << "# gantry CURVE key pair of " << name << ": keep it secret\npublic-key: " << keys.public_key
-        << "\nsecret-key: " << keys.secret_key << "\n";
-    if (!out) return make_error(key + ": cannot write");
-  }
-  if (chmod(key.c_str(), 0600) != 0) return make_error(key + ": cannot make it private (chmod 600)");
+  // Created private (0600) and only if new: written first and made private after, the secret
+  // would be readable by others in between.
+  const int fd = ::open(key.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 && errno == EEXIST) return make_error(key + " exists; remove it first to replace the key");
+  if (fd < 0) return make_error(key + ": cannot write: " + std::strerror(errno));
+  const std::string text = "# gantry CURVE key pair of " + name + ": keep it secret\npublic-key: " + keys.public_key +
+                           "\nsecret-key: " + keys.secret_key + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0 || !written) return make_error(key + ": cannot write");
   std::ofstream out(pub);
   out << "# gantry CURVE public key of " << name << "\npublic-key: " << keys.public_key << "\n";
   if (!out) return make_error(pub + ": cannot write");

@@ -1,7 +1,10 @@
 // The wire schema: every message survives encode -> decode with every field; anything damaged
 // (truncated, wrong version, wrong type, not a map, a field missing or mistyped, oversized) is an
 // error value naming the problem, never an exception or a crash.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <regex>
 #include <nlohmann/json.hpp>
 #include <fstream>
@@ -386,6 +389,15 @@ TEST_CASE("authorized-keys files: comments, names, pasted .pub lines, and keys c
   CHECK(read_curve_key_pair(dir.sub("node.key")).value().secret_key == pair.secret_key);
   CHECK(read_curve_public_key(dir.sub("node.pub")).value() == pair.public_key);
   CHECK_FALSE(write_curve_key_files(dir.path, "node", pair).ok());  // never overwrites a key
+  struct stat info {};
+  REQUIRE(::stat(dir.sub("node.key").c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);  // the secret is private from its creation
+  // A name, not a path: nothing is written outside the folder, nor a hidden ".key".
+  for (const std::string name : {"../evil", "", ".hidden", "a/b"}) {
+    INFO(name);
+    CHECK_THAT(write_curve_key_files(dir.path, name, pair).error().message, Catch::Contains("key name '" + name + "'"));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/../evil.key"));
 }
 
 TEST_CASE("a measurement job's settings cross the wire and the store's spec text; a bad one is named", "[actors]") {

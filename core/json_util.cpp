@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -27,6 +28,17 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
   } catch (const nlohmann::json::exception& e) {  // parse errors carry "line L, column C"; 1e400 is out_of_range
     return make_error(source + ": invalid JSON: " + e.what());
   }
+}
+
+Status check_known_keys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& source) {
+  if (!object.is_object()) return Ok{};
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    return make_error(source + ": unknown key \"" + it.key() + "\" (known: " + list + ")");
+  }
+  return Ok{};
 }
 
 std::string json_text(const nlohmann::json& value, int indent) {

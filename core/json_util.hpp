@@ -3,6 +3,7 @@
 // errors, and JSON text that survives strings which are not UTF-8.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -10,6 +11,10 @@ namespace gantry {
 
 Result<std::string> read_text_file(const std::string& path);
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source);
+
+// An error naming the first key of `object` that is not in `known` (with the known ones): a
+// misspelt key would otherwise read as absent and its default would silently apply.
+Status check_known_keys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& source);
 
 // JSON text of a value (indent < 0: one line). nlohmann's dump() throws on a string that is not
 // UTF-8; names, paths and messages that come from clients and workers are not checked, and a

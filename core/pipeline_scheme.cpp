@@ -232,6 +232,12 @@ Result<std::pair<StageCosts, int>> read_stage_costs_json(const std::string& text
   if (!parsed) return parsed.error();
   const json& root = parsed.value();
   if (!root.is_object()) return make_error(source + ": expected a JSON object (zero-bubble GraphConfig fields)");
+  // print_scaling: a field of the public GraphConfig that only scales its printout.
+  if (Status ok = check_known_keys(root, {"n_stages", "n_micro", "cost_f", "cost_b", "cost_w", "cost_comm", "mem_f", "mem_b",
+                                          "mem_w", "max_mem", "static_memory", "flops", "print_scaling"},
+                                   source);
+      !ok)
+    return ok.error();
   std::int64_t stages = 0;
   if (root.contains("n_stages")) {
     auto n = whole_number(root, "n_stages", source);
@@ -356,6 +362,13 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
   if (!parsed) return parsed.error();
   const json& root = parsed.value();
   if (!root.is_object()) return make_error(source + ": expected a JSON object (a gantry-pipeline-scheme)");
+  if (Status ok = check_known_keys(root, {"format", "version", "microbatches", "partition", "placement", "schedule",
+                                          "recompute", "offload", "reload_ahead"},
+                                   source);
+      !ok)
+    return ok.error();
+  if (root.contains("format") && root["format"] != "gantry-pipeline-scheme")
+    return make_error(source + ": format " + root["format"].dump() + ": expected \"gantry-pipeline-scheme\"");
   PipelineScheme scheme;
   auto placement = root.find("placement");
   if (placement == root.end() || !placement->is_array() || placement->empty())

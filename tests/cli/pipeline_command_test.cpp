@@ -125,6 +125,18 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
   CHECK_THROWS_WITH(with({"--mem-limit", "-5GiB"}), Catch::Contains("--mem-limit '-5GiB'"));
   CHECK_THROWS_WITH(with({"--mem-limit", "nanGiB"}), Catch::Contains("--mem-limit 'nanGiB'"));
   CHECK_THROWS_WITH(with({"--pp", "2"}), Catch::Contains("--pp") && Catch::Contains("--stages"));
+  // A misspelt key is an error, not a default (max_mems ran without a memory limit).
+  const std::string typo = dir.sub("typo.json");
+  write(typo, R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1, "max_mems": 1})");
+  CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", typo}),
+                    Catch::Contains(typo + ": unknown key \"max_mems\"") && Catch::Contains("max_mem"));
+  const std::string odd = dir.sub("odd-scheme.json");
+  write(odd, R"({"format": "gantry-graph", "microbatches": 2, "placement": [0, 1],
+                    "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
+  CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": format \"gantry-graph\""));
+  write(odd, R"({"microbatches": 2, "placement": [0, 1], "recomputed": [0],
+                    "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
+  CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": unknown key \"recomputed\""));
   const std::vector<std::string> model = {"simulate", "--model", "nemotron-h-8b", "--schedule", "1f1b"};
   for (const std::string pp : {"0", "-2"}) {
     auto args = model;

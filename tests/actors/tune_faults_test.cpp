@@ -281,6 +281,37 @@ PlacementOutcome round_robin(const Fixture& f, double makespan = -1) {
   return out;
 }
 
+// A coordinator node on a fresh store whose pool ends leases only by the test's messages; the
+// test's actors play its worker and client.
+struct ScriptedCluster {
+  TempDir dir;
+  Fixture f;
+  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  caf::actor_system_config cfg = [] {
+    caf::actor_system_config c;
+    configure_message_scheduler(c);
+    return c;
+  }();
+  caf::actor_system system{cfg};
+  CoordinatorNode node = [this] {
+    CoordinatorNodeOptions options;
+    options.pool.timers = false;
+    return start_coordinator_node(system, store, options).value();
+  }();
+  caf::scoped_actor worker{system}, client{system};
+
+  ScriptedCluster() { worker->send(node.pool, net_in_atom::value, scripted_hello("w")); }
+
+  // Submits the fixture's tuning job with an evaluation budget; its id.
+  std::string submit(long evaluations) {
+    std::string id;
+    client->request(node.coordinator, std::chrono::seconds(10), submit_atom::value,
+                    make_job_spec(f.problem(), deterministic(dir.path, evaluations)), JobHooks{})
+        .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+    return id;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a worker's claimed best is simulated again: a makespan its placement does not have fails the job, unstored",
@@ -289,20 +320,13 @@ TEST_CASE("a worker's claimed best is simulated again: a makespan its placement 
   // placement and a makespan ten times too good, as a faulty worker or one of another simulator
   // version would. The coordinator must not make it the job's best nor store it.
   using namespace std::chrono_literals;
-  TempDir dir;
-  Fixture f;
-  std::shared_ptr<Store> store = Store::open(dir.path).value();
-  caf::actor_system_config cfg;
-  configure_message_scheduler(cfg);
-  caf::actor_system system{cfg};
-  CoordinatorNodeOptions options;
-  options.pool.timers = false;
-  auto node = start_coordinator_node(system, store, options).value();
-  caf::scoped_actor worker{system}, client{system};
-  worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
-  std::string id;
-  client->request(node.coordinator, 10s, submit_atom::value, make_job_spec(f.problem(), deterministic(dir.path, 1000)), JobHooks{})
-      .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  ScriptedCluster c;
+  Fixture& f = c.f;
+  std::shared_ptr<Store>& store = c.store;
+  caf::actor_system& system = c.system;
+  CoordinatorNode& node = c.node;
+  caf::scoped_actor &worker = c.worker, &client = c.client;
+  const std::string id = c.submit(1000);
   const wire::Assign assign = next_assign(worker);
   const double real = round_robin(f).makespan;
   worker->send(node.pool, net_in_atom::value, scripted_done("w", assign, encode_body(round_robin(f, real / 10))));
@@ -321,20 +345,12 @@ TEST_CASE("a cancelled job whose leased batch is queued again after the cancel s
   // back what is queued, not what is leased. Then the worker is lost and its batch queued again,
   // with no worker left to run it: the tuner must take it back too, not wait for it forever.
   using namespace std::chrono_literals;
-  TempDir dir;
-  Fixture f;
-  std::shared_ptr<Store> store = Store::open(dir.path).value();
-  caf::actor_system_config cfg;
-  configure_message_scheduler(cfg);
-  caf::actor_system system{cfg};
-  CoordinatorNodeOptions options;
-  options.pool.timers = false;  // leases end by this test's messages only
-  auto node = start_coordinator_node(system, store, options).value();
-  caf::scoped_actor worker{system}, client{system};
-  worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
-  std::string id;
-  client->request(node.coordinator, 10s, submit_atom::value, make_job_spec(f.problem(), deterministic(dir.path, 100000)), JobHooks{})
-      .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  ScriptedCluster c;
+  Fixture& f = c.f;
+  caf::actor_system& system = c.system;
+  CoordinatorNode& node = c.node;
+  caf::scoped_actor &worker = c.worker, &client = c.client;
+  const std::string id = c.submit(100000);
   const wire::Assign heuristics = next_assign(worker);
   worker->send(node.pool, net_in_atom::value, scripted_done("w", heuristics, encode_body(round_robin(f))));
   const wire::Assign batch = next_assign(worker);  // held: never answered

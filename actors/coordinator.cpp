@@ -295,9 +295,19 @@ void enqueue(Self self, Job job) {
   s.queue.insert(at, std::move(job));
 }
 
-// `durable`: the job came from a client, so the store keeps its spec and a restarted coordinator
-// runs it on; an embedded job ends with its process.
-Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable) {
+void reply_via(Self self, const caf::actor& gateway, const std::string& peer, const wire::Reply& r) {
+  self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(r)});
+}
+
+// Answers the client whose request is being handled (its gateway sent it).
+void reply(Self self, const std::string& peer, const wire::Reply& r) {
+  reply_via(self, caf::actor_cast<caf::actor>(self->current_sender()), peer, r);
+}
+
+// A checked job with its problem built and its QUEUED record. `durable`: the job came from a
+// client, so the store keeps its spec and a restarted coordinator runs it on; an embedded job
+// ends with its process.
+Result<Job> make_job(Self self, JobSpec spec, JobHooks hooks, bool durable) {
   CoordinatorState& s = self->state;
   if (auto ok = check_spec(spec); !ok) return ok.error();
   auto built = s.options.cache ? s.options.cache->build(spec.problem) : build_problem(spec.problem);
@@ -327,11 +337,44 @@ Result<std::string> submit(Self self, JobSpec spec, JobHooks hooks, bool durable
   r.owner_pid = static_cast<long>(getpid());
   r.owner_host = host_name();
   if (durable) r.spec = wire::job_spec_text(job.spec);
-  put_job(self, r);
-  const std::string id = job.id;
+  return job;
+}
+
+void admit(Self self, Job job) {
   enqueue(self, std::move(job));
   start_next(self);
+}
+
+// An embedded job (its process follows it and ends with it): its record is stored on the way.
+Result<std::string> submit_embedded(Self self, JobSpec spec, JobHooks hooks) {
+  auto job = make_job(self, std::move(spec), std::move(hooks), false);
+  if (!job) return job.error();
+  put_job(self, job.value().record);
+  const std::string id = job.value().id;
+  admit(self, std::move(job).value());
   return id;
+}
+
+// A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
+// crash in between lost a job its client had been told was accepted. A job the store cannot
+// record is refused, not run (it would not survive a restart, and `jobs` would not list it).
+void submit_durable(Self self, const std::string& peer, const wire::Request& request) {
+  auto made = make_job(self, request.spec, {}, true);
+  if (!made) return reply(self, peer, wire::Reply{request.id, false, made.error().message, ""});
+  const caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+  const std::uint64_t rid = request.id;
+  auto job = std::make_shared<Job>(std::move(made).value());
+  const auto refuse = [=](const std::string& why) {
+    reply_via(self, gateway, peer, wire::Reply{rid, false, "job not accepted: recording it failed: " + why, ""});
+  };
+  self->request(self->state.store, kStoreTimeout, put_job_atom::value, job->record)
+      .then([=](const StoreReply& stored) {
+              if (!stored.ok) return refuse(stored.error);
+              const std::string id = job->id;
+              admit(self, std::move(*job));
+              reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
+            },
+            [=](const caf::error& e) { refuse(error_text(self->system(), e)); });
 }
 
 // After a restart: the jobs the previous coordinator was running or had queued (the store marked
@@ -412,15 +455,6 @@ std::string cancel(Self self, const std::string& id, bool& known) {
   return "no job " + id + " in this coordinator";
 }
 
-void reply_via(Self self, const caf::actor& gateway, const std::string& peer, const wire::Reply& r) {
-  self->send(gateway, net_out_atom::value, wire::Envelope{peer, wire::Type::reply, wire::encode(r)});
-}
-
-// Answers the client whose request is being handled (its gateway sent it).
-void reply(Self self, const std::string& peer, const wire::Reply& r) {
-  reply_via(self, caf::actor_cast<caf::actor>(self->current_sender()), peer, r);
-}
-
 // Asks a local actor (the store, the pool) on behalf of a client and replies with what `answer`
 // makes of its answer, or with its error. No timeout: local actors answer, the client has its own
 // deadline, and a CAF 0.17 request timeout is a clock entry that lives its whole length even after
@@ -464,9 +498,7 @@ void on_client(Self self, const wire::Envelope& e) {
   const wire::Request& r = request.value();
   switch (e.type) {
     case wire::Type::submit: {
-      auto id = submit(self, r.spec, {}, true);
-      if (!id) return reply(self, peer, wire::Reply{r.id, false, id.error().message, ""});
-      return reply(self, peer, wire::Reply{r.id, true, "", json_text(nlohmann::json{{"job", id.value()}})});
+      return submit_durable(self, peer, r);
     }
     case wire::Type::cancel: {
       bool known = false;
@@ -562,7 +594,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   });
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
-        auto id = submit(self, std::move(spec), std::move(hooks), false);
+        auto id = submit_embedded(self, std::move(spec), std::move(hooks));
         if (!id) return caf::make_error(caf::sec::invalid_argument, id.error().message);
         return id.value();
       },

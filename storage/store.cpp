@@ -277,7 +277,7 @@ struct Store::Impl {
   std::mutex best_mutex;                                        // read-compare-write of put_if_better
   std::mutex policy_mutex;                                      // read-latest-then-write of put_policy
   std::mutex profile_mutex;                                     // read-merge-write of add_profiles
-  std::atomic<int> fail_sync{0}, fail_put{0};                   // injected faults (tests)
+  std::atomic<int> fail_sync{0}, fail_put{0}, fail_job{0};                 // injected faults (tests)
   std::atomic<std::uint64_t> syncs{0};
 
   ~Impl() { close(); }
@@ -522,6 +522,7 @@ std::vector<std::string> Store::file_problems() const { return manifest_file_pro
 void Store::inject_faults(const Faults& faults) {
   impl_->fail_sync = faults.sync_wal;
   impl_->fail_put = faults.put_if_better;
+  impl_->fail_job = faults.put_job;
 }
 
 std::uint64_t Store::wal_syncs() const { return impl_->syncs.load(); }
@@ -840,6 +841,10 @@ Result<ProfileTable> Store::profiles() const {
 
 Status Store::put_job(const JobRecord& job) {
   if (job.id.empty()) return make_error("storing a job: the job id is empty");
+  if (impl_->fail_job > 0) {
+    --impl_->fail_job;
+    return make_error("storing a job in " + impl_->path + ": injected fault");
+  }
   return impl_->put(kJobs, job.id, codec::encode(job), /*sync=*/true, "storing a job");
 }
 

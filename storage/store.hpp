@@ -109,10 +109,11 @@ class Store {
   // block of every file, and a decode of every value.
   Result<VerifyReport> verify() const;
 
-  // Fault injection (tests): the next `sync_wal` / `put_if_better` calls fail with an error.
+  // Fault injection (tests): the next `sync_wal` / `put_if_better` / `put_job` calls fail with an error.
   struct Faults {
     int sync_wal = 0;
     int put_if_better = 0;
+    int put_job = 0;
   };
   void inject_faults(const Faults& faults);
   std::uint64_t wal_syncs() const;  // successful sync_wal() calls so far

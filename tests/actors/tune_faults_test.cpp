@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <numeric>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/host_name.hpp"
@@ -366,4 +367,57 @@ TEST_CASE("a cancelled job whose leased batch is queued again after the cancel s
   CHECK(outcome.state == JobState::cancelled);
   CHECK(outcome.best.makespan == Approx(round_robin(f).makespan));
   node.shutdown(system);
+}
+
+namespace {
+
+// A client's submit as it comes from the wire (through a gateway, here the test's actor), and
+// the coordinator's reply to it.
+wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id) {
+  wire::Request request;
+  request.id = request_id;
+  request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path, 1000));
+  c.client->send(c.node.coordinator, net_in_atom::value, wire::Envelope{"client", wire::Type::submit, wire::encode(request)});
+  wire::Reply reply;
+  bool replied = false;
+  c.client->receive(
+      [&](net_out_atom, const wire::Envelope& e) {
+        REQUIRE(e.type == wire::Type::reply);
+        CHECK(e.peer == "client");
+        reply = wire::decode<wire::Reply>(e.payload).value();
+        replied = true;
+      },
+      caf::after(std::chrono::seconds(10)) >> [] {});
+  REQUIRE(replied);
+  CHECK(reply.id == request_id);
+  return reply;
+}
+
+}  // namespace
+
+TEST_CASE("a client's job is acknowledged only once its record is stored; one the store cannot record is refused",
+          "[actors]") {
+  ScriptedCluster c;
+  SECTION("recording fails: refused, not run, not listed") {
+    c.store->inject_faults({0, 0, 1});
+    const wire::Reply refused = submit_from_client(c, 7);
+    CHECK_FALSE(refused.ok);
+    CHECK_THAT(refused.error, Catch::Contains("not accepted") && Catch::Contains("injected fault"));
+    CHECK(c.store->jobs().value().empty());
+    // Nothing was queued: the scripted worker is offered no task.
+    bool offered = false, waiting = true;
+    for (int i = 0; i < 20 && waiting; ++i)
+      c.worker->receive([&](net_out_atom, const wire::Envelope& e) { offered = offered || e.type == wire::Type::assign; },
+                        caf::after(std::chrono::milliseconds(500)) >> [&] { waiting = false; });
+    CHECK_FALSE(offered);
+  }
+  SECTION("recorded: the acknowledged job is in the store when the client hears of it") {
+    const wire::Reply accepted = submit_from_client(c, 8);
+    REQUIRE(accepted.ok);
+    const std::string id = nlohmann::json::parse(accepted.data).at("job").get<std::string>();
+    auto stored = c.store->job(id).value();
+    REQUIRE(stored.has_value());
+    CHECK_FALSE(stored->spec.empty());  // durable: a restarted coordinator can run it again
+  }
+  c.node.shutdown(c.system);
 }

@@ -6,14 +6,17 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "actors/learner_actor.hpp"
 #include "actors/learner_run.hpp"
 #include "actors/log_line.hpp"
 #include "actors/measure_job.hpp"
 #include "actors/messages.hpp"
+#include "actors/off_thread.hpp"
 #include "actors/pipeline_job.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/tuner_actor.hpp"
@@ -43,6 +46,9 @@ struct Job {
   std::shared_ptr<const BuiltProblem> problem;
   JobRecord record;
   long order = 0;
+  // From a client: its spec is in the store (kept apart from the record, which no longer carries
+  // it once stored: every later put of the record would write the megabytes again).
+  bool durable = false;
   caf::actor tuner;        // while running: its tuner, or its learner
   bool cancelled = false;  // asked to stop before its tuner existed
   // A learner job's stop flag: its learner blocks in training and polls it between batches.
@@ -195,7 +201,7 @@ LearnerConfig learner_config(Self self, const Job& job, const TunerConfig& tuner
   c.cache = self->state.options.cache;
   c.first_sequence = tuner.resume.next_sequence;  // a rerun numbers its batches after the stored ones
   c.shutdown = job.shutdown;
-  c.checkpoints = !job.record.spec.empty();  // durable: stored with its spec, rerun after a restart
+  c.checkpoints = job.durable;  // stored with its spec, rerun after a restart
   return c;
 }
 
@@ -304,19 +310,33 @@ void reply(Self self, const std::string& peer, const wire::Reply& r) {
   reply_via(self, caf::actor_cast<caf::actor>(self->current_sender()), peer, r);
 }
 
-// A checked job with its problem built and its QUEUED record. `durable`: the job came from a
-// client, so the store keeps its spec and a restarted coordinator runs it on; an embedded job
-// ends with its process.
-Result<Job> make_job(Self self, JobSpec spec, JobHooks hooks, bool durable) {
-  CoordinatorState& s = self->state;
+// What a job needs before it is queued: its spec checked and its problem built. Building parses
+// the graph and prices it (a minute for a million ops), so it runs off the coordinator's thread
+// (`off_thread`); nothing here touches the coordinator's state (the cache has its own lock).
+struct PreparedJob {
+  JobSpec spec;
+  std::shared_ptr<const BuiltProblem> problem;
+  std::string spec_text;  // a durable job's spec as the store keeps it (the graph's content within)
+};
+
+Result<PreparedJob> prepare_job(JobSpec spec, ProblemCache* cache, bool durable, const std::function<void()>& before_build) {
   if (auto ok = check_spec(spec); !ok) return ok.error();
-  auto built = s.options.cache ? s.options.cache->build(spec.problem) : build_problem(spec.problem);
+  if (before_build) before_build();
+  auto built = cache ? cache->build(spec.problem) : build_problem(spec.problem);
   if (!built) return built.error();
+  std::string text = durable ? wire::job_spec_text(spec) : std::string();
+  return PreparedJob{std::move(spec), built.value(), std::move(text)};
+}
+
+// The job with its id and QUEUED record. A durable job (from a client) has its spec's text: the
+// store keeps it and a restarted coordinator runs it on; an embedded job ends with its process.
+Job make_job(Self self, PreparedJob prepared, JobHooks hooks) {
+  CoordinatorState& s = self->state;
   Job job;
   job.id = new_job_id();
-  job.spec = std::move(spec);
+  job.spec = std::move(prepared.spec);
   job.hooks = std::move(hooks);
-  job.problem = built.value();
+  job.problem = std::move(prepared.problem);
   job.order = s.next_order++;
   JobRecord& r = job.record;
   r.id = job.id;
@@ -336,7 +356,8 @@ Result<Job> make_job(Self self, JobSpec spec, JobHooks hooks, bool durable) {
   r.started = unix_now();
   r.owner_pid = static_cast<long>(getpid());
   r.owner_host = host_name();
-  if (durable) r.spec = wire::job_spec_text(job.spec);
+  job.durable = !prepared.spec_text.empty();
+  r.spec = std::move(prepared.spec_text);
   return job;
 }
 
@@ -345,82 +366,118 @@ void admit(Self self, Job job) {
   start_next(self);
 }
 
-// An embedded job (its process follows it and ends with it): its record is stored on the way.
-Result<std::string> submit_embedded(Self self, JobSpec spec, JobHooks hooks) {
-  auto job = make_job(self, std::move(spec), std::move(hooks), false);
-  if (!job) return job.error();
-  put_job(self, job.value().record);
-  const std::string id = job.value().id;
-  admit(self, std::move(job).value());
-  return id;
+// An embedded job (its process follows it and ends with it): its record is stored on the way;
+// `promise` gets its id, or why it was refused.
+void submit_embedded(Self self, JobSpec spec, JobHooks hooks, caf::response_promise promise) {
+  ProblemCache* cache = self->state.options.cache;
+  const auto hook = self->state.options.before_build;
+  off_thread<PreparedJob>(self, [spec = std::move(spec), cache, hook]() mutable { return prepare_job(std::move(spec), cache, false, hook); },
+                          [=](Result<PreparedJob> prepared) mutable {
+                            if (!prepared) return promise.deliver(caf::make_error(caf::sec::invalid_argument, prepared.error().message));
+                            Job job = make_job(self, std::move(prepared).value(), hooks);
+                            put_job(self, job.record);
+                            const std::string id = job.id;
+                            admit(self, std::move(job));
+                            promise.deliver(id);
+                          });
 }
 
 // A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
 // crash in between lost a job its client had been told was accepted. A job the store cannot
 // record is refused, not run (it would not survive a restart, and `jobs` would not list it).
 void submit_durable(Self self, const std::string& peer, const wire::Request& request) {
-  auto made = make_job(self, request.spec, {}, true);
-  if (!made) return reply(self, peer, wire::Reply{request.id, false, made.error().message, ""});
   const caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
   const std::uint64_t rid = request.id;
-  auto job = std::make_shared<Job>(std::move(made).value());
-  const auto refuse = [=](const std::string& why) {
-    reply_via(self, gateway, peer, wire::Reply{rid, false, "job not accepted: recording it failed: " + why, ""});
-  };
-  self->request(self->state.store, kStoreTimeout, put_job_atom::value, job->record)
-      .then([=](const StoreReply& stored) {
-              if (!stored.ok) return refuse(stored.error);
-              const std::string id = job->id;
-              admit(self, std::move(*job));
-              reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
-            },
-            [=](const caf::error& e) { refuse(error_text(self->system(), e)); });
+  ProblemCache* cache = self->state.options.cache;
+  const auto hook = self->state.options.before_build;
+  const auto refuse = [=](const std::string& why) { reply_via(self, gateway, peer, wire::Reply{rid, false, why, ""}); };
+  off_thread<PreparedJob>(self, [spec = request.spec, cache, hook]() mutable { return prepare_job(std::move(spec), cache, true, hook); },
+                          [=](Result<PreparedJob> prepared) {
+    if (!prepared) return refuse(prepared.error().message);
+    auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
+    self->request(self->state.store, kStoreTimeout, put_job_atom::value, job->record)
+        .then([=](const StoreReply& stored) {
+                if (!stored.ok) return refuse("job not accepted: recording it failed: " + stored.error);
+                job->record.spec.clear();  // stored
+                const std::string id = job->id;
+                admit(self, std::move(*job));
+                reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
+              },
+              [=](const caf::error& e) { refuse("job not accepted: recording it failed: " + error_text(self->system(), e)); });
+  });
+}
+
+// Queues an interrupted job again, to go on from its stored episodes and best.
+void resume(Self self, const JobRecord& record, const PreparedJob& prepared) {
+  const JobSpec spec = prepared.spec;
+  const auto problem = prepared.problem;
+  self->request(self->state.store, kStoreTimeout, tally_atom::value, record.id)
+      .then([=](const EpisodeTally& tally) {
+        if (!tally.error.empty()) return log_line("gantry: job " + record.id + " cannot be resumed: " + tally.error);
+        Job job;
+        job.id = record.id;
+        job.spec = spec;
+        job.problem = problem;
+        job.order = self->state.next_order++;
+        job.record = record;
+        job.record.spec.clear();  // it stays stored
+        job.durable = true;
+        job.record.state = JobState::queued;
+        job.record.owner_pid = static_cast<long>(getpid());
+        job.record.owner_host = host_name();
+        job.record.message = "resumed after a coordinator restart";
+        job.resume.active = tally.episodes > 0;
+        job.resume.evaluations = tally.evaluations;
+        job.resume.next_sequence = tally.last_sequence + 1;
+        job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
+        log_line("gantry: job " + record.id +
+                 (spec.kind == "train"      ? " run again from its spec (from its checkpoint, if it left one)"
+                  : spec.kind == "pipeline" ? " run again from its spec, from its stored best"
+                                            : " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)"));
+        put_job(self, job.record);
+        enqueue(self, std::move(job));
+        start_next(self);
+      },
+      [=](const caf::error& e) {
+        log_line("gantry: job " + record.id + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
+      });
+}
+
+// The interrupted jobs' problems, built in their stored order (off the coordinator's thread).
+using Recovered = std::vector<std::pair<JobRecord, Result<PreparedJob>>>;
+Result<Recovered> rebuild(const std::vector<JobRecord>& records, ProblemCache* cache) {
+  Recovered out;
+  for (const JobRecord& record : records) {
+    auto spec = wire::parse_job_spec_text(record.spec);
+    if (!spec) {
+      out.emplace_back(record, spec.error());
+      continue;
+    }
+    auto built = cache->build(spec.value().problem);
+    if (!built) out.emplace_back(record, built.error());
+    else out.emplace_back(record, PreparedJob{std::move(spec).value(), built.value(), {}});
+  }
+  return out;
 }
 
 // After a restart: the jobs the previous coordinator was running or had queued (the store marked
 // them INTERRUPTED when this one opened it) go back to the queue, each to go on from its stored
 // episodes and best.
 void recover(Self self) {
-  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value).then([=](const StoredJobs& stored) {
+  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, true).then([=](const StoredJobs& stored) {
     if (!stored.error.empty()) return log_line("gantry: cannot read the stored jobs, none resumed: " + stored.error);
-    for (const JobRecord& record : stored.jobs) {
-      if (record.state != JobState::interrupted || record.spec.empty()) continue;
-      auto spec = wire::parse_job_spec_text(record.spec);
-      auto built = spec ? self->state.options.cache->build(spec.value().problem)
-                        : Result<std::shared_ptr<const BuiltProblem>>(spec.error());
-      if (!built) {
-        log_line("gantry: job " + record.id + " cannot be resumed: " + built.error().message);
-        continue;
+    std::vector<JobRecord> interrupted;
+    for (const JobRecord& record : stored.jobs)
+      if (record.state == JobState::interrupted && !record.spec.empty()) interrupted.push_back(record);
+    if (interrupted.empty()) return;
+    ProblemCache* cache = self->state.options.cache;
+    off_thread<Recovered>(self, [interrupted, cache] { return rebuild(interrupted, cache); }, [=](Result<Recovered> recovered) {
+      if (!recovered) return log_line("gantry: no job resumed: " + recovered.error().message);
+      for (const auto& [record, prepared] : recovered.value()) {
+        if (!prepared) log_line("gantry: job " + record.id + " cannot be resumed: " + prepared.error().message);
+        else resume(self, record, prepared.value());
       }
-      self->request(self->state.store, kStoreTimeout, tally_atom::value, record.id)
-          .then([=](const EpisodeTally& tally) {
-            if (!tally.error.empty()) return log_line("gantry: job " + record.id + " cannot be resumed: " + tally.error);
-            Job job;
-            job.id = record.id;
-            job.spec = spec.value();
-            job.problem = built.value();
-            job.order = self->state.next_order++;
-            job.record = record;
-            job.record.state = JobState::queued;
-            job.record.owner_pid = static_cast<long>(getpid());
-            job.record.owner_host = host_name();
-            job.record.message = "resumed after a coordinator restart";
-            job.resume.active = tally.episodes > 0;
-            job.resume.evaluations = tally.evaluations;
-            job.resume.next_sequence = tally.last_sequence + 1;
-            job.resume.seconds = record.started > 0 && tally.last_time > record.started ? tally.last_time - record.started : 0;
-            log_line("gantry: job " + record.id +
-                     (spec.value().kind == "train"      ? " run again from its spec (from its checkpoint, if it left one)"
-                      : spec.value().kind == "pipeline" ? " run again from its spec, from its stored best"
-                                                   : " resumed (" + std::to_string(tally.evaluations) + " evaluations done before)"));
-            put_job(self, job.record);
-            enqueue(self, std::move(job));
-            start_next(self);
-          },
-          [=](const caf::error& e) {
-            log_line("gantry: job " + record.id + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
-          });
-    }
+    });
   },
   [=](const caf::error& e) {
     log_line("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + error_text(self->system(), e));
@@ -519,7 +576,7 @@ void on_client(Self self, const wire::Envelope& e) {
         if (!only.empty() && list.empty() && jobs.error.empty()) answer = wire::Reply{id, false, "no job " + only, ""};
         else answer.data = wire::job_records_json(list);
         return answer;
-      }, get_jobs_atom::value);
+      }, get_jobs_atom::value, false);  // a listing: the records without their specs
       return;
     }
     case wire::Type::query: {
@@ -594,9 +651,9 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   });
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
-        auto id = submit_embedded(self, std::move(spec), std::move(hooks));
-        if (!id) return caf::make_error(caf::sec::invalid_argument, id.error().message);
-        return id.value();
+        auto promise = self->make_response_promise();
+        submit_embedded(self, std::move(spec), std::move(hooks), promise);
+        return promise;
       },
       [=](await_atom, const std::string& id) -> caf::result<TuneOutcome> {
         CoordinatorState& st = self->state;

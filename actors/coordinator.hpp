@@ -12,6 +12,7 @@
 //   recover                     re-queue the jobs a killed coordinator left (stored as INTERRUPTED
 //                               with their spec); each goes on from its stored episodes and best
 #include <caf/all.hpp>
+#include <functional>
 
 namespace gantry {
 
@@ -21,6 +22,8 @@ struct CoordinatorOptions {
   int max_running = 4;             // jobs running at once; the rest wait in the queue
   bool timers = true;              // tuners' budget clocks (off under the test scheduler)
   ProblemCache* cache = nullptr;   // the process's built problems (shared with embedded workers)
+  // Tests: runs where a submitted job's problem is about to be built (off the coordinator's thread).
+  std::function<void()> before_build;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options);

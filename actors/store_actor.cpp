@@ -81,8 +81,8 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         auto r = store->history(graph, runtime);
         return r ? StoredHistory{std::move(r).value(), {}} : StoredHistory{{}, r.error().message};
       },
-      [=](get_jobs_atom) {
-        auto r = store->jobs();
+      [=](get_jobs_atom, bool with_specs) {
+        auto r = store->jobs(with_specs);
         return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
       },
       [=](put_content_atom, const Fingerprint& graph, const std::string& graph_json, const Fingerprint& runtime,

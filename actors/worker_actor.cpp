@@ -11,6 +11,7 @@
 #include "actors/log_line.hpp"
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
+#include "actors/off_thread.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/rollout_actor.hpp"
 #include "core/host_name.hpp"
@@ -212,6 +213,19 @@ void give_up_overdue(Self self) {
   for (std::uint64_t lease : overdue) give_up(self, lease, "rollout did not finish before the lease's deadline");
 }
 
+// Every waiting lease of `key` fails (the coordinator gives up after a few attempts).
+void fail_waiting(Self self, const Fingerprint& key, const std::string& why) {
+  WorkerState& s = self->state;
+  for (auto it = s.waiting.begin(); it != s.waiting.end();) {
+    if (it->assign.task.problem != key) {
+      ++it;
+      continue;
+    }
+    answer_failed(self, it->assign.lease, it->assign.task.sequence, why);
+    it = s.waiting.erase(it);
+  }
+}
+
 void on_message(Self self, const wire::Envelope& e) {
   WorkerState& s = self->state;
   s.last_heard = Clock::now();
@@ -232,22 +246,21 @@ void on_message(Self self, const wire::Envelope& e) {
         log_line(std::string() + "gantry worker: dropped a problem: " + m.error().message);
         return;
       }
+      // Built on a thread of its own: a large graph takes seconds, and the worker's heartbeats
+      // must go on meanwhile. Its tasks wait (still asked for) until it is built.
       const Fingerprint key = m.value().key;
-      s.asked.erase({key.hi, key.lo});
-      auto built = problem_key(m.value().spec) == key ? s.cache->build(m.value().spec)
-                                                      : Result<std::shared_ptr<const BuiltProblem>>(make_error("content does not match its key"));
-      if (!built) {  // every lease of it fails (the coordinator gives up after a few attempts)
-        for (auto it = s.waiting.begin(); it != s.waiting.end();) {
-          if (it->assign.task.problem != key) {
-            ++it;
-            continue;
-          }
-          answer_failed(self, it->assign.lease, it->assign.task.sequence,
-                        "cannot build problem " + key.hex() + ": " + built.error().message);
-          it = s.waiting.erase(it);
-        }
-      }
-      return run_waiting(self);
+      ProblemCache* cache = s.cache;
+      auto content = std::make_shared<ProblemSpec>(std::move(m.value().spec));
+      using Built = std::shared_ptr<const BuiltProblem>;
+      off_thread<Built>(self, [=]() -> Result<Built> {
+        if (problem_key(*content) != key) return make_error("content does not match its key");
+        return cache->build(*content);
+      }, [=](Result<Built> built) {
+        self->state.asked.erase({key.hi, key.lo});
+        if (!built) fail_waiting(self, key, "cannot build problem " + key.hex() + ": " + built.error().message);
+        run_waiting(self);
+      });
+      return;
     }
     case wire::Type::hello:  // the coordinator does not know us (it restarted)
       return say_hello(self);

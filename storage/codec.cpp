@@ -394,7 +394,7 @@ std::string encode(const JobRecord& r) {
   j["message"] = r.message;
   if (r.owner_pid > 0) j["owner_pid"] = static_cast<std::int64_t>(r.owner_pid);
   if (!r.owner_host.empty()) j["owner_host"] = r.owner_host;
-  if (!r.spec.empty()) j["spec"] = r.spec;
+  // The spec is kept apart (the store's job_specs); a record written before that may hold it.
   return to_bytes(j);
 }
 

@@ -56,7 +56,7 @@ Result<Fingerprint> parse_fingerprint_hex(const std::string& hex);
 std::string encode(const ScheduleRecord& record);
 std::string encode(const HistoryRecord& record);
 std::string encode(const EpisodeRecord& record);
-std::string encode(const JobRecord& record);
+std::string encode(const JobRecord& record);  // without its spec, which the store keeps apart
 std::string encode(const PolicyRecord& record);
 std::string encode(const ProfileEntry& entry);
 // profiles keys: "KIND|SIGNATURE" (kinds hold no '|').

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/profile_table.hpp"
@@ -82,9 +83,12 @@ class Store {
   Status add_profiles(const ProfileTable& samples);
   Result<ProfileTable> profiles() const;
 
-  Status put_job(const JobRecord& job);  // synced
-  Result<std::optional<JobRecord>> job(const std::string& id) const;
-  Result<std::vector<JobRecord>> jobs() const;
+  // A job's record, synced; its spec (when not empty) is kept apart from it, and a record put
+  // without one keeps the spec stored before.
+  Status put_job(const JobRecord& job);
+  Result<std::optional<JobRecord>> job(const std::string& id) const;  // with its spec
+  // Every job; their specs (megabytes each for large graphs) only when asked for.
+  Result<std::vector<JobRecord>> jobs(bool with_specs = false) const;
 
   // A running job's checkpoint (opaque bytes: what it needs to go on after its process died), one
   // per job id, replaced by each put (synced); dropped when the job ends, or by the next writable
@@ -122,6 +126,7 @@ class Store {
  private:
   // Missing or truncated table files, one line each (empty = none): a paranoid read-only open.
   std::vector<std::string> file_problems() const;
+  Result<JobRecord> read_job(std::string_view id, std::string_view bytes, bool with_spec) const;
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   Status drop_ended_checkpoints();  // on open: those of jobs that ended or are not recorded

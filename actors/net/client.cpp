@@ -1,6 +1,7 @@
 #include "actors/net/client.hpp"
 
 #include "core/deadline.hpp"
+#include "core/text.hpp"
 
 #include <unistd.h>
 
@@ -27,9 +28,15 @@ Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type ty
       socket.set(zmq::sockopt::curve_publickey, options.curve.own.public_key);
       socket.set(zmq::sockopt::curve_secretkey, options.curve.own.secret_key);
     }
+    const std::string payload = wire::encode(request);
+    // Over the limit, the coordinator's socket drops the connection unread and the client would
+    // wait out its whole timeout for nothing: refused here, saying why.
+    if (payload.size() > wire::kMaxPayloadBytes)
+      return make_error("the " + std::string(wire::to_string(type)) + " request is " + format_bytes(static_cast<double>(payload.size())) +
+                        ", over the " + format_bytes(static_cast<double>(wire::kMaxPayloadBytes)) +
+                        " a coordinator accepts in one message (a job carries its graph: this graph is too large to send)");
     socket.connect(endpoint);
     const std::uint8_t header[2] = {wire::kProtocolVersion, static_cast<std::uint8_t>(type)};
-    const std::string payload = wire::encode(request);
     std::array<zmq::const_buffer, 3> frames{zmq::buffer(header, 1), zmq::buffer(header + 1, 1), zmq::buffer(payload)};
     zmq::send_multipart(socket, frames);
     const auto deadline = deadline_after(timeout_seconds);

@@ -8,6 +8,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <future>
 #include <numeric>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -285,6 +286,7 @@ PlacementOutcome round_robin(const Fixture& f, double makespan = -1) {
 // A coordinator node on a fresh store whose pool ends leases only by the test's messages; the
 // test's actors play its worker and client.
 struct ScriptedCluster {
+  std::function<void()> before_build;  // the coordinator's test hook
   TempDir dir;
   Fixture f;
   std::shared_ptr<Store> store = Store::open(dir.path).value();
@@ -297,11 +299,14 @@ struct ScriptedCluster {
   CoordinatorNode node = [this] {
     CoordinatorNodeOptions options;
     options.pool.timers = false;
+    options.coordinator.before_build = before_build;
     return start_coordinator_node(system, store, options).value();
   }();
   caf::scoped_actor worker{system}, client{system};
 
-  ScriptedCluster() { worker->send(node.pool, net_in_atom::value, scripted_hello("w")); }
+  explicit ScriptedCluster(std::function<void()> hook = {}) : before_build(std::move(hook)) {
+    worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
+  }
 
   // Submits the fixture's tuning job with an evaluation budget; its id.
   std::string submit(long evaluations) {
@@ -371,13 +376,16 @@ TEST_CASE("a cancelled job whose leased batch is queued again after the cancel s
 
 namespace {
 
-// A client's submit as it comes from the wire (through a gateway, here the test's actor), and
-// the coordinator's reply to it.
-wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id) {
+// A client's request as it comes from the wire (through a gateway, here the test's actor).
+void send_from_client(ScriptedCluster& c, wire::Type type, std::uint64_t request_id) {
   wire::Request request;
   request.id = request_id;
-  request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path, 1000));
-  c.client->send(c.node.coordinator, net_in_atom::value, wire::Envelope{"client", wire::Type::submit, wire::encode(request)});
+  if (type == wire::Type::submit) request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path, 1000));
+  c.client->send(c.node.coordinator, net_in_atom::value, wire::Envelope{"client", type, wire::encode(request)});
+}
+
+// The coordinator's next reply to the client.
+wire::Reply reply_to_client(ScriptedCluster& c, std::uint64_t request_id) {
   wire::Reply reply;
   bool replied = false;
   c.client->receive(
@@ -391,6 +399,11 @@ wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id) {
   REQUIRE(replied);
   CHECK(reply.id == request_id);
   return reply;
+}
+
+wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id) {
+  send_from_client(c, wire::Type::submit, request_id);
+  return reply_to_client(c, request_id);
 }
 
 }  // namespace
@@ -419,5 +432,33 @@ TEST_CASE("a client's job is acknowledged only once its record is stored; one th
     REQUIRE(stored.has_value());
     CHECK_FALSE(stored->spec.empty());  // durable: a restarted coordinator can run it again
   }
+  c.node.shutdown(c.system);
+}
+
+TEST_CASE("the coordinator answers clients while a submitted job's problem is being built", "[actors]") {
+  // The build is held by the test until another client request has been answered: built in the
+  // coordinator's turn (before), a large graph's minute-long build stalled every actor of the node.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> building{false};
+  ScriptedCluster c([&building, released] {
+    building = true;
+    released.wait();
+  });
+  struct Release {  // even when a check fails: the build's thread must end before the node does
+    std::promise<void>& p;
+    bool done = false;
+    void now() { if (!done) p.set_value(), done = true; }
+    ~Release() { now(); }
+  } guard{release};
+  send_from_client(c, wire::Type::submit, 20);
+  for (int i = 0; i < 1000 && !building; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(building);
+  send_from_client(c, wire::Type::jobs, 21);
+  const wire::Reply listing = reply_to_client(c, 21);  // answered while the build waits
+  CHECK(listing.ok);
+  guard.now();
+  const wire::Reply accepted = reply_to_client(c, 20);
+  CHECK(accepted.ok);
   c.node.shutdown(c.system);
 }

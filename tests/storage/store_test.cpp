@@ -1,4 +1,5 @@
 #include "core/host_name.hpp"
+#include "tests/support/rocks_files.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "storage/store.hpp"
 
@@ -454,7 +455,7 @@ TEST_CASE("a read-only secondary sees the primary's writes and refuses its own",
   // A backup needs no writer's lock: the primary stays open (and writable) the whole time.
   REQUIRE(reader.backup(tmp.sub("backup")).ok());
   CHECK_FALSE(reader.backup(tmp.sub("backup")).ok());  // never overwrites
-  CHECK(reader.stats().value().families.size() == 10);
+  CHECK(reader.stats().value().families.size() == 11);
   REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 35)).value());
   CHECK(primary->best(kGraph, kCluster).value()->makespan == 35);
   auto copy = Store::open(tmp.sub("backup"));
@@ -514,7 +515,7 @@ TEST_CASE("verify is clean on a healthy store and names damaged values", "[stora
   CHECK(store->best(kGraph, kCluster).value()->makespan == 30);
 }
 
-TEST_CASE("stats list all ten column families", "[storage]") {
+TEST_CASE("stats list all eleven column families", "[storage]") {
   TempDir tmp;
   auto store = Store::open(tmp.sub("db")).value();
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
@@ -524,7 +525,7 @@ TEST_CASE("stats list all ten column families", "[storage]") {
   std::vector<std::string> names;
   for (const auto& f : stats.families) names.push_back(f.name);
   CHECK(names == std::vector<std::string>{"meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history",
-                                          "policies", "jobs", "checkpoints"});
+                                          "policies", "jobs", "checkpoints", "job_specs"});
   for (const auto& f : stats.families) {
     INFO(f.name);
     if (f.name == "schedules" || f.name == "history" || f.name == "meta") {
@@ -533,6 +534,66 @@ TEST_CASE("stats list all ten column families", "[storage]") {
     }
     if (f.name == "jobs") CHECK(f.keys == 0);
   }
+}
+
+TEST_CASE("a job's spec is kept apart from its record: listings leave it out, a later put keeps it", "[storage]") {
+  TempDir tmp;
+  const std::string spec(3 << 20, 'g');  // a large graph's content
+  JobRecord job;
+  job.id = "job-big";
+  job.state = JobState::queued;
+  job.spec = spec;
+  {
+    auto store = Store::open(tmp.sub("db")).value();
+    REQUIRE(store->put_job(job).ok());
+    const std::vector<JobRecord> listed = store->jobs().value(), whole = store->jobs(true).value();
+    REQUIRE(listed.size() == 1);
+    REQUIRE(whole.size() == 1);
+    CHECK(listed[0].spec.empty());
+    CHECK(whole[0].spec.size() == spec.size());
+    CHECK((whole[0].spec == spec));
+    JobRecord done = job;  // the record's later states come without the spec
+    done.spec.clear();
+    done.state = JobState::complete;
+    REQUIRE(store->put_job(done).ok());
+    auto read = store->job("job-big").value();
+    REQUIRE(read.has_value());
+    CHECK(read->state == JobState::complete);
+    CHECK(read->spec.size() == spec.size());
+    CHECK((read->spec == spec));
+  }
+  // A listing's cost does not grow with the specs: the jobs family holds the records only.
+  auto store = Store::open(tmp.sub("db")).value();
+  const StoreStats stats = store->stats().value();
+  for (const auto& f : stats.families) {
+    INFO(f.name);
+    if (f.name == "jobs") CHECK(f.bytes < 100000);
+    if (f.name == "job_specs") CHECK(f.keys == 1);
+  }
+  CHECK(store->verify().value().problems.empty());
+}
+
+TEST_CASE("a record written with its spec inside (before specs were kept apart) reads back whole and moves it", "[storage]") {
+  TempDir tmp;
+  JobRecord job;
+  job.id = "job-old";
+  job.state = JobState::complete;
+  { REQUIRE(Store::open(tmp.sub("db")).value()->put_job(job).ok()); }
+  // The old layout, written under the store: the record's map with "spec" in it.
+  nlohmann::json old = nlohmann::json::from_msgpack(codec::encode(job));
+  old["spec"] = "{\"kind\": \"tune\"}";
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(old);
+  gantry::testing::with_raw_db(tmp.sub("db"), [&](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+    for (auto* h : handles)
+      if (h->GetName() == "jobs")
+        REQUIRE(db.Put(rocksdb::WriteOptions(), h, "job-old", std::string(bytes.begin(), bytes.end())).ok());
+  });
+  auto store = Store::open(tmp.sub("db")).value();
+  CHECK(store->job("job-old").value()->spec == "{\"kind\": \"tune\"}");
+  CHECK(store->jobs().value().at(0).spec.empty());
+  const StoreStats stats = store->stats().value();
+  for (const auto& f : stats.families)
+    if (f.name == "job_specs") CHECK(f.keys == 1);  // moved when the store was opened
 }
 
 TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is verified and dropped", "[storage]") {

@@ -447,9 +447,18 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     return Ok{};
   });
   if (!scanned) return scanned.error();
+  bool moved = false;
   for (const JobRecord& job : rewritten) {
+    moved = moved || !job.spec.empty();
     auto st = store->put_job(job);
     if (!st) return st.error();
+  }
+  if (moved) {  // the records' old versions (specs inside) would be read past by every listing until compacted
+    Impl& m = *store->impl_;
+    rocksdb::CompactRangeOptions everything;
+    everything.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    rocksdb::Status s = m.db->CompactRange(everything, m.cf[kJobs], nullptr, nullptr);
+    if (!s.ok()) return rocks_error("compacting the jobs of database " + path, s);
   }
   if (Status dropped = store->drop_ended_checkpoints(); !dropped) return dropped.error();
   return store;

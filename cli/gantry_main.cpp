@@ -40,6 +40,38 @@ void add_all_commands(CLI::App& app) {
   add_bench_command(app);
 }
 
+namespace {
+
+// What is wrong with the verbs that begin the command line (`gantry pipeline simluate`), or "":
+// where a verb needs one of its own, CLI11 would only say "A subcommand is required".
+std::string unknown_verb(CLI::App& app, int argc, const char* const* argv) {
+  CLI::App* at = &app;
+  std::string path = "gantry";
+  const auto verbs_of = [](CLI::App* parent) {
+    std::string verbs;
+    for (CLI::App* sub : parent->get_subcommands([](const CLI::App*) { return true; }))
+      verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
+    return verbs;
+  };
+  int i = 1;
+  for (; i < argc && argv[i][0] != '-' && at->get_require_subcommand_min() > 0; ++i) {
+    const std::string verb = argv[i];
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == verb) next = sub;
+    if (!next)
+      return (at == &app ? "unknown verb '" + verb + "' (verbs: " : "unknown verb '" + verb + "' of `" + path + "` (its verbs: ") +
+             verbs_of(at) + ")";
+    path += " " + verb;
+    at = next;
+  }
+  if (i == argc && at != &app && at->get_require_subcommand_min() > 0)
+    return "`" + path + "` needs a verb: " + verbs_of(at) + " (`" + path + " --help` says what each does)";
+  return "";
+}
+
+}  // namespace
+
 int gantry_main(int argc, const char* const* argv) {
   CLI::App app{"gantry: finds fast execution plans for ML dataflow graphs and pipelines.\n"
                "Places ops on devices (heuristics, search), simulates asynchronous work-conserving runtimes,\n"
@@ -54,18 +86,9 @@ int gantry_main(int argc, const char* const* argv) {
   app.footer("Exit status: 0 success, 1 error (or a tuning job that FAILED), 2 unknown verb, 130 a cancelled tuning job, 141 the reader of the output left early.");
   register_learned_methods();  // `doppler` among the placement methods
   add_all_commands(app);
-  if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
-    const std::string verb = argv[1];
-    bool known = false;
-    std::string verbs;
-    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      known = known || sub->get_name() == verb;
-      verbs += (verbs.empty() ? "" : ", ") + sub->get_name();
-    }
-    if (!known) {
-      std::cerr << "gantry: unknown verb '" << verb << "' (verbs: " << verbs << ")\n";
-      return 2;
-    }
+  if (const std::string unknown = unknown_verb(app, argc, argv); !unknown.empty()) {
+    std::cerr << "gantry: " << unknown << "\n";
+    return 2;
   }
   try {
     app.parse(argc, argv);

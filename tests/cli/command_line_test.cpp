@@ -30,6 +30,13 @@ TEST_CASE("the version flag, unknown verbs and parser errors speak as gantry", "
   Run verb = run_cli({"frobnicate"});
   CHECK(verb.code == 2);
   CHECK_THAT(verb.err, Catch::Contains("gantry: unknown verb 'frobnicate'") && Catch::Contains("place"));
+  Run sub_verb = run_cli({"pipeline", "simluate"});  // a verb's own verbs too (not "A subcommand is required")
+  CHECK(sub_verb.code == 2);
+  CHECK_THAT(sub_verb.err, Catch::Contains("unknown verb 'simluate' of `gantry pipeline`") && Catch::Contains("simulate, compare, tune"));
+  Run missing = run_cli({"db"});
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("`gantry db` needs a verb: backup, verify, stats, resimulate"));
+  CHECK(run_cli({"db", "--help"}).code == 0);
   Run flag = run_cli({"place", "--bogus"});
   CHECK(flag.code == 1);
   CHECK_THAT(flag.err, Catch::StartsWith("gantry: ") && Catch::Contains("--bogus"));

@@ -279,7 +279,7 @@ void add_train_command(CLI::App& app) {
                   "offers the cluster's devices)")
       ->check(CLI::IsMember({"il", "sim", "il+sim", "real", "il+sim+real"}))
       ->capture_default_str();
-  cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages)")->check(CLI::Range(1L, 1000000000L));
+  cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages), in whole batches of --batch episodes: at least this many")->check(CLI::Range(1L, 1000000000L));
   cmd->add_option("--budget", args->budget, "training time (e.g. 60s, 5m), all stages");
   cmd->add_option("--il-share", args->il_share, "share of the budget il+sim gives imitation")->check(finite_in(0, 1))->capture_default_str();
   cmd->add_option("--init", args->init, "start from a stored policy NAME[:VERSION], a .policy file, or builtin (the shipped policy)");

@@ -395,7 +395,9 @@ void submit_durable(Self self, const std::string& peer, const wire::Request& req
                           [=](Result<PreparedJob> prepared) {
     if (!prepared) return refuse(prepared.error().message);
     auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
-    self->request(self->state.store, kStoreTimeout, put_job_atom::value, job->record)
+    // No timeout: the store actor answers (a timeout would tell the client "refused" while the
+    // store may still record the job, which a restart would then run).
+    self->request(self->state.store, caf::infinite, put_job_atom::value, job->record)
         .then([=](const StoreReply& stored) {
                 if (!stored.ok) return refuse("job not accepted: recording it failed: " + stored.error);
                 job->record.spec.clear();  // stored

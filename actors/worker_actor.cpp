@@ -50,6 +50,9 @@ struct WorkerState {
   // else starts, or it would share the cores being timed.
   std::set<caf::actor_addr> abandoned_measurements;
   std::set<std::pair<std::uint64_t, std::uint64_t>> asked;  // problems requested, not yet received
+  // Problems received and being built on a thread of their own: not asked for again (`asked` is
+  // cleared every tick) nor built twice while the build runs.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> building;
   Clock::time_point last_heard, last_beat;
   static inline const char* name = "worker";
 };
@@ -126,7 +129,8 @@ void run_waiting(Self self) {
     const Fingerprint key = it->assign.task.problem;
     auto problem = s.cache->find(key);
     if (!problem) {
-      if (s.asked.insert({key.hi, key.lo}).second) send_up(self, wire::Type::need_problem, wire::encode(wire::NeedProblem{key}));
+      if (!s.building.count({key.hi, key.lo}) && s.asked.insert({key.hi, key.lo}).second)
+        send_up(self, wire::Type::need_problem, wire::encode(wire::NeedProblem{key}));
       ++it;
       continue;
     }
@@ -247,8 +251,10 @@ void on_message(Self self, const wire::Envelope& e) {
         return;
       }
       // Built on a thread of its own: a large graph takes seconds, and the worker's heartbeats
-      // must go on meanwhile. Its tasks wait (still asked for) until it is built.
+      // must go on meanwhile. Its tasks wait until it is built.
       const Fingerprint key = m.value().key;
+      s.asked.erase({key.hi, key.lo});
+      if (!s.building.insert({key.hi, key.lo}).second) return;  // a second copy of content being built
       ProblemCache* cache = s.cache;
       auto content = std::make_shared<ProblemSpec>(std::move(m.value().spec));
       using Built = std::shared_ptr<const BuiltProblem>;
@@ -256,8 +262,9 @@ void on_message(Self self, const wire::Envelope& e) {
         if (problem_key(*content) != key) return make_error("content does not match its key");
         return cache->build(*content);
       }, [=](Result<Built> built) {
-        self->state.asked.erase({key.hi, key.lo});
+        self->state.building.erase({key.hi, key.lo});
         if (!built) fail_waiting(self, key, "cannot build problem " + key.hex() + ": " + built.error().message);
+        else self->state.cache->insert(built.value());  // again: other builds may have evicted it meanwhile
         run_waiting(self);
       });
       return;

@@ -14,8 +14,10 @@
 
 namespace gantry::codec {
 
-// The version written into every value's "v" field (and into meta/schema_version).
-constexpr int kVersion = 1;
+// The version written into every value's "v" field (and into meta/schema_version). 2: job specs
+// are kept apart from job records (an older gantry would read the records and find no spec to
+// resume a job from, so it is refused by the version instead).
+constexpr int kVersion = 2;
 
 // ---- keys ------------------------------------------------------------------------------------------
 constexpr std::size_t kFingerprintKeySize = 16;                     // hi, lo: 8 big-endian bytes each

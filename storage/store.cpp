@@ -423,7 +423,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     impl->all_handles.push_back(h);
     impl->cf[f] = h;
   }
-  if (version.value() == 0) {
+  if (version.value() < kSchemaVersion) {  // a new database, or one of an older schema (moved on below)
     auto st = impl->put(kMeta, codec::kSchemaVersionKey, codec::encode_schema_version(kSchemaVersion), true,
                         "writing the schema version");
     if (!st) return st.error();

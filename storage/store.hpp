@@ -34,7 +34,7 @@ struct VerifyReport {
 
 class Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating if needed) as the single writer. Fails with a clear message when another
   // process holds the database or when it was written by a newer schema.

@@ -70,10 +70,10 @@ TEST_CASE("a learner trains on episodes from the rollout pool's workers", "[acto
   gantry::testing::TempDir tmp;
   auto store = Store::open(tmp.sub("db"));
   REQUIRE(store.ok());
+  ProblemCache cache;  // before the actor system: its actors use it until the system is gone
   caf::actor_system_config cfg;
   configure_message_scheduler(cfg);
   caf::actor_system system{cfg};
-  ProblemCache cache;
   EmbeddedClusterOptions options;
   options.rollouts = 2;
   options.cache = &cache;

@@ -38,9 +38,9 @@ struct CheckpointSetup {
   }();
   gantry::testing::TempDir tmp;
   std::shared_ptr<Store> store{std::move(Store::open(tmp.sub("db")).value())};
+  ProblemCache cache;  // before the actor system: its actors use it until the system is gone
   caf::actor_system_config cfg;
   caf::actor_system system{(configure_message_scheduler(cfg), cfg)};
-  ProblemCache cache;
   EmbeddedCluster nodes = start();
   JobSpec spec = train_spec();
 

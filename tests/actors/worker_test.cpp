@@ -77,10 +77,10 @@ wire::Done next_done(caf::scoped_actor& uplink, std::vector<int>* hello_slots = 
 
 // An actor system, the tune fixture's problem, and that problem built into a worker's cache.
 struct WorkerSetup {
+  ProblemCache cache;  // before the actor system: its actors use it until the system is gone
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
   testing::TuneFixture f;
-  ProblemCache cache;
   TuneProblem p = f.problem();
   std::shared_ptr<const BuiltProblem> built = build(cache, p);
 

@@ -174,10 +174,10 @@ TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
   CHECK_FALSE(codec::decode_schedule("garbage"));
   CHECK_FALSE(codec::decode_schedule(""));
   CHECK_FALSE(codec::decode_job(codec::encode(r)));     // a schedule is not a job
-  std::string newer = codec::encode_schema_version(2);  // {"v": 2}
+  std::string newer = codec::encode_schema_version(3);  // {"v": 3}
   auto err = codec::decode_history(newer);
   REQUIRE_FALSE(err);
-  CHECK_THAT(err.error().message, Catch::Contains("schema version 2, this gantry reads up to 1"));
+  CHECK_THAT(err.error().message, Catch::Contains("schema version 3, this gantry reads up to 2"));
 
   // A job's kind round-trips; a record written before kinds existed is a tuning job.
   JobRecord job;
@@ -294,11 +294,11 @@ TEST_CASE("a database written by a newer schema is refused", "[storage]") {
   TempDir tmp;
   const std::string db = tmp.sub("db");
   REQUIRE(Store::open(db).ok());  // creates it, closes it
-  raw_put(db, "meta", "schema_version", codec::encode_schema_version(2));
+  raw_put(db, "meta", "schema_version", codec::encode_schema_version(3));
   auto opened = Store::open(db);
   REQUIRE_FALSE(opened.ok());
   CHECK_THAT(opened.error().message,
-             Catch::Contains("written by schema version 2, this gantry reads up to 1; upgrade gantry"));
+             Catch::Contains("written by schema version 3, this gantry reads up to 2; upgrade gantry"));
   auto read_only = Store::open_read_only(db);
   REQUIRE_FALSE(read_only.ok());
   CHECK_THAT(read_only.error().message, Catch::Contains("upgrade gantry"));
@@ -501,14 +501,14 @@ TEST_CASE("verify is clean on a healthy store and names damaged values", "[stora
     CHECK(report.records == 5);  // schema version, best, history, episode, job
   }
   raw_put(db, "schedules", codec::schedule_key(kOtherGraph, kCluster), "\xc1 not msgpack");
-  raw_put(db, "history", codec::history_key({kGraph, kCluster, 1, 0}), codec::encode_schema_version(2));
+  raw_put(db, "history", codec::history_key({kGraph, kCluster, 1, 0}), codec::encode_schema_version(3));
   auto store = Store::open(db).value();
   auto report = store->verify().value();
   REQUIRE(report.problems.size() == 2);
   CHECK_THAT(report.problems[0], Catch::Contains("schedules key " + kOtherGraph.hex() + kCluster.hex()));
   CHECK_THAT(report.problems[0], Catch::Contains("not valid MessagePack"));
   CHECK_THAT(report.problems[1], Catch::StartsWith("history key"));
-  CHECK_THAT(report.problems[1], Catch::Contains("schema version 2"));
+  CHECK_THAT(report.problems[1], Catch::Contains("schema version 3"));
   CHECK_FALSE(store->best(kOtherGraph, kCluster).ok());
   CHECK_FALSE(store->put_if_better(make_record(kOtherGraph, kCluster, 1)).ok());  // never overwrites blindly
   CHECK_FALSE(store->list_best().ok());
@@ -520,7 +520,7 @@ TEST_CASE("stats list all eleven column families", "[storage]") {
   auto store = Store::open(tmp.sub("db")).value();
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
   auto stats = store->stats().value();
-  CHECK(stats.schema_version == 1);
+  CHECK(stats.schema_version == 2);  // 2: job specs apart from job records
   CHECK(stats.path == tmp.sub("db"));
   std::vector<std::string> names;
   for (const auto& f : stats.families) names.push_back(f.name);
@@ -588,9 +588,12 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
   old["spec"] = spec;
   const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(old);
   gantry::testing::with_raw_db(tmp.sub("db"), [&](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
-    for (auto* h : handles)
+    for (auto* h : handles) {
       if (h->GetName() == "jobs")
         REQUIRE(db.Put(rocksdb::WriteOptions(), h, "job-old", std::string(bytes.begin(), bytes.end())).ok());
+      if (h->GetName() == "meta")  // a database of schema 1
+        REQUIRE(db.Put(rocksdb::WriteOptions(), h, codec::kSchemaVersionKey, codec::encode_schema_version(1)).ok());
+    }
   });
   auto store = Store::open(tmp.sub("db")).value();
   const auto read = store->job("job-old").value();
@@ -600,6 +603,7 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].spec.empty());
   const StoreStats stats = store->stats().value();
+  CHECK(stats.schema_version == 2);
   for (const auto& f : stats.families) {
     INFO(f.name);
     if (f.name == "job_specs") CHECK(f.keys == 1);  // moved when the store was opened

@@ -256,10 +256,12 @@ void on_message(Self self, const wire::Envelope& e) {
       s.asked.erase({key.hi, key.lo});
       if (!s.building.insert({key.hi, key.lo}).second) return;  // a second copy of content being built
       ProblemCache* cache = s.cache;
+      const std::function<void()> hook = s.options.before_build;
       auto content = std::make_shared<ProblemSpec>(std::move(m.value().spec));
       using Built = std::shared_ptr<const BuiltProblem>;
       off_thread<Built>(self, [=]() -> Result<Built> {
         if (problem_key(*content) != key) return make_error("content does not match its key");
+        if (hook) hook();
         return cache->build(*content);
       }, [=](Result<Built> built) {
         self->state.building.erase({key.hi, key.lo});

@@ -5,6 +5,7 @@
 // cached, sends a heartbeat every second and says hello again when the coordinator has been
 // silent for three (the coordinator restarted or the network broke).
 #include <caf/all.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ struct WorkerOptions {
   // Executor devices (`--devices cpu:N` or cuda:N): the worker also offers measure:BACKEND:1..N
   // (actors/measure_task.hpp) and runs each such task alone on the machine.
   ExecutorDevices devices;
+  // Tests: runs where a problem's content is about to be built (off the worker's thread).
+  std::function<void()> before_build;
 };
 
 // Spawns one rollout actor (detached or not, as the options say); throws std::system_error when

@@ -3,6 +3,8 @@
 // coordinator runs the task elsewhere) and its slot is given a fresh rollout that does work.
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -78,6 +80,7 @@ wire::Done next_done(caf::scoped_actor& uplink, std::vector<int>* hello_slots = 
 // An actor system, the tune fixture's problem, and that problem built into a worker's cache.
 struct WorkerSetup {
   ProblemCache cache;  // before the actor system: its actors use it until the system is gone
+  ProblemCache empty;  // a worker's that has built nothing yet
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
   testing::TuneFixture f;
@@ -283,4 +286,58 @@ TEST_CASE("a lease whose problem never comes fails at its deadline and does not 
   CHECK(ran.lease == 2);
   CHECK(ran.result.error.empty());
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a worker asks for a problem once and builds it once while the build runs", "[actors]") {
+  // The build runs off the worker's thread and is held here: meanwhile the worker's ticks (every
+  // 0.1 s) must not ask for the problem again, nor must a second copy of the content start a
+  // second build (each is a graph's whole content: megabytes, and seconds of building).
+  WorkerSetup setup;
+  caf::actor_system& system = setup.system;
+  const Fingerprint key = setup.built->key;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> builds{0};
+  WorkerOptions options;
+  options.name = "w";
+  options.heartbeat_seconds = 0.1;
+  options.liveness = 1000;
+  options.before_build = [&builds, released] {
+    ++builds;
+    released.wait();
+  };
+  caf::actor worker = spawn_worker(system, options, &setup.empty, {spawn_rollout(system, options, 0)});
+  StopsWorker stops{worker};
+  struct Release {  // even when a check fails: the build's thread must end before the system does
+    std::promise<void>& p;
+    bool done = false;
+    void now() { if (!done) p.set_value(), done = true; }
+    ~Release() { now(); }
+  } guard{release};
+  caf::scoped_actor uplink{system};
+  connect_worker(worker, uplink);
+  uplink->send(worker, net_in_atom::value, assign(7, key, 1, kPlaceTask, 30));
+  int asked = 0;
+  const auto count_asks = [&](std::chrono::milliseconds how_long) {
+    const auto until = std::chrono::steady_clock::now() + how_long;
+    while (std::chrono::steady_clock::now() < until)
+      uplink->receive([&](net_out_atom, const wire::Envelope& e) { asked += e.type == wire::Type::need_problem; },
+                      caf::after(20ms) >> [] {});
+  };
+  for (int i = 0; i < 100 && asked == 0; ++i) count_asks(50ms);
+  REQUIRE(asked == 1);
+  const TuneProblem& p = setup.p;
+  const wire::Envelope content{"", wire::Type::problem,
+                               wire::encode(wire::ProblemContent{key, make_problem_spec(p.graph, p.cluster, p.sim, p.graph_label, p.graph_json)})};
+  uplink->send(worker, net_in_atom::value, content);
+  for (int i = 0; i < 500 && builds == 0; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(builds == 1);
+  uplink->send(worker, net_in_atom::value, content);  // the coordinator answered a second ask
+  count_asks(1000ms);                                  // ten ticks
+  CHECK(asked == 1);
+  CHECK(builds == 1);
+  guard.now();
+  const wire::Done done = next_done(uplink);
+  CHECK(done.lease == 7);
+  CHECK(done.result.error.empty());
 }

@@ -25,6 +25,7 @@
 #include "sim/simulator.hpp"
 #include "storage/store.hpp"
 #include "tests/actors/tune_fixture.hpp"
+#include "tests/support/release_on_exit.hpp"
 #include "tests/support/rocks_files.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -445,12 +446,7 @@ TEST_CASE("the coordinator answers clients while a submitted job's problem is be
     building = true;
     released.wait();
   });
-  struct Release {  // even when a check fails: the build's thread must end before the node does
-    std::promise<void>& p;
-    bool done = false;
-    void now() { if (!done) p.set_value(), done = true; }
-    ~Release() { now(); }
-  } guard{release};
+  gantry::testing::ReleaseOnExit guard{release};
   send_from_client(c, wire::Type::submit, 20);
   for (int i = 0; i < 1000 && !building; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(building);

@@ -16,6 +16,7 @@
 #include "actors/problem_spec.hpp"
 #include "actors/worker_actor.hpp"
 #include "tests/actors/tune_fixture.hpp"
+#include "tests/support/release_on_exit.hpp"
 
 using namespace gantry;
 using namespace std::chrono_literals;
@@ -308,12 +309,7 @@ TEST_CASE("a worker asks for a problem once and builds it once while the build r
   };
   caf::actor worker = spawn_worker(system, options, &setup.empty, {spawn_rollout(system, options, 0)});
   StopsWorker stops{worker};
-  struct Release {  // even when a check fails: the build's thread must end before the system does
-    std::promise<void>& p;
-    bool done = false;
-    void now() { if (!done) p.set_value(), done = true; }
-    ~Release() { now(); }
-  } guard{release};
+  gantry::testing::ReleaseOnExit guard{release};
   caf::scoped_actor uplink{system};
   connect_worker(worker, uplink);
   uplink->send(worker, net_in_atom::value, assign(7, key, 1, kPlaceTask, 30));

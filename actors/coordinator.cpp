@@ -311,7 +311,7 @@ void reply(Self self, const std::string& peer, const wire::Reply& r) {
 }
 
 // What a job needs before it is queued: its spec checked and its problem built. Building parses
-// the graph and prices it (a minute for a million ops), so it runs off the coordinator's thread
+// the graph and prices it (20-30 s for a million ops here), so it runs off the coordinator's thread
 // (`off_thread`); nothing here touches the coordinator's state (the cache has its own lock).
 struct PreparedJob {
   JobSpec spec;
@@ -451,13 +451,8 @@ Result<Recovered> rebuild(const std::vector<JobRecord>& records, ProblemCache* c
   Recovered out;
   for (const JobRecord& record : records) {
     auto spec = wire::parse_job_spec_text(record.spec);
-    if (!spec) {
-      out.emplace_back(record, spec.error());
-      continue;
-    }
-    auto built = cache->build(spec.value().problem);
-    if (!built) out.emplace_back(record, built.error());
-    else out.emplace_back(record, PreparedJob{std::move(spec).value(), built.value(), {}});
+    if (!spec) out.emplace_back(record, spec.error());
+    else out.emplace_back(record, prepare_job(std::move(spec).value(), cache, /*durable=*/false, {}));  // its spec is stored
   }
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Work too long for an actor's turn (building a job's problem from a large graph: a minute for a
-// million ops) on a thread of its own. A node runs its message actors on one scheduler thread:
+// Work too long for an actor's turn (building a job's problem from a large graph: 20-30 s for a
+// million ops here) on a thread of its own. A node runs its message actors on one scheduler thread:
 // work done there in an actor's turn stalls them all (the pool's heartbeats, every reply, a
 // worker's heartbeats), and workers that miss three heartbeats are taken for gone.
 #include <caf/all.hpp>

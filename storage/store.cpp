@@ -280,7 +280,7 @@ struct Store::Impl {
   std::mutex best_mutex;                                        // read-compare-write of put_if_better
   std::mutex policy_mutex;                                      // read-latest-then-write of put_policy
   std::mutex profile_mutex;                                     // read-merge-write of add_profiles
-  std::atomic<int> fail_sync{0}, fail_put{0}, fail_job{0};                 // injected faults (tests)
+  std::atomic<int> fail_sync{0}, fail_put{0}, fail_job{0};      // injected faults (tests)
   std::atomic<std::uint64_t> syncs{0};
 
   ~Impl() { close(); }
@@ -352,6 +352,15 @@ struct Store::Impl {
     wo.sync = sync;
     rocksdb::Status s = db->Put(wo, cf[f], key, value);
     if (!s.ok()) return rocks_error(std::string(what) + " in " + path, s);
+    return Ok{};
+  }
+
+  // A batch of puts, all or none; `what` names it in the error.
+  Status write(rocksdb::WriteBatch& batch, bool sync, const std::string& what) {
+    rocksdb::WriteOptions wo;
+    wo.sync = sync;
+    rocksdb::Status s = db->Write(wo, &batch);
+    if (!s.ok()) return rocks_error(what + " in " + path, s);
     return Ok{};
   }
 
@@ -469,10 +478,15 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
 Status Store::drop_ended_checkpoints() {
   std::vector<std::string> ended;
   Status scanned = impl_->scan(kCheckpoints, "", [&](std::string_view key, std::string_view) -> Status {
-    auto record = job(std::string(key));
+    auto bytes = impl_->get(kJobs, std::string(key));  // the record only: its spec is not needed here
+    if (!bytes) return bytes.error();
+    if (!bytes.value()) {
+      ended.emplace_back(key);
+      return Ok{};
+    }
+    auto record = read_job(key, *bytes.value(), /*with_spec=*/false);
     if (!record) return record.error();
-    const std::optional<JobRecord>& r = record.value();
-    if (!r || is_final(r->state)) ended.emplace_back(key);
+    if (is_final(record.value().state)) ended.emplace_back(key);
     return Ok{};
   });
   if (!scanned) return scanned.error();
@@ -603,10 +617,8 @@ Result<bool> Store::put_if_better(const ScheduleRecord& record) {
   rocksdb::WriteBatch batch;
   rocksdb::Status s = batch.Put(m.cf[kSchedules], key, codec::encode(best));
   if (s.ok()) s = batch.Put(m.cf[kHistory], codec::history_key(hk), codec::encode(entry));
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  if (s.ok()) s = m.db->Write(wo, &batch);
   if (!s.ok()) return rocks_error("storing a best schedule in " + m.path, s);
+  if (Status written = m.write(batch, /*sync=*/true, "storing a best schedule"); !written) return written.error();
   return true;
 }
 
@@ -700,10 +712,7 @@ Status Store::put_episodes(const std::vector<EpisodeRecord>& episodes) {
     if (Status ok = check_episode(episode); !ok) return ok;
     batch.Put(impl_->cf[kEpisodes], codec::episode_key(episode.job_id, episode.sequence), codec::encode(episode));
   }
-  rocksdb::WriteOptions unsynced;  // episodes are bulk data: sync_wal() makes them durable
-  rocksdb::Status s = impl_->db->Write(unsynced, &batch);
-  if (!s.ok()) return rocks_error("storing episodes in " + impl_->path, s);
-  return Ok{};
+  return impl_->write(batch, /*sync=*/false, "storing episodes");  // bulk data: sync_wal() makes them durable
 }
 
 Result<std::vector<EpisodeRecord>> Store::episodes(const std::string& job_id) const {
@@ -832,11 +841,7 @@ Status Store::add_profiles(const ProfileTable& samples) {
     rocksdb::Status s = batch.Put(m.cf[kProfiles], key, codec::encode(entry));
     if (!s.ok()) return rocks_error("storing profiles in " + m.path, s);
   }
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  rocksdb::Status s = m.db->Write(wo, &batch);
-  if (!s.ok()) return rocks_error("storing profiles in " + m.path, s);
-  return Ok{};
+  return m.write(batch, /*sync=*/true, "storing profiles");
 }
 
 Result<ProfileTable> Store::profiles() const {
@@ -852,22 +857,19 @@ Result<ProfileTable> Store::profiles() const {
 }
 
 Status Store::put_job(const JobRecord& job) {
-  if (job.id.empty()) return make_error("storing a job: the job id is empty");
-  if (impl_->fail_job > 0) {
-    --impl_->fail_job;
-    return make_error("storing a job in " + impl_->path + ": injected fault");
-  }
   Impl& m = *impl_;
+  if (job.id.empty()) return make_error("storing a job: the job id is empty");
+  if (m.fail_job > 0) {
+    --m.fail_job;
+    return make_error("storing a job in " + m.path + ": injected fault");
+  }
   if (job.spec.empty()) return m.put(kJobs, job.id, codec::encode(job), /*sync=*/true, "storing a job");  // a spec stored before stays
   if (m.read_only) return read_only_error(m.path, "storing a job");
   rocksdb::WriteBatch batch;  // the record and its spec together
   rocksdb::Status s = batch.Put(m.cf[kJobs], job.id, codec::encode(job));
   if (s.ok()) s = batch.Put(m.cf[kJobSpecs], job.id, codec::encode_text(job.spec));
-  rocksdb::WriteOptions wo;
-  wo.sync = true;
-  if (s.ok()) s = m.db->Write(wo, &batch);
   if (!s.ok()) return rocks_error("storing job " + job.id + " in " + m.path, s);
-  return Ok{};
+  return m.write(batch, /*sync=*/true, "storing job " + job.id);
 }
 
 // A record as stored; its spec, when `with_spec`, from job_specs (or, in a record written before

@@ -536,9 +536,21 @@ TEST_CASE("stats list all eleven column families", "[storage]") {
   }
 }
 
+namespace {
+
+// `n` letters that do not compress: table files keep the size of what they hold.
+std::string incompressible_text(std::size_t n) {
+  std::string text(n, ' ');
+  std::mt19937 letters(7);
+  for (char& ch : text) ch = static_cast<char>('a' + letters() % 26);
+  return text;
+}
+
+}  // namespace
+
 TEST_CASE("a job's spec is kept apart from its record: listings leave it out, a later put keeps it", "[storage]") {
   TempDir tmp;
-  const std::string spec(3 << 20, 'g');  // a large graph's content
+  const std::string spec = incompressible_text(3 << 20);  // a large graph's content
   JobRecord job;
   job.id = "job-big";
   job.state = JobState::queued;
@@ -581,10 +593,7 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
   { REQUIRE(Store::open(tmp.sub("db")).value()->put_job(job).ok()); }
   // The old layout, written under the store: the record's map with "spec" in it.
   nlohmann::json old = nlohmann::json::from_msgpack(codec::encode(job));
-  std::string graph(3 << 20, ' ');  // letters that do not compress: the table files keep their size
-  std::mt19937 letters(7);
-  for (char& ch : graph) ch = static_cast<char>('a' + letters() % 26);
-  const std::string spec = "{\"kind\": \"tune\", \"graph\": \"" + graph + "\"}";
+  const std::string spec = "{\"kind\": \"tune\", \"graph\": \"" + incompressible_text(3 << 20) + "\"}";
   old["spec"] = spec;
   const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(old);
   gantry::testing::with_raw_db(tmp.sub("db"), [&](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {

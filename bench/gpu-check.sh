@@ -6,8 +6,9 @@
 #                                         #   check: small graphs on cuda, values compared with the CPU backend's
 #                                         #   time:  GPU-sized graphs on cuda, timed only (the CPU would take minutes)
 # DIR should be git-ignored (build/gpu-check) so that it travels with the working tree as a carried
-# path. `run` prints one line per placement and writes its measurement to DIR/out (and to $OUT/gpu-check
-# as it goes, when $OUT is set); it exits 1 when a run fails or its values differ.
+# path. `run` prints one line per placement and writes its measurement to DIR/out (and all of them
+# to $OUT/gpu-check-out.tar.gz when $OUT is set); it exits 1 when a run fails or its values differ.
+# A build that fails brings its logs and LibTorch's headers back to $OUT instead.
 # Placements are on D = 1, 2 and 4 devices: on one GPU, D devices are D partitions of it (streams
 # sharing the SMs). To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
 set -euo pipefail
@@ -23,7 +24,7 @@ check_graphs=(
   "llama-block:blocks=2,seq=128,hidden=256,heads=4,ffn=512,dtype_bytes=2"
 )
 time_graphs=(
-  "ffnn:layers=8,blocks=4,batch=8192,hidden=8192"
+  "ffnn:layers=4,blocks=4,batch=8192,hidden=8192"
   "chainmm:blocks=4,size=8192"
   "llama-block:blocks=4,seq=4096,hidden=4096,heads=32,ffn=11008,dtype_bytes=2"
 )
@@ -57,47 +58,100 @@ prepare() {
   echo "prepared $(find "$dir/cases" -name '*.json' | wc -l) files in $dir"
 }
 
+# What the machine has, printed first: a failed build is then read against it.
+environment() {
+  echo "== $(date -u +%FT%TZ) $(uname -m); $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1 || true)"
+  echo "== nvcc: $(nvcc --version 2>&1 | tail -1); cmake: $(cmake --version | head -1); c++: $(c++ --version | head -1)"
+  python3 -c 'import torch, os; print("== torch", torch.__version__, "cuda", torch.version.cuda, "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI, os.path.dirname(torch.__file__))' 2>&1 || true
+}
+
+# gantry-exec by hand (g++ and the wheel's headers and libraries), for when LibTorch's CMake files
+# do not configure on the machine.
+build_by_hand() {
+  local torch abi cuda_include out=$dir/hand cuda_flags=() cuda_libs=()
+  torch=${TORCH_DIR:-$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')}
+  abi=${TORCH_ABI:-$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')}
+  if [ -f "$torch/include/c10/cuda/CUDAStream.h" ]; then
+    cuda_include=$(dirname "$(dirname "$(command -v nvcc)")")/include
+    cuda_flags=(-DGANTRY_WITH_CUDA=1 "-I$cuda_include")
+    cuda_libs=(-ltorch_cuda -lc10_cuda)
+  fi
+  mkdir -p "$out"
+  grep -v '^#' "$root/executor/standalone/sources.cmake" | grep -o '[a-z_/]*\.cpp' |
+    xargs -P "$(nproc)" -I{} sh -c 'r=$0 o=$1; shift; c++ "$@" -c "$r/{}" -o "$o/$(echo {} | tr / _).o"' "$root" "$out" \
+      -std=c++17 -O2 "-D_GLIBCXX_USE_CXX11_ABI=$abi" "${cuda_flags[@]}" "-I$root" "-I$dir/include" \
+      "-I$torch/include" "-I$torch/include/torch/csrc/api/include" || return 1
+  c++ "$out"/*.o -o "$out/gantry-exec" -L"$torch/lib" -Wl,--no-as-needed -ltorch "${cuda_libs[@]}" -ltorch_cpu "${cuda_libs[@]}" -lc10 \
+      -Wl,--as-needed -Wl,-rpath,"$torch/lib" -Wl,--allow-shlib-undefined -lpthread -ldl || return 1
+  echo "$out/gantry-exec"
+}
+
+# On a failed build: the logs and LibTorch's headers come back, so the code can be compiled
+# against them (-fsyntax-only) before the next try on a GPU machine.
+keep_failure() {
+  [ -n "${OUT:-}" ] || return 0
+  cp "$dir"/*.log "$OUT/" 2> /dev/null || true
+  local torch
+  torch=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
+  tar -C "$torch" -cf - include | xz -T0 -6 > "$OUT/torch-include.tar.xz"
+}
+
 build() {
   if [ -n "${EXEC:-}" ]; then echo "$EXEC"; return; fi
   local prefix
   prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  cmake -S "$root/executor/standalone" -B "$dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
-        -DGANTRY_JSON_INCLUDE="$dir/include" > "$dir/cmake.log" 2>&1 || { tail -20 "$dir/cmake.log" >&2; exit 1; }
-  cmake --build "$dir/build" > "$dir/build.log" 2>&1 || { tail -40 "$dir/build.log" >&2; exit 1; }
-  echo "$dir/build/gantry-exec"
+  if cmake -S "$root/executor/standalone" -B "$dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+        -DGANTRY_JSON_INCLUDE="$dir/include" > "$dir/cmake.log" 2>&1; then
+    if cmake --build "$dir/build" -- -k 0 > "$dir/build.log" 2>&1; then echo "$dir/build/gantry-exec"; return; fi
+    grep -B2 -A12 -m 8 'error' "$dir/build.log" >&2 || tail -40 "$dir/build.log" >&2
+  else
+    tail -25 "$dir/cmake.log" >&2
+    echo "== LibTorch's CMake files did not configure: building by hand" >&2
+    if build_by_hand > "$dir/hand.log" 2>&1; then tail -1 "$dir/hand.log"; return; fi
+    grep -B2 -A12 -m 8 'error' "$dir/hand.log" >&2 || tail -40 "$dir/hand.log" >&2
+  fi
+  keep_failure
+  exit 1
 }
 
-run() {
-  local exec failed=0
-  exec=$(build)
-  echo "CUDA devices visible: $("$exec" --devices-visible)"
-  mkdir -p "$dir/out"
-  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT/gpu-check"; fi
-  for set in check time; do
-    local flags=(--repeats 5)
-    if [ "$set" = check ]; then flags=(--repeats 2 --check); fi
-    for placement in "$dir/cases/$set"/g*-d*-*.json; do
-      local name graph
-      name=$set-$(basename "$placement" .json)
-      graph="$(dirname "$placement")/$(basename "$placement" | cut -d- -f1).json"
-      if "$exec" --graph "$graph" --placement "$placement" --backend "$backend" "${flags[@]}" \
-           --out "$dir/out/$name.json" 2> "$dir/out/$name.err"; then
-        python3 - "$dir/out/$name.json" "$name" <<'PY'
+# run_case SET PLACEMENT [FLAGS...]: one gantry-exec run, one summary line.
+run_case() {
+  local set=$1 placement=$2 name graph
+  shift 2
+  name=$set-$(basename "$placement" .json)${SUFFIX:-}
+  graph="$(dirname "$placement")/$(basename "$placement" | cut -d- -f1).json"
+  if "$exec" --graph "$graph" --placement "$placement" --backend "$backend" "$@" \
+       --out "$dir/out/$name.json" 2> "$dir/out/$name.err"; then
+    python3 - "$dir/out/$name.json" "$name" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
-line = f"{sys.argv[2]:26s} median {m['median']*1e3:9.3f} ms  min {m['min']*1e3:9.3f}  max {m['max']*1e3:9.3f}  transfers {len(m['transfers']):4d}"
+ops = len(m['ops'])
+line = (f"{sys.argv[2]:30s} ops {ops:4d} median {m['median']*1e3:9.3f} ms  min {m['min']*1e3:9.3f}  max {m['max']*1e3:9.3f}"
+        f"  per op {m['median']/ops*1e6:8.1f} us  transfers {len(m['transfers']):4d}")
 if 'check' in m:
     c = m['check']
     line += f"  values match: {c['match']} (max diff {c['max_abs_difference']:.2e}, tolerance {c['tolerance']:g} of {c['scale']:.3g})"
 print(line)
 PY
-      else
-        failed=1
-        echo "$name FAILED: $(tail -1 "$dir/out/$name.err")"
-      fi
-      if [ -n "${OUT:-}" ]; then cp "$dir/out/$name".* "$OUT/gpu-check/"; fi
-    done
-  done
+  else
+    failed=1
+    echo "$name FAILED: $(tail -3 "$dir/out/$name.err" | tr '\n' ' ')"
+  fi
+}
+
+run() {
+  local failed=0
+  environment
+  exec=$(build)
+  echo "CUDA devices visible: $("$exec" --devices-visible)"
+  rm -rf "$dir/out"
+  mkdir -p "$dir/out"
+  for placement in "$dir/cases/check"/g*-d*-*.json; do run_case check "$placement" --repeats 2 --check; done
+  for placement in "$dir/cases/time"/g*-d*-*.json; do run_case time "$placement" --repeats 5; done
+  # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
+  for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done
+  # Every measurement in one file: what comes back from a machine is a few files.
+  if [ -n "${OUT:-}" ]; then tar -C "$dir" -czf "$OUT/gpu-check-out.tar.gz" out; fi
   return $failed
 }
 

@@ -2,7 +2,6 @@
 
 #ifdef GANTRY_WITH_CUDA
 
-#include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -18,9 +17,20 @@
 #include "executor/placed_run.hpp"
 #include "executor/program.hpp"
 
+// Newer LibTorch keeps CUDAEvent in c10 (moved there from ATen in 2026, the same class).
+#if __has_include(<c10/cuda/CUDAEvent.h>)
+#include <c10/cuda/CUDAEvent.h>
+#define GANTRY_CUDA_EVENT c10::cuda::CUDAEvent
+#else
+#include <ATen/cuda/CUDAEvent.h>
+#define GANTRY_CUDA_EVENT at::cuda::CUDAEvent
+#endif
+
 namespace gantry {
 
 namespace {
+
+using CudaEvent = GANTRY_CUDA_EVENT;
 
 using Clock = std::chrono::steady_clock;
 
@@ -32,7 +42,7 @@ struct Lane {
   Lane(int gpu, c10::cuda::CUDAStream stream) : gpu(gpu), stream(stream) {}
   int gpu;
   c10::cuda::CUDAStream stream;
-  at::cuda::CUDAEvent start{cudaEventDefault}, end{cudaEventDefault};
+  CudaEvent start{cudaEventDefault}, end{cudaEventDefault};
   std::optional<c10::cuda::CUDAStream> source;  // a link between two GPUs: its stream on the source GPU
 };
 
@@ -48,7 +58,7 @@ class CudaBackend : public DeviceBackend {
       : cluster_(cluster), options_(options), gpus_(std::min(gpus, cluster.size())) {
     for (int g = 0; g < gpus_; ++g) {
       programs_.push_back(std::make_unique<Program>(graph, at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(g))));
-      base_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+      base_.push_back(std::make_unique<CudaEvent>(cudaEventDefault));
       offset_.push_back(0);
     }
   }
@@ -83,7 +93,7 @@ class CudaBackend : public DeviceBackend {
       const auto index = static_cast<c10::DeviceIndex>(g);
       c10::cuda::set_device(index);
       c10::cuda::device_synchronize();
-      at::cuda::CUDAEvent& base = *base_[static_cast<std::size_t>(g)];
+      CudaEvent& base = *base_[static_cast<std::size_t>(g)];
       base.record(c10::cuda::getCurrentCUDAStream(index));
       base.synchronize();
       const Clock::time_point now = Clock::now();
@@ -129,7 +139,7 @@ class CudaBackend : public DeviceBackend {
   using Lanes = std::map<std::pair<int, int>, std::unique_ptr<Lane>>;
 
   int gpu(int device) const { return device % gpus_; }
-  double since_base(int g, const at::cuda::CUDAEvent& event) const {
+  double since_base(int g, const CudaEvent& event) const {
     return offset_[static_cast<std::size_t>(g)] + base_[static_cast<std::size_t>(g)]->elapsed_time(event) / 1e3;
   }
   Lane& lane(Lanes& lanes, std::pair<int, int> key, int gpu) {
@@ -143,7 +153,7 @@ class CudaBackend : public DeviceBackend {
   const ExecOptions& options_;
   int gpus_;
   std::vector<std::unique_ptr<Program>> programs_;           // per GPU: the graph's tensors there
-  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> base_;   // per GPU: the run's time base
+  std::vector<std::unique_ptr<CudaEvent>> base_;   // per GPU: the run's time base
   std::vector<double> offset_;                               // per GPU: its base after GPU 0's, s
   std::mutex lanes_mutex_;
   Lanes device_lanes_, link_lanes_;

@@ -10,7 +10,7 @@
 # to $OUT/gpu-check-out.tar.gz when $OUT is set); it exits 1 when a run fails or its values differ.
 # A build that fails brings its logs and LibTorch's headers back to $OUT instead.
 # Placements are on D = 1, 2 and 4 devices: on one GPU, D devices are D partitions of it (streams
-# sharing the SMs). To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
+# sharing the SMs, and for the HEFT placements also disjoint SM partitions through green contexts). To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
 set -euo pipefail
 mode=${1:?usage: gpu-check.sh prepare|run DIR}
 dir=${2:?usage: gpu-check.sh prepare|run DIR}
@@ -63,6 +63,7 @@ environment() {
   echo "== $(date -u +%FT%TZ) $(uname -m); $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1 || true)"
   echo "== nvcc: $(nvcc --version 2>&1 | tail -1); cmake: $(cmake --version | head -1); c++: $(c++ --version | head -1)"
   python3 -c 'import torch, os; print("== torch", torch.__version__, "cuda", torch.version.cuda, "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI, os.path.dirname(torch.__file__))' 2>&1 || true
+  python3 -c 'import torch, os; print("== CUDAEvent in c10:", os.path.exists(os.path.join(os.path.dirname(torch.__file__), "include/c10/cuda/CUDAEvent.h")))' 2>&1 || true
 }
 
 # gantry-exec by hand (g++ and the wheel's headers and libraries), for when LibTorch's CMake files
@@ -74,7 +75,7 @@ build_by_hand() {
   if [ -f "$torch/include/c10/cuda/CUDAStream.h" ]; then
     cuda_include=$(dirname "$(dirname "$(command -v nvcc)")")/include
     cuda_flags=(-DGANTRY_WITH_CUDA=1 "-I$cuda_include")
-    cuda_libs=(-ltorch_cuda -lc10_cuda)
+    cuda_libs=(-ltorch_cuda -lc10_cuda "-L$cuda_include/../lib64/stubs" -lcuda)
   fi
   mkdir -p "$out"
   grep -v '^#' "$root/executor/standalone/sources.cmake" | grep -o '[a-z_/]*\.cpp' |
@@ -128,6 +129,8 @@ m = json.load(open(sys.argv[1]))
 ops = len(m['ops'])
 line = (f"{sys.argv[2]:30s} ops {ops:4d} median {m['median']*1e3:9.3f} ms  min {m['min']*1e3:9.3f}  max {m['max']*1e3:9.3f}"
         f"  per op {m['median']/ops*1e6:8.1f} us  transfers {len(m['transfers']):4d}")
+if 'SM partitions' in m.get('layout', ''):
+    line += f"  [{m['layout']}]"
 if 'check' in m:
     c = m['check']
     line += f"  values match: {c['match']} (max diff {c['max_abs_difference']:.2e}, tolerance {c['tolerance']:g} of {c['scale']:.3g})"
@@ -147,6 +150,9 @@ run() {
   rm -rf "$dir/out"
   mkdir -p "$dir/out"
   for placement in "$dir/cases/check"/g*-d*-*.json; do run_case check "$placement" --repeats 2 --check; done
+  # D devices on one GPU as D SM partitions (green contexts) instead of D sets of streams.
+  for placement in "$dir/cases/check"/g*-d[24]-heft.json; do SUFFIX=-sms run_case check "$placement" --repeats 2 --check --partition sms; done
+  for placement in "$dir/cases/time"/g*-d[24]-heft.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
   for placement in "$dir/cases/time"/g*-d*-*.json; do run_case time "$placement" --repeats 5; done
   # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
   for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done

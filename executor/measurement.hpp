@@ -18,6 +18,9 @@ struct ExecOptions {
   bool throttle_links = false;  // a transfer lasts at least the cluster path's latency + bytes / bandwidth
   bool pin_threads = true;      // pin device d's threads to core d mod cores, where the OS allows it
   bool keep_outputs = false;    // return the values of the ops without successors
+  // CUDA: the devices that share a GPU get disjoint sets of its SMs (green contexts) instead of
+  // sharing all of them through streams. One stream per device.
+  bool sm_partitions = false;
 };
 
 struct OpRecord {
@@ -47,6 +50,7 @@ struct OutputTensor {
 
 struct Measurement {
   std::string backend;           // "cpu"
+  std::string layout;            // how the devices map onto the hardware, where the backend says
   std::vector<double> makespans; // every timed run, in order
   double median = 0, min = 0, max = 0;
   RunRecord median_run;

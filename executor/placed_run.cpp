@@ -386,6 +386,7 @@ Result<Measurement> execute_placed(const Graph& graph, const Placement& placemen
   PlacedRun run(graph, placement, cluster, options, backend);
   Measurement m;
   m.backend = backend.name();
+  m.layout = backend.layout();
   std::vector<RunRecord> runs;
   for (int i = 0; i < options.warmup + options.repeats; ++i) {
     const bool timed = i >= options.warmup, last = i + 1 == options.warmup + options.repeats;

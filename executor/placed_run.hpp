@@ -8,6 +8,7 @@
 // mean, and the clock, are the backend's (executor/cpu/, executor/cuda/). Internal to executor/.
 #include <ATen/ATen.h>
 
+#include <string>
 #include <vector>
 
 #include "core/cluster.hpp"
@@ -27,6 +28,7 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual const char* name() const = 0;  // Measurement::backend
+  virtual std::string layout() const { return {}; }  // Measurement::layout
   // Called on each device stream thread (`slot`: which of the device's streams it is), and each
   // link thread, before its first op or copy of a run. Threads are new each run; a backend that
   // keeps per-stream state (CUDA streams, events) finds it again by (device, slot) or (from, to).

@@ -2,18 +2,23 @@
 
 #ifdef GANTRY_WITH_CUDA
 
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
+#include "executor/cuda/green_partitions.hpp"
 #include "executor/placed_run.hpp"
 #include "executor/program.hpp"
 
@@ -44,6 +49,12 @@ struct Lane {
   c10::cuda::CUDAStream stream;
   CudaEvent start{cudaEventDefault}, end{cudaEventDefault};
   std::optional<c10::cuda::CUDAStream> source;  // a link between two GPUs: its stream on the source GPU
+  // A device on an SM partition: the partition's context, current on the device's thread, and
+  // the lane's own time base (events of different contexts are not compared), recorded when the
+  // thread starts a run, with the host's time of it.
+  CUcontext context = nullptr;
+  CudaEvent base{cudaEventDefault};
+  Clock::time_point base_host;
 };
 
 thread_local Lane* current_lane = nullptr;  // this thread's lane in the current run
@@ -60,15 +71,51 @@ class CudaBackend : public DeviceBackend {
       programs_.push_back(std::make_unique<Program>(graph, at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(g))));
       base_.push_back(std::make_unique<CudaEvent>(cudaEventDefault));
       offset_.push_back(0);
+      partitions_.emplace_back();
+      if (options.sm_partitions && devices_on(g) > 1) {
+        partitions_.back() = std::make_unique<GreenPartitions>(g, devices_on(g));
+        for (int part = 0; part < devices_on(g); ++part) try_partition(g, part);
+      }
     }
+  }
+
+  // The partitions' memory goes back before their contexts: lanes (their events), then the
+  // allocator's cached blocks, then the contexts (members are destroyed after this body).
+  ~CudaBackend() override {
+    if (std::none_of(partitions_.begin(), partitions_.end(), [](const auto& p) { return p != nullptr; })) return;
+    device_lanes_.clear();
+    link_lanes_.clear();
+    c10::cuda::CUDACachingAllocator::emptyCache();
   }
 
   const char* name() const override { return "cuda"; }
 
+  std::string layout() const override {
+    std::string text;
+    for (int g = 0; g < gpus_; ++g) {
+      text += (g ? "; " : "") + std::to_string(devices_on(g)) + " device(s) on GPU " + std::to_string(g);
+      const GreenPartitions* parts = partitions_[static_cast<std::size_t>(g)].get();
+      if (!parts) {
+        text += devices_on(g) > 1 ? ", sharing its SMs (streams)" : "";
+        continue;
+      }
+      text += ", SM partitions of";
+      for (int part = 0; part < parts->size(); ++part) text += (part ? ", " : " ") + std::to_string(parts->sms(part));
+      text += " of its " + std::to_string(parts->gpu_sms()) + " SMs";
+    }
+    return text;
+  }
+
   void enter_device_thread(int device, int slot) override {
-    Lane& l = lane(device_lanes_, {device, slot}, gpu(device));
+    Lane& l = device_lane(device, slot);
     c10::cuda::set_device(static_cast<c10::DeviceIndex>(l.gpu));
+    if (l.context) make_current(l.context);
     c10::cuda::setCurrentCUDAStream(l.stream);
+    if (l.context) {
+      l.base.record(l.stream);
+      l.base.synchronize();
+      l.base_host = Clock::now();
+    }
     current_lane = &l;
   }
 
@@ -88,7 +135,6 @@ class CudaBackend : public DeviceBackend {
   // One time base per GPU: an event recorded after the GPU went idle, and when that was on the
   // host relative to GPU 0's (events of different GPUs do not compare directly).
   void begin_run() override {
-    Clock::time_point first;
     for (int g = 0; g < gpus_; ++g) {
       const auto index = static_cast<c10::DeviceIndex>(g);
       c10::cuda::set_device(index);
@@ -97,8 +143,8 @@ class CudaBackend : public DeviceBackend {
       base.record(c10::cuda::getCurrentCUDAStream(index));
       base.synchronize();
       const Clock::time_point now = Clock::now();
-      if (g == 0) first = now;
-      offset_[static_cast<std::size_t>(g)] = std::chrono::duration<double>(now - first).count();
+      if (g == 0) run_base_host_ = now;
+      offset_[static_cast<std::size_t>(g)] = seconds(now - run_base_host_);
     }
   }
 
@@ -109,8 +155,8 @@ class CudaBackend : public DeviceBackend {
     out.value = programs_[static_cast<std::size_t>(l.gpu)]->run(op, inputs);
     l.end.record(l.stream);
     l.end.synchronize();  // finished before its consumers may start: values cross streams safely
-    out.start = since_base(l.gpu, l.start);
-    out.end = since_base(l.gpu, l.end);
+    out.start = since_base(l, l.start);
+    out.end = since_base(l, l.end);
     return out;
   }
 
@@ -122,8 +168,8 @@ class CudaBackend : public DeviceBackend {
     out.value = value.to(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(l.gpu)), /*non_blocking=*/true, /*copy=*/true);
     l.end.record(l.stream);
     l.end.synchronize();
-    out.start = since_base(l.gpu, l.start);
-    out.end = since_base(l.gpu, l.end);
+    out.start = since_base(l, l.start);
+    out.end = since_base(l, l.end);
     // Throttled: delivered no sooner than the cluster path's latency + bytes / bandwidth after it began.
     const Link& path = cluster_.link(from, to);
     const double bytes = static_cast<double>(value.numel()) * static_cast<double>(value.element_size());
@@ -138,15 +184,62 @@ class CudaBackend : public DeviceBackend {
  private:
   using Lanes = std::map<std::pair<int, int>, std::unique_ptr<Lane>>;
 
+  static double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
   int gpu(int device) const { return device % gpus_; }
-  double since_base(int g, const CudaEvent& event) const {
-    return offset_[static_cast<std::size_t>(g)] + base_[static_cast<std::size_t>(g)]->elapsed_time(event) / 1e3;
+  int devices_on(int g) const { return (cluster_.size() - g + gpus_ - 1) / gpus_; }  // devices d with d mod gpus_ == g
+  double since_base(const Lane& l, const CudaEvent& event) const {
+    if (l.context) return seconds(l.base_host - run_base_host_) + l.base.elapsed_time(event) / 1e3;
+    return offset_[static_cast<std::size_t>(l.gpu)] + base_[static_cast<std::size_t>(l.gpu)]->elapsed_time(event) / 1e3;
   }
   Lane& lane(Lanes& lanes, std::pair<int, int> key, int gpu) {
     std::lock_guard<std::mutex> lock(lanes_mutex_);
     std::unique_ptr<Lane>& l = lanes[key];
     if (!l) l = std::make_unique<Lane>(gpu, pool_stream(gpu));
     return *l;
+  }
+  // Device d is partition d / gpus_ of its GPU, when that GPU is partitioned.
+  Lane& device_lane(int device, int slot) {
+    const int g = gpu(device);
+    const GreenPartitions* parts = partitions_[static_cast<std::size_t>(g)].get();
+    if (!parts) return lane(device_lanes_, {device, slot}, g);
+    std::lock_guard<std::mutex> lock(lanes_mutex_);
+    std::unique_ptr<Lane>& l = device_lanes_[{device, slot}];
+    if (!l) {
+      const int part = device / gpus_;
+      l = std::make_unique<Lane>(g, c10::cuda::getStreamFromExternal(parts->stream(part), static_cast<c10::DeviceIndex>(g)));
+      l->context = parts->context(part);
+    }
+    return *l;
+  }
+
+  // A matrix product in one partition, on a thread with its context current, before anything is
+  // timed: a driver or LibTorch that cannot launch there fails here, with the partition named, and
+  // one that makes the whole GPU's context current again (its kernels would use every SM) is caught.
+  void try_partition(int g, int part) const {
+    const GreenPartitions& parts = *partitions_[static_cast<std::size_t>(g)];
+    const auto index = static_cast<c10::DeviceIndex>(g);
+    std::exception_ptr failure;
+    std::thread([&] {
+      try {
+        c10::cuda::set_device(index);
+        make_current(parts.context(part));
+        c10::cuda::setCurrentCUDAStream(c10::cuda::getStreamFromExternal(parts.stream(part), index));
+        const at::Tensor ones = at::ones({64, 64}, at::TensorOptions(at::kFloat).device(at::kCUDA, index));
+        const double corner = at::mm(ones, ones)[0][0].item<double>();
+        if (corner != 64) throw std::runtime_error("a product of ones gave " + std::to_string(corner) + ", not 64");
+        if (!is_current(parts.context(part)))
+          throw std::runtime_error("LibTorch made another context current on the partition's thread");
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }).join();
+    if (!failure) return;
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("SM partition " + std::to_string(part) + " of GPU " + std::to_string(g) + " (" +
+                               std::to_string(parts.sms(part)) + " SMs): " + e.what());
+    }
   }
 
   const Cluster& cluster_;
@@ -155,6 +248,8 @@ class CudaBackend : public DeviceBackend {
   std::vector<std::unique_ptr<Program>> programs_;           // per GPU: the graph's tensors there
   std::vector<std::unique_ptr<CudaEvent>> base_;   // per GPU: the run's time base
   std::vector<double> offset_;                               // per GPU: its base after GPU 0's, s
+  Clock::time_point run_base_host_;                          // when GPU 0's base was, on the host
+  std::vector<std::unique_ptr<GreenPartitions>> partitions_; // per GPU: its SM partitions, or none
   std::mutex lanes_mutex_;
   Lanes device_lanes_, link_lanes_;
 };
@@ -172,11 +267,17 @@ Result<Measurement> execute_on_cuda(const Graph& graph, const Placement& placeme
     if (!cluster.device(d).copy_engine)
       return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") of cluster " + cluster.name() +
                         " has no copy engine (copy_engine: false); the CUDA backend copies through copy engines only");
+  if (options.sm_partitions)  // a green context is current to one thread at a time
+    for (int d = 0; d < cluster.size(); ++d)
+      if (cluster.device(d).streams > 1 && !options.fixed_order)
+        return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") has " +
+                          std::to_string(cluster.device(d).streams) +
+                          " streams; on SM partitions each device runs one stream (one thread per green context)");
   std::unique_ptr<CudaBackend> backend;
   try {
     backend = std::make_unique<CudaBackend>(graph, cluster, options, gpus);
   } catch (const std::exception& e) {
-    return make_error(std::string("preparing the graph's tensors on the GPUs: ") + e.what());
+    return make_error(std::string("preparing the GPUs: ") + e.what());
   }
   return execute_placed(graph, placement, cluster, options, *backend);
 }

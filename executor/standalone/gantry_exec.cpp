@@ -27,10 +27,13 @@ using namespace gantry;
 
 const char* const kUsage =
     "usage: gantry-exec --graph GRAPH.json --placement PLACEMENT.json [--backend cpu|cuda] [--devices N]\n"
-    "                   [--streams S] [--repeats K] [--warmup W] [--no-pin] [--out MEASUREMENT.json]\n"
+    "                   [--streams S] [--partition streams|sms] [--repeats K] [--warmup W] [--no-pin]\n"
+    "                   [--out MEASUREMENT.json]\n"
     "Runs the placement for real: N devices (default: the placement's highest device + 1), each with S streams\n"
     "(default 1); on cuda, device d runs on GPU d mod the GPUs present (one GPU: D partitions of it). Prints the\n"
     "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
+    "  --partition sms    on cuda, the devices that share a GPU get disjoint sets of its SMs (green contexts,\n"
+    "                     CUDA 12.4 or later; one stream per device) instead of sharing all of them (streams)\n"
     "  --check            also run every op once on one device of the CPU backend and compare the last timed\n"
     "                     run's outputs with that run's\n"
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"
@@ -39,7 +42,7 @@ const char* const kUsage =
 struct Args {
   std::string graph, placement, backend = "cpu", out;
   int devices = 0, streams = 1, repeats = 5, warmup = 1;
-  bool pin = true, list_devices = false, check = false;
+  bool pin = true, list_devices = false, check = false, sm_partitions = false;
 };
 
 [[noreturn]] void fail(const std::string& message) {
@@ -74,6 +77,11 @@ Args parse(int argc, char** argv) {
     else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
     else if (flag == "--warmup") a.warmup = whole(flag, value(), 0, 1000);
     else if (flag == "--no-pin") a.pin = false;
+    else if (flag == "--partition") {
+      const std::string how = value();
+      if (how != "sms" && how != "streams") fail("--partition " + how + ": expected streams or sms");
+      a.sm_partitions = how == "sms";
+    }
     else if (flag == "--devices-visible") a.list_devices = true;
     else if (flag == "--check") a.check = true;
     else if (flag == "-h" || flag == "--help") {
@@ -86,6 +94,7 @@ Args parse(int argc, char** argv) {
   if (a.list_devices) return a;
   if (a.graph.empty() || a.placement.empty()) fail(std::string("--graph and --placement are required\n") + kUsage);
   if (a.backend != "cpu" && a.backend != "cuda") fail("--backend " + a.backend + ": expected cpu or cuda");
+  if (a.sm_partitions && a.backend != "cuda") fail("--partition sms needs --backend cuda (SMs are a GPU's)");
   return a;
 }
 
@@ -113,7 +122,7 @@ nlohmann::json measurement_json(const Graph& graph, const Cluster& cluster, cons
   for (const TransferRecord& t : m.median_run.transfers)
     transfers.push_back({{"op", graph.name(t.op)}, {"from", t.from}, {"to", t.to}, {"start", t.start}, {"end", t.end},
                          {"bytes", t.bytes}});
-  return {{"backend", m.backend}, {"devices", cluster.size()},     {"median", m.median},
+  return {{"backend", m.backend}, {"devices", cluster.size()},     {"layout", m.layout},       {"median", m.median},
           {"min", m.min},         {"max", m.max},                  {"spread", m.spread()},
           {"makespans", m.makespans}, {"ops", ops},                {"transfers", transfers}};
 }
@@ -185,6 +194,7 @@ int main(int argc, char** argv) {
   options.repeats = args.repeats;
   options.warmup = args.warmup;
   options.pin_threads = args.pin;
+  options.sm_partitions = args.sm_partitions;
   options.keep_outputs = args.check;  // the last timed run's outputs are the ones checked
   std::cerr << "gantry-exec: " << graph.value().size() << " ops on " << cluster.size() << " " << args.backend
             << " devices, " << args.warmup << " warm-up and " << args.repeats << " timed runs\n";

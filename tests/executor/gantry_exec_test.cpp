@@ -81,6 +81,17 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
   std::stringstream text;
   text << err.rdbuf();
   CHECK_THAT(text.str(), Catch::Contains("--repeats zero"));
+
+  // SM partitions are a GPU's: asked of the CPU backend, or misspelt, the flag is named.
+  for (const std::string& partition : {std::string("sms"), std::string("cores")}) {
+    const std::string refused = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
+                                dir.sub("p.json") + " --partition " + partition + " 2>" + dir.sub("partition");
+    CHECK(std::system(refused.c_str()) != 0);
+    std::ifstream said(dir.sub("partition"));
+    std::stringstream why;
+    why << said.rdbuf();
+    CHECK_THAT(why.str(), Catch::Contains("--partition " + partition));
+  }
 }
 
 TEST_CASE("the CUDA backend computes what the CPU backend computes, on D devices sharing the GPUs", "[executor][gpu]") {
@@ -112,4 +123,15 @@ TEST_CASE("the CUDA backend computes what the CPU backend computes, on D devices
   const RunRecord& run = gpu.value().median_run;
   for (const OpRecord& r : run.ops) CHECK(r.end >= r.start);
   CHECK(run.makespan > 0);
+
+  // The same devices on disjoint SM partitions (green contexts) where they share a GPU.
+  options.sm_partitions = true;
+  auto parted = execute_on_cuda(g, spread(g, 3), cluster.value(), options);
+  REQUIRE(parted.ok());
+  if (cuda_device_count() < 3) CHECK_THAT(parted.value().layout, Catch::Contains("SM partitions"));
+  for (std::size_t i = 0; i < cpu.value().outputs.size(); ++i) {
+    const OutputTensor &a = parted.value().outputs[i], &b = cpu.value().outputs[i];
+    REQUIRE(a.values.size() == b.values.size());
+    for (std::size_t k = 0; k < a.values.size(); ++k) CHECK(a.values[k] == Approx(b.values[k]).margin(1e-4).epsilon(1e-3));
+  }
 }

@@ -10,7 +10,8 @@
 # to $OUT/gpu-check-out.tar.gz when $OUT is set); it exits 1 when a run fails or its values differ.
 # A build that fails brings its logs and LibTorch's headers back to $OUT instead.
 # Placements are on D = 1, 2 and 4 devices: on one GPU, D devices are D partitions of it (streams
-# sharing the SMs, and for the HEFT placements also disjoint SM partitions through green contexts). To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
+# sharing the SMs, and for the HEFT placements also disjoint SM partitions through green contexts).
+# SETS="check sms time" (the default) or any of them: e.g. SETS=sms for the partitions alone. To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
 set -euo pipefail
 mode=${1:?usage: gpu-check.sh prepare|run DIR}
 dir=${2:?usage: gpu-check.sh prepare|run DIR}
@@ -73,14 +74,20 @@ build_by_hand() {
   torch=${TORCH_DIR:-$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')}
   abi=${TORCH_ABI:-$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')}
   if [ -f "$torch/include/c10/cuda/CUDAStream.h" ]; then
-    cuda_include=$(dirname "$(dirname "$(command -v nvcc)")")/include
+    local cuda_home=${CUDA_HOME:-}
+    if [ -z "$cuda_home" ] && command -v nvcc > /dev/null; then cuda_home=$(dirname "$(dirname "$(command -v nvcc)")"); fi
+    cuda_include=${cuda_home:-/usr/local/cuda}/include
+    if [ ! -f "$cuda_include/cuda_runtime_api.h" ]; then
+      echo "no CUDA headers in $cuda_include: set CUDA_HOME to the CUDA toolkit" >&2
+      return 1
+    fi
     cuda_flags=(-DGANTRY_WITH_CUDA=1 "-I$cuda_include")
-    cuda_libs=(-ltorch_cuda -lc10_cuda "-L$cuda_include/../lib64/stubs" -lcuda)
+    cuda_libs=(-ltorch_cuda -lc10_cuda)
   fi
   mkdir -p "$out"
-  grep -v '^#' "$root/executor/standalone/sources.cmake" | grep -o '[a-z_/]*\.cpp' |
+  grep -v '^#' "$root/executor/standalone/sources.cmake" | grep -o '[A-Za-z0-9_/.-]*\.cpp' |
     xargs -P "$(nproc)" -I{} sh -c 'r=$0 o=$1; shift; c++ "$@" -c "$r/{}" -o "$o/$(echo {} | tr / _).o"' "$root" "$out" \
-      -std=c++17 -O2 "-D_GLIBCXX_USE_CXX11_ABI=$abi" "${cuda_flags[@]}" "-I$root" "-I$dir/include" \
+      "-std=${CXX_STD:-c++17}" -O2 "-D_GLIBCXX_USE_CXX11_ABI=$abi" "${cuda_flags[@]}" "-I$root" "-I$dir/include" \
       "-I$torch/include" "-I$torch/include/torch/csrc/api/include" || return 1
   c++ "$out"/*.o -o "$out/gantry-exec" -L"$torch/lib" -Wl,--no-as-needed -ltorch "${cuda_libs[@]}" -ltorch_cpu "${cuda_libs[@]}" -lc10 \
       -Wl,--as-needed -Wl,-rpath,"$torch/lib" -Wl,--allow-shlib-undefined -lpthread -ldl || return 1
@@ -114,6 +121,10 @@ build() {
   keep_failure
   exit 1
 }
+
+# SETS (default "check sms time") picks what `run` does: values on small graphs, SM partitions,
+# timing of GPU-sized graphs.
+wants() { [[ " ${SETS:-check sms time} " == *" $1 "* ]]; }
 
 # run_case SET PLACEMENT [FLAGS...]: one gantry-exec run, one summary line.
 run_case() {
@@ -149,13 +160,19 @@ run() {
   echo "CUDA devices visible: $("$exec" --devices-visible)"
   rm -rf "$dir/out"
   mkdir -p "$dir/out"
-  for placement in "$dir/cases/check"/g*-d*-*.json; do run_case check "$placement" --repeats 2 --check; done
+  if wants check; then
+    for placement in "$dir/cases/check"/g*-d*-*.json; do run_case check "$placement" --repeats 2 --check; done
+  fi
   # D devices on one GPU as D SM partitions (green contexts) instead of D sets of streams.
-  for placement in "$dir/cases/check"/g*-d[24]-heft.json; do SUFFIX=-sms run_case check "$placement" --repeats 2 --check --partition sms; done
-  for placement in "$dir/cases/time"/g*-d[24]-heft.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
-  for placement in "$dir/cases/time"/g*-d*-*.json; do run_case time "$placement" --repeats 5; done
-  # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
-  for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done
+  if wants sms && [ "$backend" = cuda ]; then
+    for placement in "$dir/cases/check"/g*-d[24]-heft.json; do SUFFIX=-sms run_case check "$placement" --repeats 2 --check --partition sms; done
+    for placement in "$dir/cases/time"/g*-d[24]-heft.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
+  fi
+  if wants time; then
+    for placement in "$dir/cases/time"/g*-d*-*.json; do run_case time "$placement" --repeats 5; done
+    # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
+    for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done
+  fi
   # Every measurement in one file: what comes back from a machine is a few files.
   if [ -n "${OUT:-}" ]; then tar -C "$dir" -czf "$OUT/gpu-check-out.tar.gz" out; fi
   return $failed

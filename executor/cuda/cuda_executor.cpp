@@ -155,6 +155,10 @@ class CudaBackend : public DeviceBackend {
     out.value = programs_[static_cast<std::size_t>(l.gpu)]->run(op, inputs);
     l.end.record(l.stream);
     l.end.synchronize();  // finished before its consumers may start: values cross streams safely
+    // On a partition: still its context (had a kernel made the GPU's own current again, the ops
+    // after it would run on every SM).
+    if (l.context && !is_current(l.context))
+      throw std::runtime_error("another context than its SM partition's became current on the device's thread");
     out.start = since_base(l, l.start);
     out.end = since_base(l, l.end);
     return out;
@@ -228,7 +232,8 @@ class CudaBackend : public DeviceBackend {
         const double corner = at::mm(ones, ones)[0][0].item<double>();
         if (corner != 64) throw std::runtime_error("a product of ones gave " + std::to_string(corner) + ", not 64");
         if (!is_current(parts.context(part)))
-          throw std::runtime_error("LibTorch made another context current on the partition's thread");
+          throw std::runtime_error("LibTorch made another context current on the partition's thread (its kernels "
+                                   "would run on every SM)");
       } catch (...) {
         failure = std::current_exception();
       }
@@ -267,12 +272,13 @@ Result<Measurement> execute_on_cuda(const Graph& graph, const Placement& placeme
     if (!cluster.device(d).copy_engine)
       return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") of cluster " + cluster.name() +
                         " has no copy engine (copy_engine: false); the CUDA backend copies through copy engines only");
-  if (options.sm_partitions)  // a green context is current to one thread at a time
-    for (int d = 0; d < cluster.size(); ++d)
-      if (cluster.device(d).streams > 1 && !options.fixed_order)
-        return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") has " +
-                          std::to_string(cluster.device(d).streams) +
-                          " streams; on SM partitions each device runs one stream (one thread per green context)");
+  // A green context is current to one thread at a time: a device on a partitioned GPU (one that
+  // runs more than one device) has one stream.
+  for (int d = 0; options.sm_partitions && !options.fixed_order && d < cluster.size(); ++d)
+    if (const int sharing = (cluster.size() - d % gpus + gpus - 1) / gpus; sharing > 1 && cluster.device(d).streams > 1)
+      return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") has " +
+                        std::to_string(cluster.device(d).streams) +
+                        " streams; on SM partitions (--partition sms) each device runs one stream");
   std::unique_ptr<CudaBackend> backend;
   try {
     backend = std::make_unique<CudaBackend>(graph, cluster, options, gpus);

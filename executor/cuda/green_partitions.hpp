@@ -1,9 +1,11 @@
 #pragma once
-// Disjoint SM partitions of one GPU through CUDA green contexts (driver API, CUDA 12.4 and later):
+// Disjoint SM partitions of one GPU through CUDA green contexts (driver API, CUDA 12.5 and later,
+// looked up at run time):
 // how the CUDA backend runs D cluster devices on one GPU as D smaller GPUs, each with its own SMs
 // (memory bandwidth, L2 and copy engines stay shared), instead of D sets of streams that share
-// every SM. A green context may be current to one thread at a time, so each partition serves one
-// device thread. Internal to executor/; compiled only where LibTorch has CUDA.
+// every SM; SMs left over by the chip's granularity stay idle). A green context may be current to
+// one thread at a time, so each partition serves one device thread. Internal to executor/;
+// compiled only where LibTorch has CUDA.
 #include <cuda.h>
 
 #include <vector>
@@ -27,8 +29,13 @@ class GreenPartitions {
   CUstream stream(int part) const { return parts_[static_cast<std::size_t>(part)].stream; }  // non-blocking
 
  private:
+#if CUDA_VERSION >= 12050
+  using Green = CUgreenCtx;
+#else
+  using Green = void*;  // never made: the constructor throws
+#endif
   struct Part {
-    CUgreenCtx green = nullptr;
+    Green green = nullptr;
     CUcontext context = nullptr;
     CUstream stream = nullptr;
     int sms = 0;
@@ -41,7 +48,7 @@ class GreenPartitions {
 
 // Makes `context` current on the calling thread; throws naming the driver's error.
 void make_current(CUcontext context);
-// Whether `context` is the calling thread's current context.
+// Whether `context` is the calling thread's current context; throws when the driver cannot say.
 bool is_current(CUcontext context);
 
 }  // namespace gantry

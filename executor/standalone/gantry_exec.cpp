@@ -33,7 +33,7 @@ const char* const kUsage =
     "(default 1); on cuda, device d runs on GPU d mod the GPUs present (one GPU: D partitions of it). Prints the\n"
     "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
     "  --partition sms    on cuda, the devices that share a GPU get disjoint sets of its SMs (green contexts,\n"
-    "                     CUDA 12.4 or later; one stream per device) instead of sharing all of them (streams)\n"
+    "                     CUDA 12.5 or later; one stream per device) instead of sharing all of them (streams)\n"
     "  --check            also run every op once on one device of the CPU backend and compare the last timed\n"
     "                     run's outputs with that run's\n"
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"

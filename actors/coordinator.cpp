@@ -167,6 +167,10 @@ JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter)
                   p.mean_ratio, p.best_ratio, p.episodes_per_second);
     caf::anon_send(coordinator, progress_atom::value, id, p.episodes, 0.0, std::string(line));
   };
+  hooks.on_status = [=, user = submitter.on_status](const std::string& line) {
+    if (user) user(line);
+    caf::anon_send(coordinator, progress_atom::value, id, 0L, 0.0, line);
+  };
   hooks.on_pipeline_progress = [=, user = submitter.on_pipeline_progress](const PipelineTuneProgress& p) {
     if (user) user(p);
     char line[160];

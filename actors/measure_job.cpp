@@ -113,6 +113,7 @@ Result<MeasureJobReport> run_measure_job(caf::actor_system& system, const Measur
   report.simulated = Simulator(problem.graph, *problem.costs, problem.cluster, problem.sim).run(chosen.value().placement).makespan;
   PoolMeasurer measurer(system, config.pool, config.job_id, {config.problem}, config.spec.priority, config.spec.measure,
                         [stop = config.stop] { return stop->load(); }, config.wait_for_worker_seconds);
+  measurer.report_status(config.hooks.on_status);
   auto measured = measurer.measure(chosen.value().placement);
   if (!measured) return measured.error();
   report.measured = std::move(measured).value();

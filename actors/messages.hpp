@@ -90,6 +90,7 @@ struct JobHooks {
   std::function<void(const LearnerReport&)> on_learned;
   std::function<void(const PipelineTuneProgress&)> on_pipeline_progress;
   std::function<void(const PipelineJobReport&)> on_pipeline_tuned;
+  std::function<void(const std::string&)> on_status;  // what a job waits for (a measurement: a worker)
 };
 
 // Answers of the store actor: a value or the store's error text.

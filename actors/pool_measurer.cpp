@@ -53,25 +53,34 @@ Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& plac
   tasks_.submit(std::move(task), sequence_);
   // It waits in the pool's queue while no worker offers the devices (none has yet, or the one that
   // did left and its lease came back): for wait_for_worker_seconds at most each time.
-  bool ever_offered = false;
+  bool ever_offered = false, waiting = false;
   auto offered_last = std::chrono::steady_clock::now();
+  const std::string waited = std::to_string(static_cast<int>(wait_for_worker_seconds_)) + " s";
+  const std::string start_one = "start one with `gantry worker --devices " + kind.substr(kind.find(':') + 1) +
+                                "` on the machine to measure on";
+  const auto say = [&](const std::string& line) {
+    if (status_) status_(line);
+  };
   for (;;) {
     if (should_stop_ && should_stop_()) {
       tasks_.withdraw();
       return make_error("stopped while a measurement was queued or running");
     }
     const auto now = std::chrono::steady_clock::now();
-    if (tasks_.slots(kind) > 0) {
+    const bool offered_now = tasks_.slots(kind) > 0;
+    if (offered_now) {
       ever_offered = true;
       offered_last = now;
     } else if (std::chrono::duration<double>(now - offered_last).count() > wait_for_worker_seconds_) {
       tasks_.withdraw();
-      const std::string waited = std::to_string(static_cast<int>(wait_for_worker_seconds_)) + " s";
-      if (!ever_offered)
-        return make_error("no worker offers " + kind + " within " + waited + " (start one with `gantry worker --devices " +
-                          kind.substr(kind.find(':') + 1) + "` on the machine to measure on)");
+      if (!ever_offered) return make_error("no worker offers " + kind + " within " + waited + " (" + start_one + ")");
       return make_error("no worker offering " + kind + " had a free slot within " + waited +
                         " (the one that did left, or is still running a measurement given up on)");
+    }
+    if (waiting == offered_now) {  // the wait for a worker begins or ends
+      waiting = !offered_now;
+      say(waiting ? "waiting up to " + waited + " for a worker offering " + kind + " (" + start_one + ")"
+                  : "a worker offers " + kind + ": the measurement is queued or running there");
     }
     auto answer = tasks_.next(0.1);
     if (!answer) continue;

@@ -34,6 +34,9 @@ class PoolMeasurer {
 
   // From now on every measurement's op and transfer times go to `store`'s profiles.
   void teach_profiles(caf::actor store) { store_ = std::move(store); }
+  // Lines saying what a measurement waits for, as the wait begins and ends: no worker offers its
+  // devices (how to start one), then one does.
+  void report_status(std::function<void(const std::string&)> status) { status_ = std::move(status); }
 
   // Whether a live worker offers the devices of every problem now (executors are attached).
   bool offered() const;
@@ -51,6 +54,7 @@ class PoolMeasurer {
   double wait_for_worker_seconds_;
   PoolTaskQueue tasks_;
   caf::actor store_;
+  std::function<void(const std::string&)> status_;
   long sequence_ = 0;
 };
 

@@ -198,7 +198,7 @@ namespace {
 
 // Follows a job until it ends; a line on stderr whenever its state changes.
 JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
-  std::string last_state;
+  std::string last_state, last_message;
   long last_evaluations = 0;
   auto last_line = std::chrono::steady_clock::now();
   StopSignals signals;
@@ -221,14 +221,21 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
     const std::string state = to_string(job.state);
     if (state != last_state) std::cerr << "job " << id << " " << state << "\n";
     last_state = state;
-    // A running job's live figures (the coordinator's copy), every 2 s while they change.
+    // A running job's live figures (the coordinator's copy), every 2 s while they change; a new
+    // status line with the same figures (a measurement waiting for a worker) at once.
     const auto now = std::chrono::steady_clock::now();
+    if (job.state == JobState::running && job.evaluations == last_evaluations && job.message != last_message) {
+      std::cerr << "job " << id << ": " << job.message << "\n";
+      last_message = job.message;
+      last_line = now;
+    }
     if (job.state == JobState::running && job.evaluations != last_evaluations && now - last_line >= std::chrono::seconds(2)) {
       char best[48] = "";
       if (job.best_makespan > 0) std::snprintf(best, sizeof best, ", best %.6g", job.best_makespan);
       std::cerr << "job " << id << ": " << job.evaluations << (job.kind == "train" ? " episodes" : " evaluations") << best
                 << (job.message.empty() ? "" : ", " + job.message) << "\n";
       last_evaluations = job.evaluations;
+      last_message = job.message;
       last_line = now;
     }
     if (job.state != JobState::queued && job.state != JobState::running) return job;

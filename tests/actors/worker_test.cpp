@@ -250,6 +250,8 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
   REQUIRE(measure_kind(p.cluster) == "measure:" + devices);
   {
     PoolMeasurer measurer(system, pool, "job", {built}, 0, MeasureRequest{}, nullptr, 0.3);
+    std::vector<std::string> said;  // what a follower sees while it waits (`execute --coordinator`)
+    measurer.report_status([&said](const std::string& line) { said.push_back(line); });
     const auto begin = std::chrono::steady_clock::now();
     Placement single;
     single.device.assign(static_cast<std::size_t>(p.graph.size()), 0);
@@ -258,6 +260,10 @@ TEST_CASE("a measurement with no worker offering the devices fails after the wai
     REQUIRE_FALSE(measured.ok());
     CHECK_THAT(measured.error().message, Catch::Contains("no worker offers measure:" + devices) &&
                                              Catch::Contains("gantry worker --devices " + devices));
+    // Said once, as the wait began, not only when it ended in failure.
+    REQUIRE(said.size() == 1);
+    CHECK_THAT(said.front(), Catch::Contains("waiting") && Catch::Contains("measure:" + devices) &&
+                                 Catch::Contains("gantry worker --devices " + devices));
   }
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }

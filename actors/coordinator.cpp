@@ -63,6 +63,9 @@ struct CoordinatorState {
   caf::actor store, pool;
   std::deque<Job> queue;                        // priority desc, then submission order
   std::map<std::string, Job> running;
+  // Client jobs whose QUEUED record is being written (listed by the store already, not yet queued),
+  // and whether a cancel came meanwhile.
+  std::map<std::string, bool> recording;
   std::map<std::string, std::vector<caf::response_promise>> waiters;
   std::map<std::string, TuneOutcome> ended;     // outcomes for late await calls (the newest jobs)
   std::deque<std::string> ended_order;
@@ -386,6 +389,25 @@ void submit_embedded(Self self, JobSpec spec, JobHooks hooks, caf::response_prom
                           });
 }
 
+// Whether a cancel came while the job's QUEUED record was being written; it is no longer being written.
+bool take_recording(Self self, const std::string& id) {
+  auto& recording = self->state.recording;
+  auto it = recording.find(id);
+  const bool cancelled = it != recording.end() && it->second;
+  if (it != recording.end()) recording.erase(it);
+  return cancelled;
+}
+
+// A job that ends without having started: its record says why, its waiters hear it.
+void end_unstarted(Self self, const Job& job, JobState state, const std::string& why) {
+  JobRecord record = job.record;
+  record.state = state;
+  record.finished = unix_now();
+  record.message = why;
+  put_job(self, record);
+  job_ended(self, job.id, outcome_without_run(job, state, why));
+}
+
 // A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
 // crash in between lost a job its client had been told was accepted. A job the store cannot
 // record is refused, not run (it would not survive a restart, and `jobs` would not list it).
@@ -399,17 +421,23 @@ void submit_durable(Self self, const std::string& peer, const wire::Request& req
                           [=](Result<PreparedJob> prepared) {
     if (!prepared) return refuse(prepared.error().message);
     auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
+    self->state.recording[job->id] = false;
     // No timeout: the store actor answers (a timeout would tell the client "refused" while the
     // store may still record the job, which a restart would then run).
     self->request(self->state.store, caf::infinite, put_job_atom::value, job->record)
         .then([=](const StoreReply& stored) {
+                const bool cancelled = take_recording(self, job->id);
                 if (!stored.ok) return refuse("job not accepted: recording it failed: " + stored.error);
                 job->record.spec.clear();  // stored
                 const std::string id = job->id;
-                admit(self, std::move(*job));
+                if (cancelled) end_unstarted(self, *job, JobState::cancelled, "cancelled before it started");
+                else admit(self, std::move(*job));
                 reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
               },
-              [=](const caf::error& e) { refuse("job not accepted: recording it failed: " + error_text(self->system(), e)); });
+              [=](const caf::error& e) {
+                take_recording(self, job->id);
+                refuse("job not accepted: recording it failed: " + error_text(self->system(), e));
+              });
   });
 }
 
@@ -490,14 +518,13 @@ std::string cancel(Self self, const std::string& id, bool& known) {
   known = true;
   for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
     if (it->id != id) continue;
-    JobRecord record = it->record;
-    record.state = JobState::cancelled;
-    record.finished = unix_now();
-    record.message = "cancelled before it started";
-    put_job(self, record);
-    const TuneOutcome outcome = outcome_without_run(*it, JobState::cancelled, record.message);
+    const Job job = std::move(*it);
     s.queue.erase(it);
-    job_ended(self, id, outcome);
+    end_unstarted(self, job, JobState::cancelled, "cancelled before it started");
+    return "job " + id + " cancelled (it had not started)";
+  }
+  if (auto recording = s.recording.find(id); recording != s.recording.end()) {  // listed, not yet queued
+    recording->second = true;
     return "job " + id + " cancelled (it had not started)";
   }
   auto running = s.running.find(id);

@@ -281,6 +281,7 @@ struct Store::Impl {
   std::mutex policy_mutex;                                      // read-latest-then-write of put_policy
   std::mutex profile_mutex;                                     // read-merge-write of add_profiles
   std::atomic<int> fail_sync{0}, fail_put{0}, fail_job{0};      // injected faults (tests)
+  std::function<void(const JobRecord&)> job_stored;                // a test's hook (on_job_stored)
   std::atomic<std::uint64_t> syncs{0};
 
   ~Impl() { close(); }
@@ -857,6 +858,14 @@ Result<ProfileTable> Store::profiles() const {
 }
 
 Status Store::put_job(const JobRecord& job) {
+  Status stored = write_job(job);
+  if (stored && impl_->job_stored) impl_->job_stored(job);
+  return stored;
+}
+
+void Store::on_job_stored(std::function<void(const JobRecord&)> hook) { impl_->job_stored = std::move(hook); }
+
+Status Store::write_job(const JobRecord& job) {
   Impl& m = *impl_;
   if (job.id.empty()) return make_error("storing a job: the job id is empty");
   if (m.fail_job > 0) {

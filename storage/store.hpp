@@ -4,6 +4,7 @@
 // "database in use by PID on HOST"); read-only users open it as a secondary instance. No RocksDB
 // type appears here (pimpl).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,6 +121,9 @@ class Store {
     int put_job = 0;
   };
   void inject_faults(const Faults& faults);
+  // Tests: `hook` runs after each job record is stored, on the thread that stored it (set it
+  // before any job is stored).
+  void on_job_stored(std::function<void(const JobRecord&)> hook);
   std::uint64_t wal_syncs() const;  // successful sync_wal() calls so far
   Result<StoreStats> stats() const;
 
@@ -127,6 +131,7 @@ class Store {
   // Missing or truncated table files, one line each (empty = none): a paranoid read-only open.
   std::vector<std::string> file_problems() const;
   Result<JobRecord> read_job(std::string_view id, std::string_view bytes, bool with_spec) const;
+  Status write_job(const JobRecord& job);
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   Status drop_ended_checkpoints();  // on open: those of jobs that ended or are not recorded

@@ -436,6 +436,44 @@ TEST_CASE("a client's job is acknowledged only once its record is stored; one th
   c.node.shutdown(c.system);
 }
 
+TEST_CASE("a job cancelled once its record is listed, before it is queued, does not run", "[actors]") {
+  // `gantry jobs` lists a client's job as soon as its QUEUED record is stored; a cancel that comes
+  // before the coordinator has the store's answer found no job ("no job ... in this coordinator")
+  // and the job ran. The store's hook cancels it in that gap, and waits for the answer.
+  ScriptedCluster c;
+  struct Seen {
+    bool hooked = false;
+    std::string id, answer;
+  };
+  auto seen = std::make_shared<Seen>();  // the hook may outlive this scope's locals
+  caf::actor_system* system = &c.system;
+  const caf::actor coordinator = c.node.coordinator;
+  c.store->on_job_stored([seen, system, coordinator](const JobRecord& record) {
+    if (seen->hooked || record.state != JobState::queued) return;
+    seen->hooked = true;
+    seen->id = record.id;
+    caf::scoped_actor canceller{*system};
+    canceller->request(coordinator, std::chrono::seconds(10), cancel_atom::value, record.id)
+        .receive([&](const std::string& text) { seen->answer = text; }, [&](const caf::error&) { seen->answer = "no answer"; });
+  });
+  const wire::Reply accepted = submit_from_client(c, 30);
+  REQUIRE(accepted.ok);
+  REQUIRE(seen->hooked);
+  const std::string cancelled_id = seen->id;
+  CHECK(nlohmann::json::parse(accepted.data).at("job").get<std::string>() == cancelled_id);
+  CHECK_THAT(seen->answer, Catch::Contains("cancelled"));
+  // It is not run: the scripted worker is offered no task, and its record ends CANCELLED.
+  bool offered = false, waiting = true;
+  for (int i = 0; i < 20 && waiting; ++i)
+    c.worker->receive([&](net_out_atom, const wire::Envelope& e) { offered = offered || e.type == wire::Type::assign; },
+                      caf::after(std::chrono::milliseconds(300)) >> [&] { waiting = false; });
+  CHECK_FALSE(offered);
+  auto stored = c.store->job(cancelled_id).value();
+  REQUIRE(stored.has_value());
+  CHECK(stored->state == JobState::cancelled);
+  c.node.shutdown(c.system);
+}
+
 TEST_CASE("the coordinator answers clients while a submitted job's problem is being built", "[actors]") {
   // The build is held by the test until another client request has been answered: built in the
   // coordinator's turn (before), a large graph's minute-long build stalled every actor of the node.

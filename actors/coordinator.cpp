@@ -172,7 +172,7 @@ JobHooks live_hooks(Self self, const std::string& id, const JobHooks& submitter)
   };
   hooks.on_status = [=, user = submitter.on_status](const std::string& line) {
     if (user) user(line);
-    caf::anon_send(coordinator, progress_atom::value, id, 0L, 0.0, line);
+    caf::anon_send(coordinator, progress_atom::value, id, -1L, 0.0, line);  // -1: its figures stay
   };
   hooks.on_pipeline_progress = [=, user = submitter.on_pipeline_progress](const PipelineTuneProgress& p) {
     if (user) user(p);
@@ -705,7 +705,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         auto it = self->state.running.find(id);
         if (it == self->state.running.end()) return;
         JobRecord& r = it->second.record;
-        r.evaluations = evaluations;
+        if (evaluations >= 0) r.evaluations = evaluations;
         if (best > 0) r.best_makespan = best;
         r.message = message;  // a learner's or pipeline tuner's progress line; a placement tuner has none
       },

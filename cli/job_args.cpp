@@ -221,10 +221,10 @@ JobRecord wait_for_job(const ClientOptions& client, const std::string& id) {
     const std::string state = to_string(job.state);
     if (state != last_state) std::cerr << "job " << id << " " << state << "\n";
     last_state = state;
-    // A running job's live figures (the coordinator's copy), every 2 s while they change; a new
-    // status line with the same figures (a measurement waiting for a worker) at once.
+    // A running job's live figures (the coordinator's copy), every 2 s while they change; a
+    // measurement's status (waiting for a worker) at once.
     const auto now = std::chrono::steady_clock::now();
-    if (job.state == JobState::running && job.evaluations == last_evaluations && job.message != last_message) {
+    if (job.state == JobState::running && job.kind == "measure" && !job.message.empty() && job.message != last_message) {
       std::cerr << "job " << id << ": " << job.message << "\n";
       last_message = job.message;
       last_line = now;

@@ -468,9 +468,14 @@ TEST_CASE("a job cancelled once its record is listed, before it is queued, does 
     c.worker->receive([&](net_out_atom, const wire::Envelope& e) { offered = offered || e.type == wire::Type::assign; },
                       caf::after(std::chrono::milliseconds(300)) >> [&] { waiting = false; });
   CHECK_FALSE(offered);
-  auto stored = c.store->job(cancelled_id).value();
+  std::optional<JobRecord> stored;
+  for (int i = 0; i < 100 && !(stored && stored->state == JobState::cancelled); ++i) {  // its record is written after the answer
+    stored = c.store->job(cancelled_id).value();
+    if (!(stored && stored->state == JobState::cancelled)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   REQUIRE(stored.has_value());
   CHECK(stored->state == JobState::cancelled);
+  c.store->on_job_stored({});  // its coordinator handle must not outlive the actor system
   c.node.shutdown(c.system);
 }
 

@@ -58,14 +58,19 @@ struct Job {
   TunerConfig::Resume resume;
 };
 
+// How a cancel is answered: whether the job is known here, and what became of it. Called once,
+// maybe later: a job that had not started is answered once its CANCELLED record is stored (answered
+// before, a crash in between would run the job again after the restart).
+using CancelAnswer = std::function<void(bool known, const std::string& text)>;
+
 struct CoordinatorState {
   CoordinatorOptions options;
   caf::actor store, pool;
   std::deque<Job> queue;                        // priority desc, then submission order
   std::map<std::string, Job> running;
   // Client jobs whose QUEUED record is being written (listed by the store already, not yet queued),
-  // and whether a cancel came meanwhile.
-  std::map<std::string, bool> recording;
+  // with the cancels that came meanwhile, answered once the job has ended CANCELLED.
+  std::map<std::string, std::vector<CancelAnswer>> recording;
   std::map<std::string, std::vector<caf::response_promise>> waiters;
   std::map<std::string, TuneOutcome> ended;     // outcomes for late await calls (the newest jobs)
   std::deque<std::string> ended_order;
@@ -77,14 +82,15 @@ struct CoordinatorState {
 using Self = caf::stateful_actor<CoordinatorState>*;
 constexpr std::size_t kOutcomesKept = 1000;
 
-void put_job(Self self, const JobRecord& record) {
+// Stores a job's record; `then` (when given) hears the store's error, empty once it is stored.
+void put_job(Self self, const JobRecord& record, std::function<void(const std::string&)> then = {}) {
+  const auto done = [=](const std::string& error) {
+    if (!error.empty()) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + error);
+    if (then) then(error);
+  };
   self->request(self->state.store, kStoreTimeout, put_job_atom::value, record)
-      .then([=](const StoreReply& reply) {
-              if (!reply.ok) log_line(std::string() + "gantry: storing job " + record.id + " failed: " + reply.error);
-            },
-            [=](const caf::error& e) {
-              log_line(std::string() + "gantry: storing job " + record.id + " failed: " + error_text(self->system(), e));
-            });
+      .then([=](const StoreReply& reply) { done(reply.ok ? std::string() : reply.error); },
+            [=](const caf::error& e) { done(error_text(self->system(), e)); });
 }
 
 void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
@@ -389,22 +395,29 @@ void submit_embedded(Self self, JobSpec spec, JobHooks hooks, caf::response_prom
                           });
 }
 
-// Whether a cancel came while the job's QUEUED record was being written; it is no longer being written.
-bool take_recording(Self self, const std::string& id) {
+// The cancels that came while the job's QUEUED record was being written; it no longer is.
+std::vector<CancelAnswer> take_recording(Self self, const std::string& id) {
   auto& recording = self->state.recording;
   auto it = recording.find(id);
-  const bool cancelled = it != recording.end() && it->second;
-  if (it != recording.end()) recording.erase(it);
-  return cancelled;
+  if (it == recording.end()) return {};
+  std::vector<CancelAnswer> cancels = std::move(it->second);
+  recording.erase(it);
+  return cancels;
 }
 
-// A job that ends without having started: its record says why, its waiters hear it.
-void end_unstarted(Self self, const Job& job, JobState state, const std::string& why) {
+// A job that ends without having started: its record says why, its waiters hear it; `cancels` are
+// answered once the record is stored.
+void end_unstarted(Self self, const Job& job, JobState state, const std::string& why, std::vector<CancelAnswer> cancels = {}) {
   JobRecord record = job.record;
   record.state = state;
   record.finished = unix_now();
   record.message = why;
-  put_job(self, record);
+  const std::string id = job.id;
+  put_job(self, record, [id, cancels](const std::string& error) {
+    const std::string text = "job " + id + " cancelled (it had not started)" +
+                             (error.empty() ? "" : "; its record was not stored (" + error + "): a restart would run it");
+    for (const CancelAnswer& answer : cancels) answer(true, text);
+  });
   job_ended(self, job.id, outcome_without_run(job, state, why));
 }
 
@@ -417,26 +430,29 @@ void submit_durable(Self self, const std::string& peer, const wire::Request& req
   ProblemCache* cache = self->state.options.cache;
   const auto hook = self->state.options.before_build;
   const auto refuse = [=](const std::string& why) { reply_via(self, gateway, peer, wire::Reply{rid, false, why, ""}); };
+  const auto refused = [=](const std::vector<CancelAnswer>& cancels, const std::string& why) {  // nothing to cancel
+    for (const CancelAnswer& answer : cancels) answer(true, why);
+    refuse(why);
+  };
   off_thread<PreparedJob>(self, [spec = request.spec, cache, hook]() mutable { return prepare_job(std::move(spec), cache, true, hook); },
                           [=](Result<PreparedJob> prepared) {
     if (!prepared) return refuse(prepared.error().message);
     auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
-    self->state.recording[job->id] = false;
+    self->state.recording[job->id];  // no cancel yet
     // No timeout: the store actor answers (a timeout would tell the client "refused" while the
     // store may still record the job, which a restart would then run).
     self->request(self->state.store, caf::infinite, put_job_atom::value, job->record)
         .then([=](const StoreReply& stored) {
-                const bool cancelled = take_recording(self, job->id);
-                if (!stored.ok) return refuse("job not accepted: recording it failed: " + stored.error);
+                std::vector<CancelAnswer> cancels = take_recording(self, job->id);
+                if (!stored.ok) return refused(cancels, "job not accepted: recording it failed: " + stored.error);
                 job->record.spec.clear();  // stored
                 const std::string id = job->id;
-                if (cancelled) end_unstarted(self, *job, JobState::cancelled, "cancelled before it started");
+                if (!cancels.empty()) end_unstarted(self, *job, JobState::cancelled, "cancelled before it started", std::move(cancels));
                 else admit(self, std::move(*job));
                 reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
               },
               [=](const caf::error& e) {
-                take_recording(self, job->id);
-                refuse("job not accepted: recording it failed: " + error_text(self->system(), e));
+                refused(take_recording(self, job->id), "job not accepted: recording it failed: " + error_text(self->system(), e));
               });
   });
 }
@@ -513,31 +529,26 @@ void recover(Self self) {
   });
 }
 
-std::string cancel(Self self, const std::string& id, bool& known) {
+void cancel(Self self, const std::string& id, const CancelAnswer& answer) {
   CoordinatorState& s = self->state;
-  known = true;
   for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
     if (it->id != id) continue;
     const Job job = std::move(*it);
     s.queue.erase(it);
-    end_unstarted(self, job, JobState::cancelled, "cancelled before it started");
-    return "job " + id + " cancelled (it had not started)";
+    return end_unstarted(self, job, JobState::cancelled, "cancelled before it started", {answer});
   }
-  if (auto recording = s.recording.find(id); recording != s.recording.end()) {  // listed, not yet queued
-    recording->second = true;
-    return "job " + id + " cancelled (it had not started)";
-  }
+  if (auto recording = s.recording.find(id); recording != s.recording.end())  // listed, not yet queued
+    return recording->second.push_back(answer);
   auto running = s.running.find(id);
   if (running != s.running.end()) {
     running->second.cancelled = true;
     running->second.stop->store(true);
     if (running->second.tuner) self->send(running->second.tuner, cancel_atom::value);
-    return "job " + id + " is stopping; its best so far is kept";
+    return answer(true, "job " + id + " is stopping; its best so far is kept");
   }
   auto ended = s.ended.find(id);
-  if (ended != s.ended.end()) return std::string("job ") + id + " already ended " + to_string(ended->second.state);
-  known = false;
-  return "no job " + id + " in this coordinator";
+  if (ended != s.ended.end()) return answer(true, std::string("job ") + id + " already ended " + to_string(ended->second.state));
+  answer(false, "no job " + id + " in this coordinator");
 }
 
 // Asks a local actor (the store, the pool) on behalf of a client and replies with what `answer`
@@ -586,9 +597,11 @@ void on_client(Self self, const wire::Envelope& e) {
       return submit_durable(self, peer, r);
     }
     case wire::Type::cancel: {
-      bool known = false;
-      const std::string text = cancel(self, r.job, known);
-      return reply(self, peer, wire::Reply{r.id, known, known ? "" : text, known ? json_text(nlohmann::json{{"message", text}}) : ""});
+      const caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+      const std::uint64_t rid = r.id;
+      return cancel(self, r.job, [=](bool known, const std::string& text) {
+        reply_via(self, gateway, peer, wire::Reply{rid, known, known ? "" : text, known ? json_text(nlohmann::json{{"message", text}}) : ""});
+      });
     }
     case wire::Type::jobs: {
       const std::uint64_t id = r.id;
@@ -695,10 +708,12 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         return promise;
       },
       [=](cancel_atom, const std::string& id) -> caf::result<std::string> {
-        bool known = false;
-        std::string text = cancel(self, id, known);
-        if (!known) return caf::make_error(caf::sec::invalid_argument, text);
-        return text;
+        auto promise = self->make_response_promise();
+        cancel(self, id, [promise](bool known, const std::string& text) mutable {
+          if (known) promise.deliver(text);
+          else promise.deliver(caf::make_error(caf::sec::invalid_argument, text));
+        });
+        return promise;
       },
       [=](net_in_atom, const wire::Envelope& e) { on_client(self, e); },
       [=](progress_atom, const std::string& id, long evaluations, double best, const std::string& message) {

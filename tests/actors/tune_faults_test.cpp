@@ -437,45 +437,43 @@ TEST_CASE("a client's job is acknowledged only once its record is stored; one th
 }
 
 TEST_CASE("a job cancelled once its record is listed, before it is queued, does not run", "[actors]") {
-  // `gantry jobs` lists a client's job as soon as its QUEUED record is stored; a cancel that comes
-  // before the coordinator has the store's answer found no job ("no job ... in this coordinator")
-  // and the job ran. The store's hook cancels it in that gap, and waits for the answer.
+  // `gantry jobs` lists a client's job as soon as its QUEUED record is stored; a cancel that came
+  // before the coordinator had the store's answer found no job ("no job ... in this coordinator")
+  // and the job ran. The store's hook sends the cancel in that gap and waits until the coordinator
+  // has taken it (a later request of the same sender is answered); the cancel itself is answered
+  // once the job's CANCELLED record is stored, after the hook.
   ScriptedCluster c;
-  struct Seen {
-    bool hooked = false;
-    std::string id, answer;
-  };
-  auto seen = std::make_shared<Seen>();  // the hook may outlive this scope's locals
-  caf::actor_system* system = &c.system;
+  caf::scoped_actor canceller{c.system};  // used by the hook, then by this thread
+  std::string cancelled_id;
+  bool hooked = false;
+  caf::scoped_actor* sender = &canceller;
   const caf::actor coordinator = c.node.coordinator;
-  c.store->on_job_stored([seen, system, coordinator](const JobRecord& record) {
-    if (seen->hooked || record.state != JobState::queued) return;
-    seen->hooked = true;
-    seen->id = record.id;
-    caf::scoped_actor canceller{*system};
-    canceller->request(coordinator, std::chrono::seconds(10), cancel_atom::value, record.id)
-        .receive([&](const std::string& text) { seen->answer = text; }, [&](const caf::error&) { seen->answer = "no answer"; });
+  c.store->on_job_stored([sender, coordinator, &cancelled_id, &hooked](const JobRecord& record) {
+    if (hooked || record.state != JobState::queued) return;
+    hooked = true;
+    cancelled_id = record.id;
+    (*sender)->send(coordinator, cancel_atom::value, record.id);
+    (*sender)->request(coordinator, std::chrono::seconds(10), await_atom::value, std::string("no-such-job"))
+        .receive([](const TuneOutcome&) {}, [](const caf::error&) {});  // the cancel was taken before this
   });
   const wire::Reply accepted = submit_from_client(c, 30);
   REQUIRE(accepted.ok);
-  REQUIRE(seen->hooked);
-  const std::string cancelled_id = seen->id;
+  REQUIRE(hooked);
+  c.store->on_job_stored({});  // the hook is done: nothing of this scope is used after it
   CHECK(nlohmann::json::parse(accepted.data).at("job").get<std::string>() == cancelled_id);
-  CHECK_THAT(seen->answer, Catch::Contains("cancelled"));
-  // It is not run: the scripted worker is offered no task, and its record ends CANCELLED.
+  std::string answer;
+  canceller->receive([&](const std::string& text) { answer = text; }, [&](const caf::error& e) { answer = c.system.render(e); },
+                     caf::after(std::chrono::seconds(10)) >> [&] { answer = "no answer"; });
+  CHECK_THAT(answer, Catch::Contains("cancelled (it had not started)"));
+  // Answered once its CANCELLED record is stored, and not run: the scripted worker is offered no task.
+  auto stored = c.store->job(cancelled_id).value();
+  REQUIRE(stored.has_value());
+  CHECK(stored->state == JobState::cancelled);
   bool offered = false, waiting = true;
   for (int i = 0; i < 20 && waiting; ++i)
     c.worker->receive([&](net_out_atom, const wire::Envelope& e) { offered = offered || e.type == wire::Type::assign; },
                       caf::after(std::chrono::milliseconds(300)) >> [&] { waiting = false; });
   CHECK_FALSE(offered);
-  std::optional<JobRecord> stored;
-  for (int i = 0; i < 100 && !(stored && stored->state == JobState::cancelled); ++i) {  // its record is written after the answer
-    stored = c.store->job(cancelled_id).value();
-    if (!(stored && stored->state == JobState::cancelled)) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  REQUIRE(stored.has_value());
-  CHECK(stored->state == JobState::cancelled);
-  c.store->on_job_stored({});  // its coordinator handle must not outlive the actor system
   c.node.shutdown(c.system);
 }
 

@@ -11,7 +11,9 @@
 # A build that fails brings its logs and LibTorch's headers back to $OUT instead.
 # Placements are on D = 1, 2 and 4 devices: on one GPU, D devices are D partitions of it (streams
 # sharing the SMs, and for the HEFT placements also disjoint SM partitions through green contexts).
-# SETS="check sms time" (the default) or any of them: e.g. SETS=sms for the partitions alone. To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
+# SETS="check sms time" (the default) or any of them: e.g. SETS=sms for the partitions alone.
+# The one-device timing runs also write profile samples (kind $DEVICE_KIND, default GPU) into the
+# tarball, for `gantry profile --import` where the store is. To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
 set -euo pipefail
 mode=${1:?usage: gpu-check.sh prepare|run DIR}
 dir=${2:?usage: gpu-check.sh prepare|run DIR}
@@ -169,7 +171,13 @@ run() {
     for placement in "$dir/cases/time"/g*-d[24]-heft.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
   fi
   if wants time; then
-    for placement in "$dir/cases/time"/g*-d*-*.json; do run_case time "$placement" --repeats 5; done
+    # The whole GPU's op times (one device) also as profile samples, for `gantry profile --import`.
+    for placement in "$dir/cases/time"/g*-d*-*.json; do
+      local profile=()
+      case "$placement" in *-d1-*) profile=(--profile-out "$dir/out/time-$(basename "$placement" .json).profiles.json" \
+                                            --device-kind "${DEVICE_KIND:-GPU}") ;; esac
+      run_case time "$placement" --repeats 5 "${profile[@]}"
+    done
     # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
     for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done
   fi

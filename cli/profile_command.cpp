@@ -12,6 +12,7 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_table.hpp"
+#include "core/json_util.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/profiler.hpp"
 #include "storage/store.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 struct ProfileArgs {
   std::string cluster = "cpu-2", data, link_ladder = "link-ladder";
-  std::vector<std::string> workloads;
+  std::vector<std::string> workloads, imports;
   int random_placements = 3, repeats = 3;
   bool no_store = false, no_pin = false;
   std::uint64_t seed = 1;
@@ -77,7 +78,51 @@ void print_links(const ProfileTable& table, const Cluster& cluster) {
     }
 }
 
+// Adds `table` to the store's profiles (unless --no-store); what became of it, for the output.
+std::string store_profiles(const ProfileArgs& args, const ProfileTable& table) {
+  if (args.no_store) return "not stored (--no-store)";
+  const std::string dir = args.data.empty() ? default_data_dir() : args.data;
+  auto store = Store::open(dir);
+  if (!store) throw CliError(store.error().message);
+  if (auto added = store.value()->add_profiles(table); !added) throw CliError(added.error().message);
+  return "added to the profiles in " + dir;
+}
+
+nlohmann::json entries_json(const ProfileTable& table) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const ProfileEntry& e : table.entries())
+    entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
+                       {"work", e.op.work}, {"count", e.seconds.count}, {"mean", e.seconds.mean},
+                       {"stddev", std::sqrt(e.seconds.variance())}});
+  return entries;
+}
+
+// Samples measured elsewhere (`gantry-exec --profile-out` on a GPU machine that lacks gantry's
+// store), merged into one table; each file is checked as it is read.
+void run_import(const ProfileArgs& args) {
+  if (!args.workloads.empty()) throw CliError("--import measures nothing here: --workload does not apply");
+  ProfileTable table;
+  for (const std::string& file : args.imports) {
+    auto text = read_text_file(file);
+    if (!text) throw CliError("--import " + file + ": " + text.error().message);
+    auto samples = profiles_from_json(text.value(), file);
+    if (!samples) throw CliError("--import " + file + ": " + samples.error().message);
+    if (samples.value().empty()) throw CliError("--import " + file + ": it holds no profile entries");
+    for (const ProfileEntry& e : samples.value().entries()) table.merge(e);
+  }
+  const std::string stored = store_profiles(args, table);
+  if (args.out.json()) {
+    std::cout << nlohmann::json{{"imported", args.imports}, {"entries", entries_json(table)}, {"stored", !args.no_store}}.dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << "imported " << args.imports.size() << " file(s): " << measured_signatures(table) << " signatures, " << stored
+            << "\n\n";
+  print_summary(table);
+}
+
 void run_profile(const ProfileArgs& args) {
+  if (!args.imports.empty()) return run_import(args);
   auto cluster = Cluster::load(args.cluster);
   if (!cluster) throw CliError(cluster.error().message);
   if (Status cpu = check_cpu_cluster(cluster.value()); !cpu) throw CliError(cpu.error().message);
@@ -104,20 +149,9 @@ void run_profile(const ProfileArgs& args) {
   auto table = profile_cluster(cluster.value(), graphs, options);
   if (interactive) std::fprintf(stderr, "\n");
   if (!table) throw CliError(table.error().message);
-  std::string stored = "not stored (--no-store)";
-  if (!args.no_store) {
-    const std::string dir = args.data.empty() ? default_data_dir() : args.data;
-    auto store = Store::open(dir);
-    if (!store) throw CliError(store.error().message);
-    if (auto added = store.value()->add_profiles(table.value()); !added) throw CliError(added.error().message);
-    stored = "added to the profiles in " + dir;
-  }
+  const std::string stored = store_profiles(args, table.value());
   if (args.out.json()) {
-    nlohmann::json entries = nlohmann::json::array();
-    for (const ProfileEntry& e : table.value().entries())
-      entries.push_back({{"kind", e.device_kind}, {"family", e.op.family}, {"signature", e.op.signature},
-                         {"work", e.op.work}, {"count", e.seconds.count}, {"mean", e.seconds.mean},
-                         {"stddev", std::sqrt(e.seconds.variance())}});
+    const nlohmann::json entries = entries_json(table.value());
     nlohmann::json co_run = nlohmann::json::object();
     for (const Device& d : cluster.value().devices()) co_run[d.kind] = table.value().co_run_slowdown(d.kind);
     std::cout << nlohmann::json{{"cluster", cluster.value().name()},
@@ -161,6 +195,10 @@ void add_profile_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   cmd->add_option("--seed", args->seed, "seed of the random placements")->capture_default_str();
+  cmd->add_option("--import", args->imports,
+                  "add these profile files instead of measuring here (repeatable): samples measured elsewhere, "
+                  "e.g. by `gantry-exec --profile-out F --device-kind H200` on a GPU machine without gantry's store; "
+                  "their device kind is what a cluster file's devices must name for --profiled simulations to use them");
   cmd->add_option("--data", args->data, "store directory (default ./gantry-data or $GANTRY_DATA)");
   cmd->add_flag("--no-store", args->no_store, "measure and print only");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");

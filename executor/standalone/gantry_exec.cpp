@@ -20,6 +20,7 @@
 #include "core/placement.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "executor/profile_samples.hpp"
 
 namespace {
 
@@ -28,19 +29,24 @@ using namespace gantry;
 const char* const kUsage =
     "usage: gantry-exec --graph GRAPH.json --placement PLACEMENT.json [--backend cpu|cuda] [--devices N]\n"
     "                   [--streams S] [--partition streams|sms] [--repeats K] [--warmup W] [--no-pin]\n"
-    "                   [--out MEASUREMENT.json]\n"
+    "                   [--out MEASUREMENT.json] [--profile-out PROFILES.json [--device-kind KIND]]\n"
     "Runs the placement for real: N devices (default: the placement's highest device + 1), each with S streams\n"
     "(default 1); on cuda, device d runs on GPU d mod the GPUs present (one GPU: D partitions of it). Prints the\n"
     "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
     "  --partition sms    on cuda, the devices that share a GPU get disjoint sets of its SMs (green contexts,\n"
     "                     CUDA 12.5 or later; one stream per device) instead of sharing all of them (streams)\n"
+    "  --profile-out F    also write the median run's op and transfer times as profile samples (the profiles\n"
+    "                     JSON of docs/formats.md; times as measured, beside the other devices' work), for\n"
+    "                     `gantry profile --import F` where the store is\n"
+    "  --device-kind K    the device kind the samples are filed under: the kind of the cluster file whose\n"
+    "                     simulations they should cost (default CPU on cpu, GPU on cuda)\n"
     "  --check            also run every op once on one device of the CPU backend and compare the last timed\n"
     "                     run's outputs with that run's\n"
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"
     "  --devices-visible  print the CUDA devices this build sees and exit\n";
 
 struct Args {
-  std::string graph, placement, backend = "cpu", out;
+  std::string graph, placement, backend = "cpu", out, profile_out, device_kind;
   int devices = 0, streams = 1, repeats = 5, warmup = 1;
   bool pin = true, list_devices = false, check = false, sm_partitions = false;
 };
@@ -72,6 +78,8 @@ Args parse(int argc, char** argv) {
     else if (flag == "--placement") a.placement = value();
     else if (flag == "--backend") a.backend = value();
     else if (flag == "--out") a.out = value();
+    else if (flag == "--profile-out") a.profile_out = value();
+    else if (flag == "--device-kind") a.device_kind = value();
     else if (flag == "--devices") a.devices = whole(flag, value(), 1, kMaxDevices);
     else if (flag == "--streams") a.streams = whole(flag, value(), 1, 64);
     else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
@@ -95,6 +103,7 @@ Args parse(int argc, char** argv) {
   if (a.graph.empty() || a.placement.empty()) fail(std::string("--graph and --placement are required\n") + kUsage);
   if (a.backend != "cpu" && a.backend != "cuda") fail("--backend " + a.backend + ": expected cpu or cuda");
   if (a.sm_partitions && a.backend != "cuda") fail("--partition sms needs --backend cuda (SMs are a GPU's)");
+  if (!a.device_kind.empty() && a.profile_out.empty()) fail("--device-kind " + a.device_kind + " needs --profile-out");
   return a;
 }
 
@@ -107,7 +116,7 @@ Cluster devices_of(const Args& a, const Placement& placement) {
   for (int d = 0; d < devices; ++d) {
     Device device;
     device.name = a.backend + std::to_string(d);
-    device.kind = a.backend == "cuda" ? "GPU" : "CPU";
+    device.kind = !a.device_kind.empty() ? a.device_kind : a.backend == "cuda" ? "GPU" : "CPU";
     device.streams = a.streams;
     device.copy_engine = a.backend == "cuda";
     list.push_back(device);
@@ -204,6 +213,13 @@ int main(int argc, char** argv) {
   bool match = true;
   if (args.check)
     report["check"] = check_outputs(args, graph.value(), cluster, measured.value(), &match);
+  if (!args.profile_out.empty()) {
+    ProfileTable samples;
+    add_profile_samples(graph.value(), cluster, measured.value().median_run, &samples);
+    std::ofstream profiles(args.profile_out);
+    if (!(profiles << profiles_to_json(samples) << "\n")) fail("--profile-out " + args.profile_out + ": cannot write the file");
+    report["profile_samples"] = {{"file", args.profile_out}, {"entries", samples.size()}, {"device_kind", cluster.device(0).kind}};
+  }
   const std::string text = report.dump(2) + "\n";
   if (args.out.empty()) {
     std::cout << text;

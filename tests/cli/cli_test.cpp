@@ -9,6 +9,8 @@
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
 #include "cli/duration.hpp"
+#include "storage/store.hpp"
+#include "core/profile_table.hpp"
 #include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -146,6 +148,43 @@ TEST_CASE("tune --method doppler with executor devices follows stages I and II w
   const auto without = tune(dir.sub("without"), {});
   CHECK(without["measured"].is_null());
   CHECK(without["method"] == "doppler");
+}
+
+TEST_CASE("profile --import adds samples measured elsewhere to the store's profiles", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::string data = dir.sub("data");
+  // A GEMM measured at 1 and 3 ms on an H200 (as gantry-exec --profile-out writes them): mean 2 ms.
+  gantry::ProfileTable measured;
+  const gantry::OpSignature gemm{"matmul/f32", "matmul/f32 [64x64] [64x64]", 2.0 * 64 * 64 * 64, {6, 6, 6}};
+  measured.add("H200", gemm, 1e-3);
+  measured.add("H200", gemm, 3e-3);
+  const std::string file = dir.sub("h200.json");
+  {
+    std::ofstream out(file);
+    out << gantry::profiles_to_json(measured);
+  }
+  run_gantry({"profile", "--import", file, "--data", data});
+  run_gantry({"profile", "--import", file, "--data", data});  // twice: the samples add up
+  auto store = gantry::Store::open_read_only(data);
+  REQUIRE(store.ok());
+  auto profiles = store.value()->profiles();
+  REQUIRE(profiles.ok());
+  const auto entries = profiles.value().entries();
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].device_kind == "H200");
+  CHECK(entries[0].seconds.count == 4);
+  CHECK(entries[0].seconds.mean == Approx(2e-3));
+  CHECK(profiles.value().op_time("H200", gemm).value() == Approx(2e-3));
+  // Files that are not profiles are named; importing measures nothing, so --workload is refused.
+  const std::string bad = dir.sub("bad.json");
+  {
+    std::ofstream out(bad);
+    out << "{\"format\": \"gantry-graph\"}";
+  }
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", bad, "--data", data}), Catch::Contains(bad));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", dir.sub("none.json"), "--data", data}), Catch::Contains("none.json"));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--workload", "chainmm", "--data", data}),
+                    Catch::Contains("--workload does not apply"));
 }
 
 TEST_CASE("train --profiled learns on the calibrated simulator and stores its best under the profiles' key", "[cli]") {

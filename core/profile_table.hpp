@@ -60,8 +60,8 @@ class ProfileTable {
                               std::optional<std::pair<int, int>> devices = std::nullopt) const;
   // How much longer an op takes on a device of `kind` while another device of its host runs an op
   // beside it (cores sharing caches, memory bandwidth and clocks; partitions of one GPU). The
-  // table's op times are solo times, and the simulator stretches an op that starts beside a busy
-  // device by this factor. 1 when never measured. Filed as an entry of the family "co-run" whose
+  // table's op times are solo times, and the simulator stretches an op that starts beside k busy
+  // devices by 1 + (factor - 1) x k. 1 when never measured. Filed as an entry of the family "co-run" whose
   // mean is the factor, so it is stored, carried and fingerprinted with the op times.
   double co_run_slowdown(const std::string& kind) const;
   void add_co_run_slowdown(const std::string& kind, double factor);

@@ -38,17 +38,17 @@ double covered(const std::vector<Interval>& cover, double begin, double end) {
 std::vector<double> co_run_shares(const RunRecord& run, const Cluster& cluster) {
   std::vector<double> shares(run.ops.size(), 0.0);
   const int devices = cluster.size();
-  std::vector<std::vector<Interval>> beside(static_cast<std::size_t>(devices));  // other devices' ops, per device
-  for (const OpRecord& r : run.ops)
-    for (int d = 0; d < devices; ++d)
-      if (d != r.device && cluster.device(d).host == cluster.device(r.device).host)
-        beside[static_cast<std::size_t>(d)].emplace_back(r.start, r.end);
-  for (auto& cover : beside) cover = merged(std::move(cover));
+  std::vector<std::vector<Interval>> busy(static_cast<std::size_t>(devices));  // when each device ran an op
+  for (const OpRecord& r : run.ops) busy[static_cast<std::size_t>(r.device)].emplace_back(r.start, r.end);
+  for (auto& cover : busy) cover = merged(std::move(cover));
   for (const OpRecord& r : run.ops) {
     const double duration = r.end - r.start;
     if (duration <= 0) continue;
-    shares[static_cast<std::size_t>(r.op)] =
-        std::min(1.0, covered(beside[static_cast<std::size_t>(r.device)], r.start, r.end) / duration);
+    double beside = 0;  // summed over the other devices of its host
+    for (int d = 0; d < devices; ++d)
+      if (d != r.device && cluster.device(d).host == cluster.device(r.device).host)
+        beside += std::min(1.0, covered(busy[static_cast<std::size_t>(d)], r.start, r.end) / duration);
+    shares[static_cast<std::size_t>(r.op)] = beside;
   }
   return shares;
 }

@@ -15,14 +15,16 @@
 
 namespace gantry {
 
-// Per op of `run` (by op id): the share of its duration during which some other device of its
-// host was running an op, in [0, 1].
+// Per op of `run` (by op id): how many other devices of its host ran an op beside it, on average
+// over its duration (each device's share of it, summed: in [0, 1] on a host of two devices, up to
+// D - 1 on one of D, as a GPU's D partitions).
 std::vector<double> co_run_shares(const RunRecord& run, const Cluster& cluster);
 
 // Per device of `cluster`: its kind's slowdown in `profiles` (1 everywhere without profiles).
 std::vector<double> co_run_slowdowns(const Cluster& cluster, const ProfileTable* profiles);
 
-// An op's measured time as the time it would take alone: seconds / (1 + (slowdown - 1) x share).
+// An op's measured time as the time it would take alone: seconds / (1 + (slowdown - 1) x share),
+// the slowdown counted once per busy neighbour (the simulator's rule).
 double solo_seconds(double seconds, double share, double slowdown);
 
 struct CoRunSample {

@@ -9,7 +9,8 @@ namespace gantry {
 
 // 1: the first stored results (foundation, tuning spine).
 // 2: per-device port contention, lower bound with streams, validated placements.
-constexpr int kModelVersion = 2;
+// 3: the co-run slowdown counted once per busy neighbour on the host (the same on hosts of two).
+constexpr int kModelVersion = 3;
 
 // The same for pipeline schemes: the stage cost model (workloads/pipeline_stages), the scheme's
 // compilation and simulation. Part of a stored pipeline best's runtime fingerprint.

@@ -34,6 +34,20 @@ TEST_CASE("an op's co-run share is the part of it another device of its host ran
   CHECK(across[2] == Approx(0.5));
 }
 
+TEST_CASE("an op's co-run share counts each other device of its host that ran beside it", "[executor]") {
+  // Four devices of one host: a [0, 2) on device 0; b [0, 2) on 1; c [1, 2) on 2; d [0, 1) and
+  // e [1, 2) on 3 (one device: busy [0, 2)).
+  std::vector<Device> devices(4);
+  for (int d = 0; d < 4; ++d) devices[static_cast<std::size_t>(d)].name = "p" + std::to_string(d);
+  const Cluster gpu("one-gpu", devices);
+  RunRecord run;
+  run.ops = {{0, 0, 0.0, 2.0}, {1, 1, 0.0, 2.0}, {2, 2, 1.0, 2.0}, {3, 3, 0.0, 1.0}, {4, 3, 1.0, 2.0}};
+  const std::vector<double> shares = co_run_shares(run, gpu);
+  CHECK(shares[0] == Approx(1 + 0.5 + 1));  // b all of it, c half, device 3 all of it
+  CHECK(shares[2] == Approx(3.0));          // devices 0, 1 and 3 all of [1, 2)
+  CHECK(shares[3] == Approx(2.0));          // a and b over [0, 1); c not yet
+}
+
 TEST_CASE("the co-run slowdown is fitted from ops measured alone and beside others", "[executor]") {
   // Samples generated from solo times 1 and 2 and a factor of 1.3: seconds = solo x (1 + 0.3 share).
   std::vector<CoRunSample> samples;

@@ -90,3 +90,18 @@ TEST_CASE("an op that takes no time is no neighbour", "[sim]") {
   CHECK(makespan(g, pair_cluster(true), slowdown(1.5), {0, 1}) == Approx(2.0));
   CHECK(makespan(g, pair_cluster(true), slowdown(1.5), {1, 0}) == Approx(2.0));
 }
+
+TEST_CASE("the co-run slowdown counts each busy neighbour on the host", "[sim]") {
+  // Four unit devices of one host (a GPU's partitions, say), factor 1.5, four ops of 2.
+  GraphBuilder b("four");
+  for (const char* name : {"a", "b", "c", "d"}) b.add_op(op(name, 2));
+  const Graph g = b.build().value();
+  const Cluster c = unit_cluster(4);
+  // a, b, c start together, two busy neighbours each: 2 x (1 + 0.5 x 2) = 4; d follows c at 4,
+  // when the others have ended: alone, 2. Makespan 6.
+  CHECK(makespan(g, c, slowdown(1.5), {0, 1, 2, 2}) == Approx(6.0));
+  // All four together, three neighbours each: 2 x (1 + 0.5 x 3) = 5.
+  CHECK(makespan(g, c, slowdown(1.5), {0, 1, 2, 3}) == Approx(5.0));
+  // Two pairs one after the other, one neighbour each: 2 x 1.5, twice (the rule on hosts of two).
+  CHECK(makespan(g, c, slowdown(1.5), {0, 1, 0, 1}) == Approx(6.0));
+}

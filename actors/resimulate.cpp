@@ -1,8 +1,11 @@
 #include "actors/resimulate.hpp"
 
+#include <optional>
+
 #include "core/cluster.hpp"
 #include "core/cost_model.hpp"
 #include "core/graph_io.hpp"
+#include "core/profile_table.hpp"
 #include "sim/model_version.hpp"
 #include "sim/runtime_fingerprint.hpp"
 #include "sim/simulator.hpp"
@@ -35,11 +38,20 @@ Result<ResimulatedBest> resimulate_one(Store& store, const ScheduleRecord& r) {
 
   auto options = r.sim_options.empty() ? sim_options_from_name(r.sim) : sim_options_from_json(r.sim_options);
   if (!options) return make_error(what + ": " + options.error().message);
-  // The stored cluster and options must give the record's own key under its version; a cluster
-  // stored as a file path whose file has changed since does not.
-  if (runtime_fingerprint(cluster.value(), options.value(), r.model_version) != r.cluster)
-    return make_error(what + ": the stored cluster '" + cluster.value().name() +
-                      "' and simulator options do not give the record's key (the cluster file changed?)");
+  // The stored cluster and options must give the record's own key under its version (with the
+  // store's profiles, for a best tuned --profiled); a cluster stored as a file path whose file has
+  // changed since does not, nor do profiles that have changed since.
+  std::optional<ProfileTable> profiles;
+  if (runtime_fingerprint(cluster.value(), options.value(), r.model_version) != r.cluster) {
+    auto stored = store.profiles();
+    if (!stored) return make_error(what + ": " + stored.error().message);
+    if (stored.value().empty() || runtime_fingerprint(cluster.value(), options.value(), &stored.value(), r.model_version) != r.cluster)
+      return make_error(what + ": the stored cluster '" + cluster.value().name() +
+                        "' and simulator options do not give the record's key (the cluster file changed, or the "
+                        "profiles it was costed with did?)");
+    profiles = std::move(stored).value();
+  }
+  const ProfileTable* measured = profiles ? &*profiles : nullptr;
   auto fits = r.placement.check(graph.value(), cluster.value(), "stored placement");
   if (!fits) return make_error(what + ": " + fits.error().message);
 
@@ -48,7 +60,7 @@ Result<ResimulatedBest> resimulate_one(Store& store, const ScheduleRecord& r) {
   out.cluster_name = r.cluster_name;
   out.graph = r.graph;
   out.old_runtime = r.cluster;
-  out.new_runtime = runtime_fingerprint(cluster.value(), options.value());
+  out.new_runtime = runtime_fingerprint(cluster.value(), options.value(), measured);
   out.old_version = r.model_version;
   out.old_makespan = r.makespan;
   // A second run, or a job of this version, already gave the new key a best: nothing to redo.
@@ -60,7 +72,7 @@ Result<ResimulatedBest> resimulate_one(Store& store, const ScheduleRecord& r) {
     return out;
   }
 
-  const CostTable costs(graph.value(), cluster.value());
+  const CostTable costs(graph.value(), cluster.value(), measured);
   Simulator sim(graph.value(), costs, cluster.value(), options.value());
   ScheduleRecord next = r;
   next.cluster = out.new_runtime;

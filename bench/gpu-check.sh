@@ -89,9 +89,9 @@ build_by_hand() {
   mkdir -p "$out"
   grep -v '^#' "$root/executor/standalone/sources.cmake" | grep -o '[A-Za-z0-9_/.-]*\.cpp' |
     xargs -P "$(nproc)" -I{} sh -c 'r=$0 o=$1; shift; c++ "$@" -c "$r/{}" -o "$o/$(echo {} | tr / _).o"' "$root" "$out" \
-      "-std=${CXX_STD:-c++17}" -O2 "-D_GLIBCXX_USE_CXX11_ABI=$abi" "${cuda_flags[@]}" "-I$root" "-I$dir/include" \
+      "-std=${CXX_STD:-c++17}" -O2 "-D_GLIBCXX_USE_CXX11_ABI=$abi" ${cuda_flags[@]+"${cuda_flags[@]}"} "-I$root" "-I$dir/include" \
       "-I$torch/include" "-I$torch/include/torch/csrc/api/include" || return 1
-  c++ "$out"/*.o -o "$out/gantry-exec" -L"$torch/lib" -Wl,--no-as-needed -ltorch "${cuda_libs[@]}" -ltorch_cpu "${cuda_libs[@]}" -lc10 \
+  c++ "$out"/*.o -o "$out/gantry-exec" -L"$torch/lib" -Wl,--no-as-needed -ltorch ${cuda_libs[@]+"${cuda_libs[@]}"} -ltorch_cpu -lc10 \
       -Wl,--as-needed -Wl,-rpath,"$torch/lib" -Wl,--allow-shlib-undefined -lpthread -ldl || return 1
   echo "$out/gantry-exec"
 }
@@ -176,7 +176,7 @@ run() {
       local profile=()
       case "$placement" in *-d1-*) profile=(--profile-out "$dir/out/time-$(basename "$placement" .json).profiles.json" \
                                             --device-kind "${DEVICE_KIND:-GPU}") ;; esac
-      run_case time "$placement" --repeats 5 "${profile[@]}"
+      run_case time "$placement" --repeats 5 ${profile[@]+"${profile[@]}"}  # (an empty array under set -u)
     done
     # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
     for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done

@@ -103,10 +103,10 @@ void run_import(const ProfileArgs& args) {
   if (!args.workloads.empty()) throw CliError("--import measures nothing here: --workload does not apply");
   ProfileTable table;
   for (const std::string& file : args.imports) {
-    auto text = read_text_file(file);
-    if (!text) throw CliError("--import " + file + ": " + text.error().message);
+    auto text = read_text_file(file);  // its errors name the file
+    if (!text) throw CliError("--import: " + text.error().message);
     auto samples = profiles_from_json(text.value(), file);
-    if (!samples) throw CliError("--import " + file + ": " + samples.error().message);
+    if (!samples) throw CliError("--import: " + samples.error().message);
     if (samples.value().empty()) throw CliError("--import " + file + ": it holds no profile entries");
     for (const ProfileEntry& e : samples.value().entries()) table.merge(e);
   }

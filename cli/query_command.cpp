@@ -98,6 +98,8 @@ std::pair<Fingerprint, Fingerprint> key_of(ScheduleSource& source, const QueryAr
   const SimOptions options = args.sim.options();
   if (args.profiled) {  // the profiles' current content: a best tuned with other profiles is another key
     const ProfileTable profiles = load_profiles(args.data);
+    if (older)
+      for (int v = kModelVersion - 1; v >= 1; --v) older->push_back({v, runtime_fingerprint(problem.cluster, options, &profiles, v)});
     return {gantry::fingerprint(problem.graph), runtime_fingerprint(problem.cluster, options, &profiles)};
   }
   if (older)

@@ -83,7 +83,7 @@ double residual(const std::vector<std::vector<const CoRunSample*>>& groups, doub
 std::map<std::string, double> fit_co_run_slowdowns(const std::vector<CoRunSample>& samples) {
   std::map<std::string, std::map<std::string, std::vector<const CoRunSample*>>> by_kind;
   for (const CoRunSample& x : samples)
-    if (x.seconds > 0 && x.share >= 0 && x.share <= 1) by_kind[x.kind][x.signature].push_back(&x);
+    if (x.seconds > 0 && x.share >= 0) by_kind[x.kind][x.signature].push_back(&x);  // shares count neighbours: up to D - 1
   std::map<std::string, double> fits;
   for (const auto& [kind, signatures] : by_kind) {
     std::vector<std::vector<const CoRunSample*>> groups;

@@ -2,9 +2,9 @@
 // Devices that share a host slow each other down: CPU cores share caches, memory bandwidth and
 // clocks, partitions of one GPU share its memory system. The profiles keep solo op times and one
 // slowdown factor per device kind (core/profile_table.hpp, co_run_slowdown), which the simulator
-// applies to an op that starts beside a busy device. This file measures that from executor runs:
-// how much of each op ran beside another device's op, and the factor that best explains the same
-// op's times measured alone and beside others.
+// applies once per busy neighbour to an op that starts beside busy devices. This file measures that
+// from executor runs: how many other devices' ops ran beside each op, and the factor that best
+// explains the same op's times measured alone and beside others.
 #include <map>
 #include <string>
 #include <vector>
@@ -35,7 +35,7 @@ struct CoRunSample {
 // Per device kind, the factor s in [1, 4] that best explains its samples as solo time x
 // (1 + (s - 1) x share), one solo time per signature (least squares in log time). A kind is left
 // out when none of its signatures was measured both mostly alone (share < 1/4) and mostly beside
-// another device (share > 3/4): its samples cannot tell the factor from the solo times.
+// at least one other device (share > 3/4): its samples cannot tell the factor from the solo times.
 std::map<std::string, double> fit_co_run_slowdowns(const std::vector<CoRunSample>& samples);
 
 }  // namespace gantry

@@ -1,7 +1,7 @@
 #pragma once
 // A measured run as profile samples (core/profile_table.hpp): each op's duration under its device's
 // kind and its signature, as its solo time (executor/co_run.hpp: divided by 1 + (slowdown - 1) x
-// the share of it another device of its host ran beside it, with `co_run_slowdown` per device;
+// how many other devices of its host ran beside it, on average over it, with `co_run_slowdown` per device;
 // empty: as measured), each transfer's duration under "FROM_KIND->TO_KIND" and its size. Every
 // executor run can add them to the store's profiles, so the cost model keeps learning the machine.
 #include <vector>

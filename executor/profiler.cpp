@@ -122,7 +122,7 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
         measured.push_back({&plan, std::move(m.value().median_run)});
         if (options.progress) options.progress(plan.name, ++done, total);
       }
-  // Op times are kept as solo times, with each kind's slowdown beside a busy device filed apart.
+  // Op times are kept as solo times, with each kind's slowdown per busy neighbour filed apart.
   ProfileTable samples;
   for (const auto& [kind, slowdown] : fit_slowdowns(cluster, measured)) samples.add_co_run_slowdown(kind, slowdown);
   const std::vector<double> slowdown_of_device = co_run_slowdowns(cluster, &samples);

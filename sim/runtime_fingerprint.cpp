@@ -31,8 +31,9 @@ Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& option
   return h.finish();
 }
 
-Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, const ProfileTable* profiles) {
-  const Fingerprint runtime = runtime_fingerprint(cluster, options);
+Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, const ProfileTable* profiles,
+                                int model_version) {
+  const Fingerprint runtime = runtime_fingerprint(cluster, options, model_version);
   if (!profiles) return runtime;
   const Fingerprint measured = profiles->fingerprint();
   Hasher h;

@@ -20,8 +20,9 @@ class ProfileTable;
 Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, int model_version = kModelVersion);
 // The runtime of a problem costed with measured `profiles` (core/profile_table.hpp; null: the
 // roofline's, runtime_fingerprint): its bests are kept apart from the roofline's, and new
-// profiles that move a mean give a new key.
-Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, const ProfileTable* profiles);
+// profiles that move a mean give a new key; `model_version` as above.
+Fingerprint runtime_fingerprint(const Cluster& cluster, const SimOptions& options, const ProfileTable* profiles,
+                                int model_version = kModelVersion);
 // A pipeline scheme's runtime: the cluster's content (null: per-stage costs from a file, which
 // carry their own times), the link model and kPipelineModelVersion.
 Fingerprint pipeline_runtime_fingerprint(const Cluster* cluster, LinkModel links);

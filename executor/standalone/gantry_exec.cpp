@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -35,9 +36,9 @@ const char* const kUsage =
     "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
     "  --partition sms    on cuda, the devices that share a GPU get disjoint sets of its SMs (green contexts,\n"
     "                     CUDA 12.5 or later; one stream per device) instead of sharing all of them (streams)\n"
-    "  --profile-out F    also write the median run's op and transfer times as profile samples (the profiles\n"
-    "                     JSON of docs/formats.md; times as measured, beside the other devices' work), for\n"
-    "                     `gantry profile --import F` where the store is\n"
+    "  --profile-out F    also write the median run's op times as profile samples (the profiles JSON of\n"
+    "                     docs/formats.md), for `gantry profile --import F` where the store is; the placement\n"
+    "                     must use one device (the samples are solo times)\n"
     "  --device-kind K    the device kind the samples are filed under: the kind of the cluster file whose\n"
     "                     simulations they should cost (default CPU on cpu, GPU on cuda)\n"
     "  --check            also run every op once on one device of the CPU backend and compare the last timed\n"
@@ -199,6 +200,12 @@ int main(int argc, char** argv) {
   auto placement = read_placement_file(args.placement);
   if (!placement) fail(placement.error().message);
   const Cluster cluster = devices_of(args, placement.value().placement);
+  // Profiles keep solo op times and the links of a cluster file: ops timed beside other devices of
+  // this machine (GPU partitions, cores) are not solo, and copies within it are no cluster's links.
+  const std::set<std::int32_t> used(placement.value().placement.device.begin(), placement.value().placement.device.end());
+  if (!args.profile_out.empty() && used.size() > 1)
+    fail("--profile-out needs a placement on one device (this one uses " + std::to_string(used.size()) +
+         "): times measured beside other devices are not the solo times profiles keep");
   ExecOptions options;
   options.repeats = args.repeats;
   options.warmup = args.warmup;

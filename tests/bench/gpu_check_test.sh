@@ -9,19 +9,20 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/out"
+touch "$work/log"
+fail() { cat "$work/log"; echo "FAIL: $1"; exit 1; }
 
 GANTRY=$gantry SMALL=1 bash "$root/bench/gpu-check.sh" prepare "$work/dir" > /dev/null
 OUT=$work/out SMALL=1 BACKEND=cpu EXEC=$exec_binary bash "$root/bench/gpu-check.sh" run "$work/dir" > "$work/log" 2>&1 ||
   { cat "$work/log"; echo "FAIL: gpu-check.sh run exited non-zero"; exit 1; }
 
-fail() { cat "$work/log"; echo "FAIL: $1"; exit 1; }
 # Four check graphs on five placements each (one device; round-robin and HEFT on 2 and 4), values
 # compared with one CPU device; one SMALL timing graph on the same five, and on one device with 4 streams.
 [ "$(grep -c '^check-.*values match: True' "$work/log")" -eq 20 ] || fail "expected 20 matching check lines"
 [ "$(grep -c '^time-' "$work/log")" -eq 6 ] || fail "expected 6 timing lines"
 ! grep -q 'FAILED' "$work/log" || fail "a run failed"
 # Everything comes back in one file, with the one-device run's profile samples.
-tar -tzf "$work/out/gpu-check-out.tar.gz" > "$work/files"
+tar -tzf "$work/out/gpu-check-out.tar.gz" > "$work/files" || fail "no tarball of the measurements"
 grep -q 'out/time-g1-d1-single.profiles.json' "$work/files" || fail "no profile samples in the tarball"
 [ "$(grep -c '\.json$' "$work/files")" -ge 27 ] || fail "measurements missing from the tarball"
 echo "gpu-check.sh dry run: 20 checks, 6 timings, profiles: ok"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "core/profile_table.hpp"
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -153,6 +154,50 @@ TEST_CASE("a stale best is shown as stale and db resimulate recomputes it", "[cl
   const std::string again = gantry_cli({"db", "resimulate", "--data", db});
   CHECK_THAT(again, Catch::Contains("0 stored"));
   CHECK_THAT(again, Catch::Contains("1 already current") && Catch::Contains("0 re-simulated"));
+}
+
+TEST_CASE("a stale best tuned --profiled is re-simulated with the store's profiles", "[cli]") {
+  TempDir data;
+  const std::string graph_file = data.sub("abc.json");
+  {
+    std::ofstream out(graph_file);
+    out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
+              {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
+  }
+  const Graph graph = read_graph_file(graph_file).value();
+  const Cluster cluster = Cluster::identical(2).value();
+  const std::string db = data.sub("db");
+  ProfileTable profiles;  // ops beside a busy neighbour take 1.5x
+  profiles.add_co_run_slowdown("identical", 1.5);
+  const Fingerprint old_runtime = runtime_fingerprint(cluster, SimOptions{}, &profiles, kModelVersion - 1);
+  {
+    auto store = Store::open(db).value();
+    REQUIRE(store->add_profiles(profiles).ok());
+    REQUIRE(store->put_graph(fingerprint(graph), graph_to_json(graph)).ok());
+    REQUIRE(store->put_cluster(old_runtime, cluster.to_yaml()).ok());
+    ScheduleRecord r;
+    r.graph = fingerprint(graph);
+    r.cluster = old_runtime;
+    r.graph_label = graph_file;
+    r.cluster_name = "identical:2";
+    r.method = "search";
+    r.sim = "default";
+    r.sim_options = sim_options_json(SimOptions{});
+    r.makespan = 99;
+    r.placement.device = {0, 0, 1};
+    r.model_version = kModelVersion - 1;
+    REQUIRE(store->put_if_better(r).value());
+  }
+  const std::vector<std::string> best = {"query", "best", "--data", db, "--graph", graph_file, "--cluster", "identical:2", "--profiled"};
+  CHECK_THROWS_WITH(gantry_cli(best), Catch::Contains("stale") && !Catch::Contains("no stored placement"));
+  CHECK_THAT(gantry_cli({"db", "resimulate", "--data", db}), Catch::Contains("1 re-simulated") && Catch::Contains("1 stored"));
+  // By hand: op 0 alone, 3; then ops 1 (4) and 2 (5) side by side on the two devices, 1.5x each:
+  // 3 + 7.5.
+  std::vector<std::string> json = best;
+  json.insert(json.end(), {"-f", "json"});
+  auto now = nlohmann::json::parse(gantry_cli(json));
+  CHECK(now["makespan"] == 10.5);
+  CHECK(now["model_version"] == kModelVersion);
 }
 
 TEST_CASE("SIGTERM and SIGHUP during tune cancel the job: exit 130, best kept", "[cli]") {

@@ -48,6 +48,19 @@ TEST_CASE("an op's co-run share counts each other device of its host that ran be
   CHECK(shares[3] == Approx(2.0));          // a and b over [0, 1); c not yet
 }
 
+TEST_CASE("the co-run slowdown is fitted per busy neighbour from ops beside several devices", "[executor]") {
+  // A GPU's four partitions: GEMMs measured alone and beside three busy partitions, generated from
+  // solo times 1 and 2 and a factor of 1.8 per neighbour: seconds = solo x (1 + 0.8 x neighbours).
+  std::vector<CoRunSample> samples;
+  for (double neighbours : {0.0, 0.0, 3.0, 3.0, 2.5}) {
+    samples.push_back({"H200", "gemm-a", 1.0 * (1 + 0.8 * neighbours), neighbours});
+    samples.push_back({"H200", "gemm-b", 2.0 * (1 + 0.8 * neighbours), neighbours});
+  }
+  const auto fits = fit_co_run_slowdowns(samples);
+  REQUIRE(fits.count("H200") == 1);
+  CHECK(fits.at("H200") == Approx(1.8).margin(1e-3));
+}
+
 TEST_CASE("the co-run slowdown is fitted from ops measured alone and beside others", "[executor]") {
   // Samples generated from solo times 1 and 2 and a factor of 1.3: seconds = solo x (1 + 0.3 share).
   std::vector<CoRunSample> samples;

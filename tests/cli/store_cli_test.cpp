@@ -34,6 +34,35 @@ std::string gantry_cli(const std::vector<std::string>& args, int* exit_code = nu
 
 const std::string kFfnn = std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192nodes.txt";
 
+// Three ops: a (3) feeds b (4) and c (5); the file's path.
+std::string write_abc_graph(const TempDir& data) {
+  const std::string path = data.sub("abc.json");
+  std::ofstream out(path);
+  out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
+            {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
+  return path;
+}
+
+// A best of that graph stored under `runtime` by model `version` (a, b on device 0, c on device 1),
+// with the graph and the cluster content a re-simulation reads.
+void put_stale_abc(Store& store, const std::string& graph_file, const Fingerprint& runtime, const std::string& cluster_text,
+                   int version, const std::string& sim_options) {
+  const Graph graph = read_graph_file(graph_file).value();
+  REQUIRE(store.put_graph(fingerprint(graph), graph_to_json(graph)).ok());
+  REQUIRE(store.put_cluster(runtime, cluster_text).ok());
+  ScheduleRecord r;
+  r.graph = fingerprint(graph);
+  r.cluster = runtime;
+  r.graph_label = graph_file;
+  r.cluster_name = "identical:2";
+  r.method = "search";
+  r.sim = "default";
+  r.sim_options = sim_options;
+  r.makespan = 99;  // what the old model said
+  r.placement.device = {0, 0, 1};
+  r.model_version = version;
+  REQUIRE(store.put_if_better(r).value());
+}
 
 }  // namespace
 
@@ -101,34 +130,12 @@ TEST_CASE("query finds what tune stored, by the same key; jobs and verify see th
 
 TEST_CASE("a stale best is shown as stale and db resimulate recomputes it", "[cli]") {
   TempDir data;
-  // Three ops: a (3) feeds b (4) and c (5); on identical:2 (free links) with a, b on device 0 and
-  // c on device 1, b and c run side by side after a: makespan 3 + max(4, 5) = 8.
-  const std::string graph_file = data.sub("abc.json");
-  {
-    std::ofstream out(graph_file);
-    out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
-              {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
-  }
-  const Graph graph = read_graph_file(graph_file).value();
+  // On identical:2 (free links) b and c run side by side after a: makespan 3 + max(4, 5) = 8.
+  const std::string graph_file = write_abc_graph(data);
   const Cluster cluster = Cluster::identical(2).value();
   const std::string db = data.sub("db");
-  const Fingerprint old_runtime = runtime_fingerprint(cluster, SimOptions{}, 1);
-  {  // what gantry wrote before model versions: no version field, the --cluster string as cluster
-    auto store = Store::open(db).value();
-    REQUIRE(store->put_graph(fingerprint(graph), graph_to_json(graph)).ok());
-    REQUIRE(store->put_cluster(old_runtime, "identical:2").ok());
-    ScheduleRecord r;
-    r.graph = fingerprint(graph);
-    r.cluster = old_runtime;
-    r.graph_label = graph_file;
-    r.cluster_name = "identical:2";
-    r.method = "search";
-    r.sim = "default";
-    r.makespan = 99;  // what the old model said
-    r.placement.device = {0, 0, 1};
-    r.model_version = 1;
-    REQUIRE(store->put_if_better(r).value());
-  }
+  // What gantry wrote before model versions: no version field, the --cluster string as cluster.
+  put_stale_abc(*Store::open(db).value(), graph_file, runtime_fingerprint(cluster, SimOptions{}, 1), "identical:2", 1, "");
   const std::vector<std::string> key = {"--data", db, "--graph", graph_file, "--cluster", "identical:2"};
   auto query = [&](const std::string& verb, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"query", verb};
@@ -158,35 +165,16 @@ TEST_CASE("a stale best is shown as stale and db resimulate recomputes it", "[cl
 
 TEST_CASE("a stale best tuned --profiled is re-simulated with the store's profiles", "[cli]") {
   TempDir data;
-  const std::string graph_file = data.sub("abc.json");
-  {
-    std::ofstream out(graph_file);
-    out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
-              {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
-  }
-  const Graph graph = read_graph_file(graph_file).value();
+  const std::string graph_file = write_abc_graph(data);
   const Cluster cluster = Cluster::identical(2).value();
   const std::string db = data.sub("db");
   ProfileTable profiles;  // ops beside a busy neighbour take 1.5x
   profiles.add_co_run_slowdown("identical", 1.5);
-  const Fingerprint old_runtime = runtime_fingerprint(cluster, SimOptions{}, &profiles, kModelVersion - 1);
   {
     auto store = Store::open(db).value();
     REQUIRE(store->add_profiles(profiles).ok());
-    REQUIRE(store->put_graph(fingerprint(graph), graph_to_json(graph)).ok());
-    REQUIRE(store->put_cluster(old_runtime, cluster.to_yaml()).ok());
-    ScheduleRecord r;
-    r.graph = fingerprint(graph);
-    r.cluster = old_runtime;
-    r.graph_label = graph_file;
-    r.cluster_name = "identical:2";
-    r.method = "search";
-    r.sim = "default";
-    r.sim_options = sim_options_json(SimOptions{});
-    r.makespan = 99;
-    r.placement.device = {0, 0, 1};
-    r.model_version = kModelVersion - 1;
-    REQUIRE(store->put_if_better(r).value());
+    put_stale_abc(*store, graph_file, runtime_fingerprint(cluster, SimOptions{}, &profiles, kModelVersion - 1), cluster.to_yaml(),
+                  kModelVersion - 1, sim_options_json(SimOptions{}));
   }
   const std::vector<std::string> best = {"query", "best", "--data", db, "--graph", graph_file, "--cluster", "identical:2", "--profiled"};
   CHECK_THROWS_WITH(gantry_cli(best), Catch::Contains("stale") && !Catch::Contains("no stored placement"));

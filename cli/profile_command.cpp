@@ -100,7 +100,6 @@ nlohmann::json entries_json(const ProfileTable& table) {
 // Samples measured elsewhere (`gantry-exec --profile-out` on a GPU machine that lacks gantry's
 // store), merged into one table; each file is checked as it is read.
 void run_import(const ProfileArgs& args) {
-  if (!args.workloads.empty()) throw CliError("--import measures nothing here: --workload does not apply");
   ProfileTable table;
   for (const std::string& file : args.imports) {
     auto text = read_text_file(file);  // its errors name the file
@@ -203,7 +202,13 @@ void add_profile_command(CLI::App& app) {
   cmd->add_flag("--no-store", args->no_store, "measure and print only");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
   args->out.add_to(*cmd, false);
-  cmd->callback([args] { run_profile(*args); });
+  cmd->callback([args, cmd] {
+    // --import measures nothing: the measuring options given with it would be ignored.
+    for (const char* measuring : {"--cluster", "--workload", "--link-ladder", "--random-placements", "--repeats", "--seed", "--no-pin"})
+      if (!args->imports.empty() && cmd->count(measuring) > 0)
+        throw CliError(std::string("--import measures nothing here: ") + measuring + " does not apply");
+    run_profile(*args);
+  });
 }
 
 }  // namespace gantry::cli

@@ -185,6 +185,10 @@ TEST_CASE("profile --import adds samples measured elsewhere to the store's profi
   CHECK_THROWS_WITH(run_gantry({"profile", "--import", dir.sub("none.json"), "--data", data}), Catch::Contains("none.json"));
   CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--workload", "chainmm", "--data", data}),
                     Catch::Contains("--workload does not apply"));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--cluster", "cpu-2", "--data", data}),
+                    Catch::Contains("--cluster does not apply"));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--repeats", "5", "--data", data}),
+                    Catch::Contains("--repeats does not apply"));
 }
 
 TEST_CASE("train --profiled learns on the calibrated simulator and stores its best under the profiles' key", "[cli]") {

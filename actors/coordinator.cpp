@@ -405,11 +405,12 @@ std::vector<CancelAnswer> take_recording(Self self, const std::string& id) {
   return cancels;
 }
 
-// A job that ends without having started: its record says why, its waiters hear it; `cancels` are
+// A job cancelled before it started: its record says so, its waiters hear it, and `cancels` are
 // answered once the record is stored.
-void end_unstarted(Self self, const Job& job, JobState state, const std::string& why, std::vector<CancelAnswer> cancels = {}) {
+void cancel_unstarted(Self self, const Job& job, std::vector<CancelAnswer> cancels) {
+  const std::string why = "cancelled before it started";
   JobRecord record = job.record;
-  record.state = state;
+  record.state = JobState::cancelled;
   record.finished = unix_now();
   record.message = why;
   const std::string id = job.id;
@@ -418,7 +419,7 @@ void end_unstarted(Self self, const Job& job, JobState state, const std::string&
                              (error.empty() ? "" : "; its record was not stored (" + error + "): a restart would run it");
     for (const CancelAnswer& answer : cancels) answer(true, text);
   });
-  job_ended(self, job.id, outcome_without_run(job, state, why));
+  job_ended(self, job.id, outcome_without_run(job, JobState::cancelled, why));
 }
 
 // A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
@@ -447,7 +448,7 @@ void submit_durable(Self self, const std::string& peer, const wire::Request& req
                 if (!stored.ok) return refused(cancels, "job not accepted: recording it failed: " + stored.error);
                 job->record.spec.clear();  // stored
                 const std::string id = job->id;
-                if (!cancels.empty()) end_unstarted(self, *job, JobState::cancelled, "cancelled before it started", std::move(cancels));
+                if (!cancels.empty()) cancel_unstarted(self, *job, std::move(cancels));
                 else admit(self, std::move(*job));
                 reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
               },
@@ -535,7 +536,7 @@ void cancel(Self self, const std::string& id, const CancelAnswer& answer) {
     if (it->id != id) continue;
     const Job job = std::move(*it);
     s.queue.erase(it);
-    return end_unstarted(self, job, JobState::cancelled, "cancelled before it started", {answer});
+    return cancel_unstarted(self, job, {answer});
   }
   if (auto recording = s.recording.find(id); recording != s.recording.end())  // listed, not yet queued
     return recording->second.push_back(answer);

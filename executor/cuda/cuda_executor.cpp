@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -195,10 +196,11 @@ class CudaBackend : public DeviceBackend {
     if (l.context) return seconds(l.base_host - run_base_host_) + l.base.elapsed_time(event) / 1e3;
     return offset_[static_cast<std::size_t>(l.gpu)] + base_[static_cast<std::size_t>(l.gpu)]->elapsed_time(event) / 1e3;
   }
-  Lane& lane(Lanes& lanes, std::pair<int, int> key, int gpu) {
+  // The lane of `key`, made on its first use (a pool stream of `gpu`, or `make`'s).
+  Lane& lane(Lanes& lanes, std::pair<int, int> key, int gpu, const std::function<std::unique_ptr<Lane>()>& make = {}) {
     std::lock_guard<std::mutex> lock(lanes_mutex_);
     std::unique_ptr<Lane>& l = lanes[key];
-    if (!l) l = std::make_unique<Lane>(gpu, pool_stream(gpu));
+    if (!l) l = make ? make() : std::make_unique<Lane>(gpu, pool_stream(gpu));
     return *l;
   }
   // Device d is partition d / gpus_ of its GPU, when that GPU is partitioned.
@@ -206,14 +208,12 @@ class CudaBackend : public DeviceBackend {
     const int g = gpu(device);
     const GreenPartitions* parts = partitions_[static_cast<std::size_t>(g)].get();
     if (!parts) return lane(device_lanes_, {device, slot}, g);
-    std::lock_guard<std::mutex> lock(lanes_mutex_);
-    std::unique_ptr<Lane>& l = device_lanes_[{device, slot}];
-    if (!l) {
+    return lane(device_lanes_, {device, slot}, g, [&] {
       const int part = device / gpus_;
-      l = std::make_unique<Lane>(g, c10::cuda::getStreamFromExternal(parts->stream(part), static_cast<c10::DeviceIndex>(g)));
+      auto l = std::make_unique<Lane>(g, c10::cuda::getStreamFromExternal(parts->stream(part), static_cast<c10::DeviceIndex>(g)));
       l->context = parts->context(part);
-    }
-    return *l;
+      return l;
+    });
   }
 
   // A matrix product in one partition, on a thread with its context current, before anything is

@@ -18,7 +18,7 @@
 #include "actors/place_task.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/task_kinds.hpp"
-#include "bench/child_process.hpp"
+#include "core/child_process.hpp"
 #include "actors/tune_job.hpp"
 #include "core/graph_io.hpp"
 #include "sim/runtime_fingerprint.hpp"

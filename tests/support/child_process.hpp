@@ -1,10 +1,13 @@
 #pragma once
-// Real processes for the cluster tests: the bench's ChildProcess, and polling with a bound.
+// Real processes for the cluster tests: core's ChildProcess, and polling with a bound.
+#include <signal.h>
+
 #include <chrono>
 #include <functional>
 #include <thread>
 
-#include "bench/child_process.hpp"
+#include "core/child_process.hpp"
+#include "core/json_util.hpp"
 
 namespace gantry::testing {
 

@@ -7,6 +7,7 @@
 #include "core/cluster.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "executor/external_executor.hpp"
 #include "executor/profile_samples.hpp"
 
 namespace gantry {
@@ -124,7 +125,7 @@ Result<MeasureAnswer> decode_measure_answer(std::string_view body) {
 }
 
 Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
-                                     std::unique_ptr<SlotScratch>&) {
+                                     const ExecutorDevices& executor) {
   const auto [backend, devices] = parse_kind(task.kind);
   if (devices == 0) return make_error("'" + task.kind + "' is not a measure task kind");
   if (task.kind != measure_kind(problem->cluster))
@@ -139,8 +140,10 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   exec.warmup = r.warmup;
   exec.throttle_links = r.throttle_links;
   exec.pin_threads = r.pin_threads;
-  auto measured = backend == "cuda" ? execute_on_cuda(problem->graph, r.placement, problem->cluster, exec)
-                                    : execute_on_cpu(problem->graph, r.placement, problem->cluster, exec);
+  auto measured = !executor.program.empty()
+                      ? execute_through(executor.program, backend, problem->graph, r.placement, problem->cluster, exec)
+                  : backend == "cuda" ? execute_on_cuda(problem->graph, r.placement, problem->cluster, exec)
+                                      : execute_on_cpu(problem->graph, r.placement, problem->cluster, exec);
   if (!measured) return measured.error();
   const Measurement& m = measured.value();
   ProfileTable samples;
@@ -149,6 +152,11 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples, slowdowns);
   MeasureAnswer answer{m.backend, m.makespans, m.median, m.min, m.max, profiles_to_json(samples)};
   return encode_body(answer);
+}
+
+TaskKind measure_task_kind(const ExecutorDevices& devices) {
+  return {"measure", [devices](const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
+                               std::unique_ptr<SlotScratch>&) { return run_measure_task(problem, task, devices); }};
 }
 
 }  // namespace gantry

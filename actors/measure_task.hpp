@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/rollout_task.hpp"
+#include "actors/task_kinds.hpp"
 #include "core/placement.hpp"
 #include "core/result.hpp"
 
@@ -29,8 +30,15 @@ struct Decoder;
 
 // A worker's executor devices: none, K CPU devices, or K devices on its GPUs.
 struct ExecutorDevices {
+  ExecutorDevices() = default;
+  ExecutorDevices(std::string backend, int count, std::string program = "")
+      : backend(std::move(backend)), count(count), program(std::move(program)) {}
+
   std::string backend = "cpu";  // "cpu" or "cuda"
   int count = 0;
+  // Empty: this process's executors measure. Else a gantry-exec program that measures for it
+  // (executor/external_executor.hpp): how a gantry whose LibTorch has no CUDA measures on GPUs.
+  std::string program;
 };
 
 // "cpu" for a cluster whose devices are all of kind CPU, else "cuda".
@@ -68,8 +76,12 @@ std::string encode_body(const MeasureAnswer& answer);
 Result<MeasureRequest> decode_measure_request(std::string_view body);
 Result<MeasureAnswer> decode_measure_answer(std::string_view body);
 
-// Runs the request's placement of the task's problem on the kind's executor (executor/cpu/, executor/cuda/).
+// Runs the request's placement of the task's problem on the kind's executor (executor/cpu/,
+// executor/cuda/), or through the devices' gantry-exec program when they name one.
 Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
-                                     std::unique_ptr<SlotScratch>& scratch);
+                                     const ExecutorDevices& devices);
+
+// The task kind that runs every measure:BACKEND:N task on `devices` (a worker's rollout slots).
+TaskKind measure_task_kind(const ExecutorDevices& devices);
 
 }  // namespace gantry

@@ -11,13 +11,14 @@
 
 namespace gantry {
 
-caf::behavior rollout_actor(caf::event_based_actor* self, int index) {
+caf::behavior rollout_actor(caf::event_based_actor* self, int index, ExecutorDevices devices) {
   auto scratch = std::make_shared<std::map<std::string, std::unique_ptr<SlotScratch>>>();
+  const auto measure = std::make_shared<const TaskKind>(measure_task_kind(devices));
   return {
       [=](run_task_atom, const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task) -> TaskResult {
         TaskResult out;
         out.sequence = task.sequence;
-        const TaskKind* kind = find_task_kind(task.kind);
+        const TaskKind* kind = is_measure_kind(task.kind) ? measure.get() : find_task_kind(task.kind);
         if (!kind) {
           out.error = "rollout " + std::to_string(index) + " cannot run tasks of kind '" + task.kind + "'";
           return out;

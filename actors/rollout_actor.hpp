@@ -4,9 +4,12 @@
 // problem and everything the task needs come with it.
 #include <caf/all.hpp>
 
+#include "actors/measure_task.hpp"
+
 namespace gantry {
 
-// Serves (run_task, shared_ptr<const BuiltProblem>, RolloutTask) -> TaskResult.
-caf::behavior rollout_actor(caf::event_based_actor* self, int index);
+// Serves (run_task, shared_ptr<const BuiltProblem>, RolloutTask) -> TaskResult; measure tasks on
+// the worker's executor `devices`.
+caf::behavior rollout_actor(caf::event_based_actor* self, int index, ExecutorDevices devices);
 
 }  // namespace gantry

@@ -2,7 +2,6 @@
 
 #include "actors/anneal_task.hpp"
 #include "actors/episode_task.hpp"
-#include "actors/measure_task.hpp"
 #include "actors/pipeline_moves_task.hpp"
 #include "actors/place_task.hpp"
 
@@ -21,10 +20,6 @@ const std::vector<TaskKind>& task_kinds() {
 const TaskKind* find_task_kind(const std::string& name) {
   for (const TaskKind& kind : task_kinds())
     if (kind.name == name) return &kind;
-  // One kind per device set (measure:cpu:N), all run the same way; workers offer them only with
-  // executor devices, so they are not among task_kind_names().
-  static const TaskKind measure{"measure", run_measure_task};
-  if (is_measure_kind(name)) return &measure;
   return nullptr;
 }
 

@@ -30,7 +30,9 @@ struct TaskKind {
 };
 
 const std::vector<TaskKind>& task_kinds();               // every kind this build runs
-const TaskKind* find_task_kind(const std::string& name);  // null if none has that name
+// Null if none has that name. The measure:BACKEND:N kinds are not here: they run on a worker's
+// executor devices (actors/measure_task.hpp, measure_task_kind), which its slots carry.
+const TaskKind* find_task_kind(const std::string& name);
 std::vector<std::string> task_kind_names();  // what every worker offers (not measure:*, which needs devices)
 
 }  // namespace gantry

@@ -328,7 +328,8 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
 }  // namespace
 
 caf::actor spawn_rollout(caf::actor_system& system, const WorkerOptions& options, int index) {
-  return options.detached_rollouts ? system.spawn<caf::detached>(rollout_actor, index) : system.spawn(rollout_actor, index);
+  return options.detached_rollouts ? system.spawn<caf::detached>(rollout_actor, index, options.devices)
+                                   : system.spawn(rollout_actor, index, options.devices);
 }
 
 caf::actor spawn_worker(caf::actor_system& system, WorkerOptions options, ProblemCache* cache,

@@ -2,6 +2,7 @@
 
 #include "core/fingerprint.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "executor/external_executor.hpp"
 #include "storage/store.hpp"
 
 #include <algorithm>
@@ -216,9 +217,26 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path, ignored);
 }
 
+int visible_gpus(const std::string& program) {
+  if (program.empty()) return cuda_device_count();
+  auto seen = cuda_devices_seen_by(program);
+  if (!seen) throw CliError("--gantry-exec " + program + ": " + seen.error().message);
+  return seen.value();
+}
+
+void add_gantry_exec_option(CLI::App& cmd, std::string& program) {
+  cmd.add_option("--gantry-exec", program,
+                 "measure through this gantry-exec program (the standalone executor, a path or a name on PATH) instead "
+                 "of this process's executors: how a gantry whose LibTorch has no CUDA (Debian's) measures on GPUs, "
+                 "with a gantry-exec built against a CUDA LibTorch (executor/standalone/)");
+}
+
 // --devices cpu:N|cpu:all|cuda:N|cuda:all: the devices measurements run on, a core or a GPU each.
-ExecutorDevices parse_executor_devices(const std::string& devices) {
-  if (devices.empty()) return {};
+ExecutorDevices parse_executor_devices(const std::string& devices, const std::string& program) {
+  if (devices.empty()) {
+    if (!program.empty()) throw CliError("--gantry-exec " + program + " needs --devices (the devices it measures on)");
+    return {};
+  }
   const auto colon = devices.find(':');
   ExecutorDevices out;
   out.backend = devices.substr(0, colon);
@@ -226,10 +244,13 @@ ExecutorDevices parse_executor_devices(const std::string& devices) {
   if ((out.backend != "cpu" && out.backend != "cuda") || count.empty())
     throw CliError("--devices " + devices + ": expected cpu:N, cpu:all, cuda:N or cuda:all");
   const bool cpu = out.backend == "cpu";
-  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : cuda_device_count();
+  out.program = program;
+  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : visible_gpus(program);
   if (!cpu && present == 0)
-    throw CliError("--devices " + devices + ": no CUDA device is visible (or this build's LibTorch has no CUDA; "
-                   "gantry-exec builds against one)");
+    throw CliError("--devices " + devices + ": no CUDA device is visible" +
+                   (program.empty() ? std::string(" (or this build's LibTorch has no CUDA: a gantry-exec built against one "
+                                                  "can measure for it, --gantry-exec PATH)")
+                                    : " to " + program));
   if (count == "all") {
     out.count = present;
     return out;

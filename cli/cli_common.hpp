@@ -108,8 +108,14 @@ std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.
 std::string format_fixed(double value, int digits);
 
-// --devices cpu:N, cpu:all, cuda:N or cuda:all (a worker's executor devices); none for "". Errors
-// name the flag's value (more cores than the machine has; cuda without a visible GPU).
-ExecutorDevices parse_executor_devices(const std::string& devices);
+// --devices cpu:N, cpu:all, cuda:N or cuda:all (a worker's executor devices); none for "". With
+// `program` (--gantry-exec) they measure through that gantry-exec, and cuda's GPUs are the ones it
+// sees. Errors name the flag's value (more cores than the machine has; cuda without a visible GPU).
+ExecutorDevices parse_executor_devices(const std::string& devices, const std::string& program = "");
+
+// --gantry-exec PATH on the commands that measure (worker, execute, train, tune).
+void add_gantry_exec_option(CLI::App& cmd, std::string& program);
+// The GPUs measurements on cuda can use: this process's, or those `program` sees when given.
+int visible_gpus(const std::string& program);
 
 }  // namespace gantry::cli

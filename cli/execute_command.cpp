@@ -14,6 +14,7 @@
 #include "core/fingerprint.hpp"
 #include "core/graph_io.hpp"
 #include "executor/cpu/cpu_executor.hpp"
+#include "executor/external_executor.hpp"
 #include "executor/measured_timeline.hpp"
 #include "executor/co_run.hpp"
 #include "executor/profile_samples.hpp"
@@ -31,7 +32,7 @@ struct ExecuteArgs {
   SimArgs sim;
   OutputArgs out;
   RemoteArgs remote;
-  std::string placement_file, method, data;
+  std::string placement_file, method, data, gantry_exec;
   bool best = false, throttle = false, no_pin = false, profiled = false, no_record = false;
   int repeats = 5, warmup = 1, priority = 0;
 };
@@ -155,9 +156,18 @@ void run_remote_execute(const ExecuteArgs& args) {
 void run_execute(const ExecuteArgs& args) {
   const int sources = !args.placement_file.empty() + args.best + !args.method.empty();
   if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
-  if (!args.remote.endpoint.empty()) return run_remote_execute(args);
+  if (!args.remote.endpoint.empty()) {
+    if (!args.gantry_exec.empty())
+      throw CliError("--gantry-exec is for a run on this machine; a coordinator's workers measure with their own "
+                     "(gantry worker --gantry-exec)");
+    return run_remote_execute(args);
+  }
   Problem problem = load_problem(args.problem);
-  if (Status cpu = check_cpu_cluster(problem.cluster); !cpu) throw CliError(cpu.error().message);
+  // In this process only on CPU cores; a gantry-exec program also runs other clusters on the GPUs.
+  const std::string backend = args.gantry_exec.empty() ? "cpu" : measure_backend(problem.cluster);
+  if (Status cpu = check_cpu_cluster(problem.cluster); !cpu && backend == "cpu")
+    throw CliError(cpu.error().message + " (this process measures on CPU cores; --gantry-exec PATH measures on GPUs "
+                   "through a gantry-exec built with CUDA)");
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
   if (args.profiled) use_profiles(problem, require_profiles(*store));
@@ -171,9 +181,12 @@ void run_execute(const ExecuteArgs& args) {
   exec.throttle_links = args.throttle;
   exec.pin_threads = !args.no_pin;
   if (!args.out.json())
-    std::fprintf(stderr, "executing %d ops on %d CPU devices: %d warm-up and %d timed runs...\n", problem.graph.size(),
-                 problem.cluster.size(), args.warmup, args.repeats);
-  auto measured = execute_on_cpu(problem.graph, chosen.placement, problem.cluster, exec);
+    std::fprintf(stderr, "executing %d ops on %d %s devices%s: %d warm-up and %d timed runs...\n", problem.graph.size(),
+                 problem.cluster.size(), backend == "cpu" ? "CPU" : "GPU",
+                 args.gantry_exec.empty() ? "" : (" through " + args.gantry_exec).c_str(), args.warmup, args.repeats);
+  auto measured = !args.gantry_exec.empty()
+                      ? execute_through(args.gantry_exec, backend, problem.graph, chosen.placement, problem.cluster, exec)
+                      : execute_on_cpu(problem.graph, chosen.placement, problem.cluster, exec);
   if (!measured) throw CliError(measured.error().message);
   const Measurement& m = measured.value();
   const SimResult timeline = measured_timeline(m.median_run, problem.cluster.size());
@@ -218,7 +231,8 @@ void add_execute_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "execute",
       "run a placement for real on this machine's CPU cores (one core per device of the cluster, real ATen kernels, "
-      "real copies between devices) and compare the measured makespan with the simulator's");
+      "real copies between devices), or on its GPUs through --gantry-exec, and compare the measured makespan with "
+      "the simulator's");
   args->problem.add_to(*cmd);
   cmd->add_option("--placement", args->placement_file, "placement JSON (from `gantry place -f json` or `query export`)");
   cmd->add_flag("--best", args->best,
@@ -233,6 +247,7 @@ void add_execute_command(CLI::App& app) {
   cmd->add_flag("--throttle", args->throttle,
                 "make each transfer last at least the cluster link's latency + bytes / bandwidth");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
+  add_gantry_exec_option(*cmd, args->gantry_exec);
   add_profiled_flag(*cmd, args->profiled);
   cmd->add_flag("--no-record", args->no_record, "do not add this run's op and transfer times to the store's profiles");
   args->sim.add_to(*cmd);

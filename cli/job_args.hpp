@@ -19,6 +19,7 @@ struct TuneArgs {
   OutputArgs out;
   std::string data, budget = "30s", patience, batch = "0.2s", method = "search";
   std::string devices;  // --method doppler: the embedded worker's executor devices (stage III)
+  std::string gantry_exec;  // which measure through this gantry-exec program
   long evals = 0, batch_evals = 0;
   int rollouts = 0, priority = 0, parallelism = 0;
   bool budget_given = false, profiled = false;

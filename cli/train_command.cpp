@@ -202,7 +202,14 @@ ExecutorDevices embedded_devices(const JobSpec& spec) {
 }  // namespace
 
 void run_train(const TrainArgs& args, const RemoteArgs& remote) {
-  if (!remote.endpoint.empty()) return run_remote_train(args, remote);
+  if (!remote.endpoint.empty()) {
+    if (!args.gantry_exec.empty())
+      throw CliError("--gantry-exec is for a run in this process; a coordinator's workers measure with their own "
+                     "(gantry worker --gantry-exec)");
+    return run_remote_train(args, remote);
+  }
+  if (!args.gantry_exec.empty() && args.stage != "real" && args.stage != "il+sim+real")
+    throw CliError("--gantry-exec " + args.gantry_exec + " measures stage III's episodes: give --stage real or il+sim+real");
   check_curve_path(args.curve);
   check_output_path("--curve", args.curve);  // before training, not after it
   check_output_path("--save", args.save);
@@ -222,10 +229,14 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   const bool stage_three = args.stage == "real" || args.stage == "il+sim+real";
   if (args.devices.count > 0) options.devices = args.devices;
   else if (stage_three) options.devices = embedded_devices(spec);
-  if (stage_three && options.devices.backend == "cuda" && cuda_device_count() == 0)
-    throw CliError("stage III on " + clusters + " measures on GPUs (the clusters' devices are not of kind CPU), and this "
-                   "process sees none (or its LibTorch has no CUDA); use a cpu-N cluster or a coordinator with a "
-                   "`gantry worker --devices cuda:N`");
+  if (!args.gantry_exec.empty()) options.devices.program = args.gantry_exec;
+  if (stage_three && options.devices.backend == "cuda" && visible_gpus(options.devices.program) == 0)
+    throw CliError("stage III on " + clusters + " measures on GPUs (the clusters' devices are not of kind CPU), and " +
+                   (options.devices.program.empty()
+                        ? std::string("this process sees none (or its LibTorch has no CUDA: --gantry-exec PATH measures "
+                                      "through a gantry-exec built against one)")
+                        : options.devices.program + " sees none") +
+                   "; use a cpu-N cluster or a coordinator with a `gantry worker --devices cuda:N`");
   options.cancel = &StopSignals::requested();
   options.hooks.on_learning = print_point;
   options.hooks.on_learned = [&](const LearnerReport& r) { report = r; };
@@ -294,6 +305,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--save", args->save, "also write the policy to this file (.policy)");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "do not store the policy or the placements");
+  add_gantry_exec_option(*cmd, args->gantry_exec);
   cmd->add_option("--batch", args->batch, "episodes per graph per update")->check(CLI::Range(2, 4096))->capture_default_str();
   cmd->add_option("--graphs-per-update", args->graphs_per_update, "graphs whose batches make one update")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--threads", args->threads, "rollout slots of the embedded worker (episodes go through the rollout pool)")->check(CLI::Range(1, 256))->capture_default_str();

@@ -19,6 +19,7 @@ struct TrainArgs {
   double il_share = 0.2, measured_share = 1;
   int priority = 0;  // with --coordinator: higher runs first
   ExecutorDevices devices;  // the embedded worker's executor devices (stage III), instead of the default
+  std::string gantry_exec;  // stage III measures through this gantry-exec program
   int batch = 8, graphs_per_update = 4, threads = 1, hidden = 64, head = 64, state = 16, steps = 3, staleness = 2;
   double lr = 0, entropy = 1e-3, epsilon = 0;
   long progress_every = 0;

@@ -55,7 +55,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
   // follows on measured makespans; the learner skips it when none offers the cluster's devices.
   if (!args.devices.empty() && !remote.endpoint.empty())
     throw CliError("--devices is for a run in this process; a coordinator's workers offer their own (gantry worker --devices)");
-  t.devices = parse_executor_devices(args.devices);
+  t.devices = parse_executor_devices(args.devices, args.gantry_exec);
   if (t.devices.count > 0) {  // stage III needs the measure kind of the cluster, as the pool leases it
     auto cluster = Cluster::load(args.problem.cluster);
     const std::vector<std::string> offered = measure_kinds(t.devices);
@@ -73,6 +73,8 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {
   if (!args.devices.empty() && args.method != "doppler")
     throw CliError("--devices " + args.devices + ": executors serve only --method doppler's stage III");
+  if (!args.gantry_exec.empty() && args.devices.empty())
+    throw CliError("--gantry-exec " + args.gantry_exec + " needs --devices (the devices it measures on, for --method doppler)");
   if (args.method == "doppler") return run_doppler_tune(args, remote);
   if (!remote.endpoint.empty()) return submit_job(args, remote, true);
   Problem problem = load_problem(args.problem);
@@ -190,6 +192,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--devices", args->devices,
                   "--method doppler: executor devices of this machine (cpu:N, cuda:N, or :all), so DOPPLER's stage III "
                   "follows on measured makespans (on a --coordinator, its workers' --devices serve instead)");
+  add_gantry_exec_option(*cmd, args->gantry_exec);
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
   cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();

@@ -16,7 +16,7 @@ namespace gantry::cli {
 namespace {
 
 struct WorkerArgs {
-  std::string connect, name, curve_key, coordinator_key, devices;
+  std::string connect, name, curve_key, coordinator_key, devices, gantry_exec;
   int rollouts = 0;
 };
 
@@ -33,12 +33,14 @@ void run_worker(const WorkerArgs& args) {
   options.curve = client.curve;
   options.worker.name = args.name;
   options.worker.slots = args.rollouts > 0 ? args.rollouts : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.worker.devices = parse_executor_devices(args.devices);
+  options.worker.devices = parse_executor_devices(args.devices, args.gantry_exec);
   StopSignals signals;
   auto served = serve_worker(options, StopSignals::requested(), [&](const std::string& name) {
     std::cout << "gantry worker " << name << ": " << options.worker.slots << " rollout slots";
     const ExecutorDevices& devices = options.worker.devices;
-    if (devices.count > 0) std::cout << " and " << devices.count << " " << devices.backend << " executor devices";
+    if (devices.count > 0)
+      std::cout << " and " << devices.count << " " << devices.backend << " executor devices"
+                << (devices.program.empty() ? "" : " (measured by " + devices.program + ")");
     std::cout << " for " << options.connect << " (Ctrl-C stops)" << std::endl;
   });
   if (!served) throw CliError(served.error().message);
@@ -57,6 +59,7 @@ void add_worker_command(CLI::App& app) {
                   "GPUs; more devices than GPUs share them). The worker then takes measurement tasks (gantry execute "
                   "--coordinator, train --stage real) for clusters of up to N devices (CPU-kind clusters on cpu, others "
                   "on cuda) and runs each alone, with its rollouts paused");
+  add_gantry_exec_option(*cmd, args->gantry_exec);
   cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
   cmd->add_option("--curve-key", args->curve_key, "this worker's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
   cmd->add_option("--coordinator-key", args->coordinator_key,

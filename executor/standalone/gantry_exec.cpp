@@ -21,6 +21,7 @@
 #include "core/placement.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "executor/measurement_json.hpp"
 #include "executor/profile_samples.hpp"
 
 namespace {
@@ -29,11 +30,12 @@ using namespace gantry;
 
 const char* const kUsage =
     "usage: gantry-exec --graph GRAPH.json --placement PLACEMENT.json [--backend cpu|cuda] [--devices N]\n"
-    "                   [--streams S] [--partition streams|sms] [--repeats K] [--warmup W] [--no-pin]\n"
+    "                   [--streams S|S0,S1,...] [--partition streams|sms] [--repeats K] [--warmup W] [--no-pin]\n"
     "                   [--out MEASUREMENT.json] [--profile-out PROFILES.json [--device-kind KIND]]\n"
     "Runs the placement for real: N devices (default: the placement's highest device + 1), each with S streams\n"
-    "(default 1); on cuda, device d runs on GPU d mod the GPUs present (one GPU: D partitions of it). Prints the\n"
-    "measurement as JSON (median, min, max and every timed makespan in seconds, the median run's ops and transfers).\n"
+    "(default 1; with a list, device d has Sd); on cuda, device d runs on GPU d mod the GPUs present (one GPU:\n"
+    "D partitions of it). Prints the measurement as JSON (docs/formats.md: median, min, max and every timed\n"
+    "makespan in seconds, the median run's ops and transfers).\n"
     "  --partition sms    on cuda, the devices that share a GPU get disjoint sets of its SMs (green contexts,\n"
     "                     CUDA 12.5 or later; one stream per device) instead of sharing all of them (streams)\n"
     "  --profile-out F    also write the median run's op times as profile samples (the profiles JSON of\n"
@@ -48,7 +50,8 @@ const char* const kUsage =
 
 struct Args {
   std::string graph, placement, backend = "cpu", out, profile_out, device_kind;
-  int devices = 0, streams = 1, repeats = 5, warmup = 1;
+  int devices = 0, repeats = 5, warmup = 1;
+  std::vector<int> streams{1};  // one count for every device, or one per device
   bool pin = true, list_devices = false, check = false, sm_partitions = false;
 };
 
@@ -67,6 +70,15 @@ int whole(const std::string& flag, const std::string& text, int low, int high) {
   fail(flag + " " + text + ": expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
 }
 
+// --streams S or S0,S1,...: streams per device, for all of them or each in turn.
+std::vector<int> stream_counts(const std::string& text) {
+  std::vector<int> counts;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) counts.push_back(whole("--streams", item, 1, 64));
+  if (counts.empty() || text.back() == ',') fail("--streams " + text + ": expected S or S0,S1,... (streams per device)");
+  return counts;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -82,7 +94,7 @@ Args parse(int argc, char** argv) {
     else if (flag == "--profile-out") a.profile_out = value();
     else if (flag == "--device-kind") a.device_kind = value();
     else if (flag == "--devices") a.devices = whole(flag, value(), 1, kMaxDevices);
-    else if (flag == "--streams") a.streams = whole(flag, value(), 1, 64);
+    else if (flag == "--streams") a.streams = stream_counts(value());
     else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
     else if (flag == "--warmup") a.warmup = whole(flag, value(), 0, 1000);
     else if (flag == "--no-pin") a.pin = false;
@@ -118,23 +130,14 @@ Cluster devices_of(const Args& a, const Placement& placement) {
     Device device;
     device.name = a.backend + std::to_string(d);
     device.kind = !a.device_kind.empty() ? a.device_kind : a.backend == "cuda" ? "GPU" : "CPU";
-    device.streams = a.streams;
+    if (a.streams.size() > 1 && static_cast<int>(a.streams.size()) != devices)
+      fail("--streams lists " + std::to_string(a.streams.size()) + " devices' streams; the run has " +
+           std::to_string(devices) + " devices");
+    device.streams = a.streams.size() == 1 ? a.streams[0] : a.streams[static_cast<std::size_t>(d)];
     device.copy_engine = a.backend == "cuda";
     list.push_back(device);
   }
   return Cluster(a.backend + "-" + std::to_string(devices), std::move(list));
-}
-
-nlohmann::json measurement_json(const Graph& graph, const Cluster& cluster, const Measurement& m) {
-  nlohmann::json ops = nlohmann::json::array(), transfers = nlohmann::json::array();
-  for (const OpRecord& r : m.median_run.ops)
-    ops.push_back({{"op", graph.name(r.op)}, {"device", r.device}, {"start", r.start}, {"end", r.end}});
-  for (const TransferRecord& t : m.median_run.transfers)
-    transfers.push_back({{"op", graph.name(t.op)}, {"from", t.from}, {"to", t.to}, {"start", t.start}, {"end", t.end},
-                         {"bytes", t.bytes}});
-  return {{"backend", m.backend}, {"devices", cluster.size()},     {"layout", m.layout},       {"median", m.median},
-          {"min", m.min},         {"max", m.max},                  {"spread", m.spread()},
-          {"makespans", m.makespans}, {"ops", ops},                {"transfers", transfers}};
 }
 
 Result<Measurement> run_on(const std::string& backend, const Graph& graph, const Placement& placement,
@@ -216,7 +219,7 @@ int main(int argc, char** argv) {
             << " devices, " << args.warmup << " warm-up and " << args.repeats << " timed runs\n";
   auto measured = run_on(args.backend, graph.value(), placement.value().placement, cluster, options);
   if (!measured) fail(measured.error().message);
-  nlohmann::json report = measurement_json(graph.value(), cluster, measured.value());
+  nlohmann::json report = nlohmann::json::parse(measurement_to_json(graph.value(), cluster.size(), measured.value()));
   bool match = true;
   if (args.check)
     report["check"] = check_outputs(args, graph.value(), cluster, measured.value(), &match);

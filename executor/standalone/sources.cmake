@@ -7,5 +7,5 @@ set(GANTRY_EXEC_SOURCES
   core/stg_reader.cpp core/json_util.cpp core/placement.cpp core/cluster.cpp core/fingerprint.cpp
   core/op_signature.cpp core/profile_table.cpp
   executor/named_tensor.cpp executor/aten_kernels.cpp executor/program.cpp executor/placed_run.cpp
-  executor/run_statistics.cpp executor/profile_samples.cpp executor/co_run.cpp executor/cpu/cpu_executor.cpp executor/cpu/device_arena.cpp executor/cuda/cuda_executor.cpp executor/cuda/green_partitions.cpp
+  executor/run_statistics.cpp executor/measurement_json.cpp executor/profile_samples.cpp executor/co_run.cpp executor/cpu/cpu_executor.cpp executor/cpu/device_arena.cpp executor/cuda/cuda_executor.cpp executor/cuda/green_partitions.cpp
   executor/standalone/gantry_exec.cpp)

@@ -4,6 +4,8 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -15,8 +17,13 @@
 #include "actors/rollout_pool.hpp"
 #include "actors/problem_spec.hpp"
 #include "actors/worker_actor.hpp"
+#include "core/graph_io.hpp"
+#include "core/profile_table.hpp"
 #include "tests/actors/tune_fixture.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/release_on_exit.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "workloads/workload.hpp"
 
 using namespace gantry;
 using namespace std::chrono_literals;
@@ -342,4 +349,49 @@ TEST_CASE("a worker asks for a problem once and builds it once while the build r
   const wire::Done done = next_done(uplink);
   CHECK(done.lease == 7);
   CHECK(done.result.error.empty());
+}
+
+TEST_CASE("a worker's slot measures through its gantry-exec program when its devices name one", "[actors]") {
+  // The program is a script that notes each call and runs gantry-exec: the note shows the
+  // measurement went through it, the answer that gantry-exec's run came back.
+  const testing::TempDir dir;
+  const std::string script = dir.sub("measure.sh"), calls = dir.sub("calls");
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho \"$@\" >> " << calls << "\nexec " << GANTRY_EXEC_BINARY << " \"$@\"\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  ProblemCache cache;
+  caf::actor_system_config cfg;
+  caf::actor_system system{cfg};
+  const Graph graph = make_workload("ffnn:layers=1,blocks=2,batch=64,hidden=64").value();
+  const Cluster cluster = Cluster::load("cpu-2").value();
+  auto built = cache.build(make_problem_spec(graph, cluster, SimOptions{}, "ffnn", graph_to_json(graph, -1)));
+  REQUIRE(built.ok());
+  WorkerOptions options;
+  options.devices = ExecutorDevices{"cpu", 2, script};
+  caf::actor slot = spawn_rollout(system, options, 0);
+  MeasureRequest request;
+  for (OpId op = 0; op < graph.size(); ++op) request.placement.device.push_back(op % 2);
+  request.repeats = 2;
+  request.warmup = 0;
+  request.pin_threads = false;
+  const RolloutTask task{measure_kind("cpu", 2), built.value()->key, encode_body(request), 0, 1, 0};
+  caf::scoped_actor self{system};
+  TaskResult result;
+  self->request(slot, 60s, run_task_atom::value, built.value(), task)
+      .receive([&](const TaskResult& r) { result = r; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  INFO(result.error);
+  REQUIRE(result.error.empty());
+  const MeasureAnswer answer = decode_measure_answer(result.body).value();
+  CHECK(answer.backend == "cpu");
+  CHECK(answer.makespans.size() == 2);
+  // Every op's time came back as a profile sample (the ops of one signature share an entry).
+  auto samples = profiles_from_json(answer.profile_samples, "the answer");
+  REQUIRE(samples.ok());
+  CHECK(samples.value().size() > 0);
+  const std::string called = testing::read_text(calls);
+  CHECK_THAT(called, Catch::Contains("--backend cpu --devices 2 --streams 1,1 --repeats 2 --warmup 0"));
+  CHECK_THAT(called, Catch::Contains("--no-pin"));
+  caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
 }

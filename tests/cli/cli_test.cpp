@@ -131,6 +131,40 @@ TEST_CASE("execute measures a placement for real and sets the simulator's predic
   CHECK(out["error"].get<double>() == Approx(out["simulated"]["makespan"].get<double>() / median - 1));
 }
 
+TEST_CASE("execute --gantry-exec measures through that program; the flag is refused where it cannot serve", "[cli]") {
+  const gantry::testing::TempDir dir;
+  const std::string script = dir.sub("measure.sh"), calls = dir.sub("calls");
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho \"$@\" >> " << calls << "\nexec " << GANTRY_EXEC_BINARY << " \"$@\"\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const std::vector<std::string> problem{"--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64", "--cluster", "cpu-2"};
+  const auto with_problem = [&](std::vector<std::string> args) {
+    args.insert(args.begin() + 1, problem.begin(), problem.end());
+    return args;
+  };
+  auto out = nlohmann::json::parse(run_gantry(with_problem({"execute", "--method", "round-robin", "--repeats", "3",
+                                                            "--no-pin", "--no-record", "--gantry-exec", script, "-f", "json"})));
+  CHECK(out["measured"]["makespans"].size() == 3);
+  CHECK(out["measured"]["transfers"].get<int>() == out["simulated"]["transfers"].get<int>());
+  std::ifstream called(calls);
+  std::string line;
+  REQUIRE(std::getline(called, line));
+  CHECK_THAT(line, Catch::Contains("--backend cpu --devices 2"));
+
+  CHECK_THROWS_WITH(run_gantry(with_problem({"execute", "--method", "single", "--gantry-exec", script, "--coordinator",
+                                             "tcp://127.0.0.1:1"})),
+                    Catch::Contains("--gantry-exec is for a run on this machine"));
+  CHECK_THROWS_WITH(run_gantry({"worker", "--gantry-exec", script}), Catch::Contains("needs --devices"));
+  CHECK_THROWS_WITH(run_gantry({"worker", "--devices", "cuda:1", "--gantry-exec", dir.sub("none")}),
+                    Catch::Contains("cannot start " + dir.sub("none")));
+  CHECK_THROWS_WITH(run_gantry(with_problem({"tune", "--method", "search", "--gantry-exec", script})),
+                    Catch::Contains("--gantry-exec " + script + " needs --devices"));
+  CHECK_THROWS_WITH(run_gantry(with_problem({"train", "--stage", "sim", "--gantry-exec", script})),
+                    Catch::Contains("measures stage III's episodes"));
+}
+
 TEST_CASE("tune --method doppler with executor devices follows stages I and II with stage III; without, it does not", "[cli]") {
   const gantry::testing::TempDir dir;
   const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";

@@ -1,0 +1,27 @@
+#pragma once
+// Measuring through another process: a gantry-exec program (executor/standalone/) runs the
+// placement and this process reads its measurement back (docs/formats.md, "Measurements"). For
+// GPUs where this gantry's LibTorch has no CUDA (Debian's is CPU-only): a gantry-exec built against
+// a CUDA LibTorch (a PyTorch wheel's) measures for it. The run is gantry-exec's: the same
+// executors, the same work-conserving rule and timing as in this process, on a cluster of the
+// given devices' stream counts. What gantry-exec does not offer is refused, naming the option:
+// fixed orders, throttled links, the outputs' values, and devices whose copy engine is not the
+// backend's (CPU cores copy for themselves, GPUs have copy engines).
+#include <string>
+
+#include "core/cluster.hpp"
+#include "core/placement.hpp"
+#include "core/result.hpp"
+#include "executor/measurement.hpp"
+
+namespace gantry {
+
+// As execute_on_cpu / execute_on_cuda, on `backend` ("cpu" or "cuda"), run by `program` (a path,
+// or a name on PATH). The error names the program and what it said when it fails.
+Result<Measurement> execute_through(const std::string& program, const std::string& backend, const Graph& graph,
+                                    const Placement& placement, const Cluster& cluster, const ExecOptions& options);
+
+// The CUDA devices `program` sees (gantry-exec --devices-visible): 0 for a build without CUDA.
+Result<int> cuda_devices_seen_by(const std::string& program);
+
+}  // namespace gantry

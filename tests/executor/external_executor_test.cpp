@@ -1,0 +1,153 @@
+// Measuring through a gantry-exec process (executor/external_executor.hpp): the run is
+// gantry-exec's, read back in this process; what it cannot run and what goes wrong are named.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "core/cluster.hpp"
+#include "executor/cpu/cpu_executor.hpp"
+#include "executor/cuda/cuda_executor.hpp"
+#include "executor/external_executor.hpp"
+#include "executor/measurement_json.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gantry;
+
+namespace {
+
+Graph small_ffnn() {
+  auto g = make_workload("ffnn:layers=3,blocks=3,batch=64,hidden=48");
+  REQUIRE(g.ok());
+  return std::move(g).value();
+}
+
+Placement alternating(const Graph& g, int devices) {
+  Placement p;
+  for (OpId op = 0; op < g.size(); ++op) p.device.push_back(op % devices);
+  return p;
+}
+
+Cluster cpu_cluster(int devices) {
+  auto c = Cluster::load("cpu-" + std::to_string(devices));
+  REQUIRE(c.ok());
+  return std::move(c).value();
+}
+
+ExecOptions quick() {
+  ExecOptions o;
+  o.repeats = 3;
+  o.warmup = 0;
+  o.pin_threads = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("a measurement through gantry-exec runs every op on its device after its inputs arrived", "[executor]") {
+  const Graph g = small_ffnn();
+  const Placement p = alternating(g, 2);
+  auto measured = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), quick());
+  REQUIRE(measured.ok());
+  const Measurement& m = measured.value();
+  CHECK(m.backend == "cpu");
+  REQUIRE(m.makespans.size() == 3);
+  CHECK(m.min <= m.median);
+  CHECK(m.median <= m.max);
+  REQUIRE(m.median_run.ops.size() == static_cast<std::size_t>(g.size()));
+  std::map<std::pair<OpId, int>, TransferRecord> arrival;  // (producer, destination) -> its copy
+  for (const TransferRecord& t : m.median_run.transfers) arrival[{t.op, t.to}] = t;
+  for (OpId op = 0; op < g.size(); ++op) {
+    const OpRecord& r = m.median_run.ops[static_cast<std::size_t>(op)];
+    CHECK(r.op == op);
+    CHECK(r.device == p.device[static_cast<std::size_t>(op)]);
+    CHECK(r.end <= m.median_run.makespan);
+  }
+  // The graph's edges, read here: an op starts after each input is on its device.
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const OpRecord& from = m.median_run.ops[static_cast<std::size_t>(g.edge_src(e))];
+    const OpRecord& to = m.median_run.ops[static_cast<std::size_t>(g.edge_dst(e))];
+    if (from.device == to.device) {
+      CHECK(to.start >= from.end);
+      continue;
+    }
+    const auto copy = arrival.find({g.edge_src(e), to.device});
+    REQUIRE(copy != arrival.end());
+    CHECK(copy->second.from == from.device);
+    CHECK(copy->second.start >= from.end);
+    CHECK(to.start >= copy->second.end);
+  }
+}
+
+TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[executor]") {
+  const Graph g = small_ffnn();
+  const Placement p = alternating(g, 2);
+  ExecOptions throttled = quick();
+  throttled.throttle_links = true;
+  auto refused = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), throttled);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("throttle"));
+
+  auto gpus = Cluster::load("4xP100-pcie");
+  REQUIRE(gpus.ok());
+  auto not_cores = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, gpus.value(), quick());
+  REQUIRE_FALSE(not_cores.ok());
+  CHECK_THAT(not_cores.error().message, Catch::Contains("is not a CPU core"));
+
+  auto missing = execute_through("/nonexistent/gantry-exec", "cpu", g, p, cpu_cluster(2), quick());
+  REQUIRE_FALSE(missing.ok());
+  CHECK_THAT(missing.error().message, Catch::Contains("/nonexistent/gantry-exec"));
+
+  auto failing = execute_through("false", "cpu", g, p, cpu_cluster(2), quick());
+  REQUIRE_FALSE(failing.ok());
+  CHECK_THAT(failing.error().message, Catch::Contains("false exited with status 1"));
+
+  // gantry-exec's own refusal reaches the caller: a CPU run asked for SM partitions.
+  ExecOptions partitioned = quick();
+  partitioned.sm_partitions = true;
+  auto said = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), partitioned);
+  REQUIRE_FALSE(said.ok());
+  CHECK_THAT(said.error().message, Catch::Contains("--partition sms needs --backend cuda"));
+}
+
+TEST_CASE("gantry-exec's device count is read from it", "[executor]") {
+  auto seen = cuda_devices_seen_by(GANTRY_EXEC_BINARY);
+  REQUIRE(seen.ok());
+  CHECK(seen.value() == cuda_device_count());  // the same LibTorch as this process
+  auto not_exec = cuda_devices_seen_by("echo");
+  REQUIRE_FALSE(not_exec.ok());
+  CHECK_THAT(not_exec.error().message, Catch::Contains("did not print a device count"));
+}
+
+TEST_CASE("a measurement's JSON reads back for its graph and refuses what does not fit it", "[executor]") {
+  const Graph g = small_ffnn();
+  auto measured = execute_on_cpu(g, alternating(g, 2), cpu_cluster(2), quick());
+  REQUIRE(measured.ok());
+  const Measurement& m = measured.value();
+  const std::string text = measurement_to_json(g, 2, m);
+  auto back = measurement_from_json(text, g, "m.json");
+  REQUIRE(back.ok());
+  CHECK(back.value().makespans == m.makespans);
+  CHECK(back.value().median == m.median);
+  CHECK(back.value().median_run.makespan == m.median_run.makespan);
+  REQUIRE(back.value().median_run.ops.size() == m.median_run.ops.size());
+  for (std::size_t i = 0; i < m.median_run.ops.size(); ++i) {
+    CHECK(back.value().median_run.ops[i].device == m.median_run.ops[i].device);
+    CHECK(back.value().median_run.ops[i].start == m.median_run.ops[i].start);
+    CHECK(back.value().median_run.ops[i].end == m.median_run.ops[i].end);
+  }
+  CHECK(back.value().median_run.transfers.size() == m.median_run.transfers.size());
+
+  auto other = make_workload("ffnn:layers=2,blocks=2,batch=64,hidden=48");
+  REQUIRE(other.ok());
+  auto wrong_graph = measurement_from_json(text, other.value(), "m.json");
+  REQUIRE_FALSE(wrong_graph.ok());
+  CHECK_THAT(wrong_graph.error().message, Catch::Contains("m.json") && Catch::Contains("the graph has"));
+
+  auto one_device = measurement_from_json(measurement_to_json(g, 1, m), g, "m.json");
+  REQUIRE_FALSE(one_device.ok());
+  CHECK_THAT(one_device.error().message, Catch::Contains("\"device\" is not a whole number from 0 to 0"));
+
+  auto not_json = measurement_from_json("{", g, "m.json");
+  REQUIRE_FALSE(not_json.ok());
+  CHECK_THAT(not_json.error().message, Catch::Contains("m.json"));
+}

@@ -1,6 +1,7 @@
 #include "executor/measurement_json.hpp"
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/cluster.hpp"
@@ -31,6 +32,29 @@ int index(const json& object, const char* key, int below, const std::string& whe
   return static_cast<int>(value.get<long long>());
 }
 
+// The op a record names: by "op_id", or in files of gantry-exec before it wrote ids, by its name.
+class OpLookup {
+ public:
+  explicit OpLookup(const Graph& graph) : graph_(graph) {}
+  OpId operator()(const json& record, const std::string& where) {
+    if (record.is_object() && record.contains("op_id")) return index(record, "op_id", graph_.size(), where);
+    const json& name = field(record, "op", where);
+    if (!name.is_string()) throw std::runtime_error(where + ": \"op\" is not a name");
+    if (by_name_.empty())
+      for (OpId op = 0; op < graph_.size(); ++op)
+        if (!by_name_.emplace(graph_.name(op), op).second) by_name_[graph_.name(op)] = -1;  // ambiguous
+    const auto found = by_name_.find(name.get<std::string>());
+    if (found == by_name_.end()) throw std::runtime_error(where + ": the graph has no op " + name.get<std::string>());
+    if (found->second < 0)
+      throw std::runtime_error(where + ": the graph has several ops named " + name.get<std::string>() + " (and no op_id)");
+    return found->second;
+  }
+
+ private:
+  const Graph& graph_;
+  std::map<std::string, OpId> by_name_;
+};
+
 void check_interval(double start, double end, const std::string& where) {
   if (end < start) throw std::runtime_error(where + ": ends before it starts");
 }
@@ -55,7 +79,8 @@ Measurement read(const json& doc, const Graph& graph, const std::string& source)
   m.min = seconds(doc, "min", source);
   m.max = seconds(doc, "max", source);
   if (!(m.min <= m.median && m.median <= m.max)) throw std::runtime_error(source + ": min <= median <= max does not hold");
-  m.median_run.makespan = seconds(doc, "median_run_makespan", source);
+  // Files of gantry-exec before it wrote it: the median (the median run's makespan for an odd count).
+  m.median_run.makespan = doc.contains("median_run_makespan") ? seconds(doc, "median_run_makespan", source) : m.median;
 
   const json& ops = field(doc, "ops", source);
   if (!ops.is_array() || ops.size() != static_cast<std::size_t>(graph.size()))
@@ -63,9 +88,10 @@ Measurement read(const json& doc, const Graph& graph, const std::string& source)
                              " ops; the graph has " + std::to_string(graph.size()));
   m.median_run.ops.assign(static_cast<std::size_t>(graph.size()), OpRecord{});
   std::vector<bool> seen(static_cast<std::size_t>(graph.size()), false);
+  OpLookup op_of(graph);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const std::string where = source + ": ops[" + std::to_string(i) + "]";
-    const OpId op = index(ops[i], "op_id", graph.size(), where);
+    const OpId op = op_of(ops[i], where);
     if (seen[static_cast<std::size_t>(op)]) throw std::runtime_error(where + ": op " + graph.name(op) + " is listed twice");
     seen[static_cast<std::size_t>(op)] = true;
     OpRecord& r = m.median_run.ops[static_cast<std::size_t>(op)];
@@ -80,7 +106,7 @@ Measurement read(const json& doc, const Graph& graph, const std::string& source)
   for (std::size_t i = 0; i < transfers.size(); ++i) {
     const std::string where = source + ": transfers[" + std::to_string(i) + "]";
     TransferRecord t;
-    t.op = index(transfers[i], "op_id", graph.size(), where);
+    t.op = op_of(transfers[i], where);
     t.from = index(transfers[i], "from", devices, where);
     t.to = index(transfers[i], "to", devices, where);
     t.start = seconds(transfers[i], "start", where);

@@ -2,7 +2,9 @@
 // gantry-exec's, read back in this process; what it cannot run and what goes wrong are named.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/cluster.hpp"
 #include "executor/cpu/cpu_executor.hpp"
@@ -136,6 +138,26 @@ TEST_CASE("a measurement's JSON reads back for its graph and refuses what does n
     CHECK(back.value().median_run.ops[i].end == m.median_run.ops[i].end);
   }
   CHECK(back.value().median_run.transfers.size() == m.median_run.transfers.size());
+
+  // A file of gantry-exec before op ids: each op found by its name.
+  auto old_file = nlohmann::json::parse(text);
+  old_file.erase("median_run_makespan");
+  for (auto& r : old_file["ops"]) r.erase("op_id");
+  for (auto& t : old_file["transfers"]) t.erase("op_id");
+  std::reverse(old_file["ops"].begin(), old_file["ops"].end());
+  auto by_name = measurement_from_json(old_file.dump(), g, "old.json");
+  REQUIRE(by_name.ok());
+  for (std::size_t i = 0; i < m.median_run.ops.size(); ++i) {
+    CHECK(by_name.value().median_run.ops[i].op == static_cast<OpId>(i));
+    CHECK(by_name.value().median_run.ops[i].start == m.median_run.ops[i].start);
+  }
+  for (std::size_t i = 0; i < m.median_run.transfers.size(); ++i)
+    CHECK(by_name.value().median_run.transfers[i].op == m.median_run.transfers[i].op);
+  CHECK(by_name.value().median_run.makespan == m.median);
+  old_file["ops"][0]["op"] = "no-such-op";
+  auto unknown = measurement_from_json(old_file.dump(), g, "old.json");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(unknown.error().message, Catch::Contains("old.json: ops[0]: the graph has no op no-such-op"));
 
   auto other = make_workload("ffnn:layers=2,blocks=2,batch=64,hidden=48");
   REQUIRE(other.ok());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "bench/error_summary.hpp"
 #include "bench/median.hpp"
 #include "core/cost_model.hpp"
 #include "executor/cpu/cpu_executor.hpp"
@@ -60,18 +61,6 @@ double half_against_half(const std::vector<double>& rounds) {
   return median(odd) / median(even) - 1;
 }
 
-std::pair<double, double> mean_and_p90(std::vector<double> errors) {
-  if (errors.empty()) return {0, 0};
-  double mean = 0;
-  for (double& e : errors) {
-    e = std::abs(e);
-    mean += e / static_cast<double>(errors.size());
-  }
-  std::sort(errors.begin(), errors.end());
-  // The smallest error that at least 90% of the placements stay within.
-  const auto at = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(errors.size()))) - 1;
-  return {mean, errors[std::min(at, errors.size() - 1)]};
-}
 
 }  // namespace
 

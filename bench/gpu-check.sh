@@ -14,6 +14,8 @@
 # SETS="check sms time" (the default) or any of them: e.g. SETS=sms for the partitions alone.
 # The one-device timing runs also write profile samples (kind $DEVICE_KIND, default GPU) into the
 # tarball, for `gantry profile --import` where the store is. To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
+# Back here, `gantry bench partitions --cases DIR/cases --runs EXTRACTED/out` says how well the
+# simulator predicts the partitioned timings (the co-run slowdown fitted in and out of sample).
 set -euo pipefail
 mode=${1:?usage: gpu-check.sh prepare|run DIR}
 dir=${2:?usage: gpu-check.sh prepare|run DIR}

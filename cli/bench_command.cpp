@@ -19,6 +19,7 @@
 #include "cli/duration.hpp"
 #include "bench/executor_bench.hpp"
 #include "bench/fidelity_bench.hpp"
+#include "bench/partition_bench.hpp"
 #include "cli/text_table.hpp"
 
 namespace gantry::cli {
@@ -429,8 +430,60 @@ void add_bench_fidelity(CLI::App& bench) {
   });
 }
 
+void print_partition_report(const PartitionReport& r) {
+  TextTable table({"graph", "devices", "placement", "mode", "measured", "no slowdown", "in sample", "out of sample", "factor out"});
+  const auto error = [](double predicted, double measured) { return format_fixed(100 * (predicted / measured - 1), 1) + "%"; };
+  for (const auto& row : r.rows)
+    table.add({std::filesystem::path(row.graph).filename().string(), std::to_string(row.devices), row.placement, row.mode,
+               format_time(row.measured, "s"), error(row.no_slowdown, row.measured), error(row.in_sample, row.measured),
+               error(row.out_of_sample, row.measured), format_fixed(row.out_of_sample_factor, 3)});
+  table.print(std::cout);
+  std::cout << "\npredicted / measured - 1: mean |error| and 90th percentile\n";
+  for (const auto& m : r.modes)
+    std::cout << "  " << m.mode << " (" << m.runs << " runs, factor " << format_fixed(m.factor, 3)
+              << "): no slowdown " << format_fixed(100 * m.no_slowdown_mean, 1) << "% / " << format_fixed(100 * m.no_slowdown_p90, 1)
+              << "%; in sample " << format_fixed(100 * m.in_sample_mean, 1) << "% / " << format_fixed(100 * m.in_sample_p90, 1)
+              << "%; out of sample " << format_fixed(100 * m.out_of_sample_mean, 1) << "% / "
+              << format_fixed(100 * m.out_of_sample_p90, 1) << "%\n";
+}
+
+void add_bench_partitions(CLI::App& bench) {
+  auto options = std::make_shared<PartitionOptions>();
+  auto out = std::make_shared<OutputArgs>();
+  CLI::App* cmd = bench.add_subcommand(
+      "partitions",
+      "how well the simulator predicts D devices run as D partitions of one GPU, from bench/gpu-check.sh's runs: solo "
+      "op times from each graph's one-device run, the co-run slowdown fitted from the partitioned runs, each "
+      "partitioned run predicted without it, with it fitted on every graph (in sample) and on the other graphs only "
+      "(out of sample); streams and SM partitions apart");
+  cmd->add_option("--cases", options->cases, "the prepared cases (gpu-check.sh prepare DIR: DIR/cases)")->required();
+  cmd->add_option("--runs", options->runs, "gantry-exec's measurements brought back (the out/ of gpu-check-out.tar.gz)")->required();
+  cmd->add_option("--set", options->set, "which set of cases (check, sms or time)")->capture_default_str();
+  out->add_to(*cmd, false);
+  cmd->callback([options, out] {
+    PartitionReport r;
+    try {
+      r = run_partition_bench(*options);
+    } catch (const std::exception& e) {
+      throw CliError(e.what());
+    }
+    if (!out->json()) return print_partition_report(r);
+    nlohmann::json rows = nlohmann::json::array(), modes = nlohmann::json::array();
+    for (const auto& row : r.rows)
+      rows.push_back({{"graph", row.graph}, {"devices", row.devices}, {"placement", row.placement}, {"mode", row.mode},
+                      {"measured", row.measured}, {"no_slowdown", row.no_slowdown}, {"in_sample", row.in_sample},
+                      {"out_of_sample", row.out_of_sample}, {"out_of_sample_factor", row.out_of_sample_factor}});
+    for (const auto& m : r.modes)
+      modes.push_back({{"mode", m.mode}, {"runs", m.runs}, {"factor", m.factor},
+                       {"no_slowdown_mean_error", m.no_slowdown_mean}, {"no_slowdown_p90_error", m.no_slowdown_p90},
+                       {"in_sample_mean_error", m.in_sample_mean}, {"in_sample_p90_error", m.in_sample_p90},
+                       {"out_of_sample_mean_error", m.out_of_sample_mean}, {"out_of_sample_p90_error", m.out_of_sample_p90}});
+    std::cout << nlohmann::json{{"rows", rows}, {"modes", modes}}.dump(2) << "\n";
+  });
+}
+
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline, learner (DOPPLER policies)");
+  CLI::App* bench = app.add_subcommand("bench", "benchmarks: sim (simulator speed), stg (placement quality vs optima), tune (rollout scaling), cluster (coordinator and workers), store (RocksDB), pipeline, learner (DOPPLER policies), executor, fidelity, partitions (GPU partitions predicted)");
   bench->require_subcommand(1);
   add_bench_sim(*bench);
   add_bench_stg(*bench);
@@ -441,6 +494,7 @@ void add_bench_command(CLI::App& app) {
   add_bench_learner(*bench);
   add_bench_executor(*bench);
   add_bench_fidelity(*bench);
+  add_bench_partitions(*bench);
 }
 
 }  // namespace gantry::cli

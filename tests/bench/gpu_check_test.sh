@@ -25,4 +25,20 @@ OUT=$work/out SMALL=1 BACKEND=cpu EXEC=$exec_binary bash "$root/bench/gpu-check.
 tar -tzf "$work/out/gpu-check-out.tar.gz" > "$work/files" || fail "no tarball of the measurements"
 grep -q 'out/time-g1-d1-single.profiles.json' "$work/files" || fail "no profile samples in the tarball"
 [ "$(grep -c '\.json$' "$work/files")" -ge 27 ] || fail "measurements missing from the tarball"
-echo "gpu-check.sh dry run: 20 checks, 6 timings, profiles: ok"
+# What `gantry bench partitions` makes of them: the four partitioned timings (2 and 4 devices, two
+# placements) predicted, all on streams (the SM partitions are a GPU's).
+mkdir -p "$work/back"
+tar -xzf "$work/out/gpu-check-out.tar.gz" -C "$work/back"
+"$gantry" bench partitions --cases "$work/dir/cases" --runs "$work/back/out" -f json > "$work/partitions.json" ||
+  fail "bench partitions failed"
+python3 - "$work/partitions.json" <<'PY' || fail "bench partitions: not the four streams runs"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["rows"]) == 4, r["rows"]
+assert sorted((row["devices"], row["placement"]) for row in r["rows"]) == [(2, "heft"), (2, "round-robin"), (4, "heft"), (4, "round-robin")]
+assert [m["mode"] for m in r["modes"]] == ["streams"] and r["modes"][0]["runs"] == 4
+assert all(row["measured"] > 0 and row["in_sample"] > 0 for row in r["rows"])
+PY
+! "$gantry" bench partitions --cases "$work/nowhere" --runs "$work/back/out" 2> "$work/err" || fail "no cases, yet it ran"
+grep -q "no graphs in $work/nowhere/time" "$work/err" || fail "bench partitions did not name the missing cases"
+echo "gpu-check.sh dry run: 20 checks, 6 timings, profiles, partitions: ok"

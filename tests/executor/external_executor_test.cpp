@@ -11,23 +11,15 @@
 #include "executor/cuda/cuda_executor.hpp"
 #include "executor/external_executor.hpp"
 #include "executor/measurement_json.hpp"
+#include "tests/support/executor_cases.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gantry;
 
 namespace {
 
-Graph small_ffnn() {
-  auto g = make_workload("ffnn:layers=3,blocks=3,batch=64,hidden=48");
-  REQUIRE(g.ok());
-  return std::move(g).value();
-}
-
-Placement alternating(const Graph& g, int devices) {
-  Placement p;
-  for (OpId op = 0; op < g.size(); ++op) p.device.push_back(op % devices);
-  return p;
-}
+using testing::small_ffnn;
+using testing::spread;
 
 Cluster cpu_cluster(int devices) {
   auto c = Cluster::load("cpu-" + std::to_string(devices));
@@ -47,7 +39,7 @@ ExecOptions quick() {
 
 TEST_CASE("a measurement through gantry-exec runs every op on its device after its inputs arrived", "[executor]") {
   const Graph g = small_ffnn();
-  const Placement p = alternating(g, 2);
+  const Placement p = spread(g, 2);
   auto measured = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), quick());
   REQUIRE(measured.ok());
   const Measurement& m = measured.value();
@@ -82,7 +74,7 @@ TEST_CASE("a measurement through gantry-exec runs every op on its device after i
 
 TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[executor]") {
   const Graph g = small_ffnn();
-  const Placement p = alternating(g, 2);
+  const Placement p = spread(g, 2);
   ExecOptions throttled = quick();
   throttled.throttle_links = true;
   auto refused = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), throttled);
@@ -122,7 +114,7 @@ TEST_CASE("gantry-exec's device count is read from it", "[executor]") {
 
 TEST_CASE("a measurement's JSON reads back for its graph and refuses what does not fit it", "[executor]") {
   const Graph g = small_ffnn();
-  auto measured = execute_on_cpu(g, alternating(g, 2), cpu_cluster(2), quick());
+  auto measured = execute_on_cpu(g, spread(g, 2), cpu_cluster(2), quick());
   REQUIRE(measured.ok());
   const Measurement& m = measured.value();
   const std::string text = measurement_to_json(g, 2, m);

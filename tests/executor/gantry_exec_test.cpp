@@ -13,6 +13,7 @@
 #include "core/placement.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "tests/support/executor_cases.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
@@ -20,18 +21,8 @@ using namespace gantry;
 
 namespace {
 
-Graph ffnn() {
-  auto g = make_workload("ffnn:layers=3,blocks=3,batch=64,hidden=48");
-  REQUIRE(g.ok());
-  return std::move(g).value();
-}
-
-// Op i on device i mod 3: every edge between blocks of different devices is a transfer.
-Placement spread(const Graph& g, int devices) {
-  Placement p;
-  for (OpId op = 0; op < g.size(); ++op) p.device.push_back(op % devices);
-  return p;
-}
+using testing::small_ffnn;
+using testing::spread;
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -39,7 +30,7 @@ void write(const std::string& path, const std::string& text) { std::ofstream(pat
 
 TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement", "[executor]") {
   const testing::TempDir dir;
-  const Graph g = ffnn();
+  const Graph g = small_ffnn();
   const Placement p = spread(g, 3);
   write(dir.sub("g.json"), graph_to_json(g));
   write(dir.sub("p.json"), placement_to_json(p, "", "cpu-3"));
@@ -96,7 +87,7 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
 
 TEST_CASE("gantry-exec writes its one-device run's op times as profile samples of the kind it is told", "[executor]") {
   const testing::TempDir dir;
-  const Graph g = ffnn();
+  const Graph g = small_ffnn();
   write(dir.sub("g.json"), graph_to_json(g));
   write(dir.sub("one.json"), placement_to_json(spread(g, 1), "", "cpu-1"));
   write(dir.sub("three.json"), placement_to_json(spread(g, 3), "", "cpu-3"));
@@ -130,7 +121,7 @@ TEST_CASE("gantry-exec writes its one-device run's op times as profile samples o
 }
 
 TEST_CASE("the CUDA backend computes what the CPU backend computes, on D devices sharing the GPUs", "[executor][gpu]") {
-  const Graph g = ffnn();
+  const Graph g = small_ffnn();
   auto cluster = Cluster::identical(3);
   REQUIRE(cluster.ok());
   ExecOptions options;

@@ -141,7 +141,8 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   exec.throttle_links = r.throttle_links;
   exec.pin_threads = r.pin_threads;
   auto measured = !executor.program.empty()
-                      ? execute_through(executor.program, backend, problem->graph, r.placement, problem->cluster, exec)
+                      ? execute_through(executor.program, backend, problem->graph, r.placement, problem->cluster, exec,
+                                        task.seconds)
                   : backend == "cuda" ? execute_on_cuda(problem->graph, r.placement, problem->cluster, exec)
                                       : execute_on_cpu(problem->graph, r.placement, problem->cluster, exec);
   if (!measured) return measured.error();
@@ -149,7 +150,9 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   ProfileTable samples;
   std::vector<double> slowdowns;  // solo times, by the co-run slowdown of the profiles the problem is costed with
   for (int d = 0; d < problem->cluster.size(); ++d) slowdowns.push_back(problem->costs->co_run_slowdown(d));
-  add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples, slowdowns);
+  const int gpus = executor.program.empty() ? cuda_device_count() : executor.program_gpus;
+  if (backend != "cuda" || gpus >= problem->cluster.size())
+    add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples, slowdowns);
   MeasureAnswer answer{m.backend, m.makespans, m.median, m.min, m.max, profiles_to_json(samples)};
   return encode_body(answer);
 }

@@ -39,6 +39,9 @@ struct ExecutorDevices {
   // Empty: this process's executors measure. Else a gantry-exec program that measures for it
   // (executor/external_executor.hpp): how a gantry whose LibTorch has no CUDA measures on GPUs.
   std::string program;
+  // With a program: the GPUs it sees (cuda). Fewer than a cluster's devices, and the devices are
+  // partitions of GPUs: their op times are not the cluster's kind's, and go to no profile.
+  int program_gpus = 0;
 };
 
 // "cpu" for a cluster whose devices are all of kind CPU, else "cuda".
@@ -77,7 +80,9 @@ Result<MeasureRequest> decode_measure_request(std::string_view body);
 Result<MeasureAnswer> decode_measure_answer(std::string_view body);
 
 // Runs the request's placement of the task's problem on the kind's executor (executor/cpu/,
-// executor/cuda/), or through the devices' gantry-exec program when they name one.
+// executor/cuda/), or through the devices' gantry-exec program when they name one (stopped past
+// the task's time limit). On GPUs fewer than the cluster's devices the answer has no profile
+// samples: partitions of a GPU time the ops slower than the cluster's device would run them.
 Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,
                                      const ExecutorDevices& devices);
 

@@ -245,7 +245,10 @@ ExecutorDevices parse_executor_devices(const std::string& devices, const std::st
     throw CliError("--devices " + devices + ": expected cpu:N, cpu:all, cuda:N or cuda:all");
   const bool cpu = out.backend == "cpu";
   out.program = program;
-  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : visible_gpus(program);
+  // The program runs once now, on either backend: one that cannot start fails here, not at every measurement.
+  if (!program.empty()) out.program_gpus = visible_gpus(program);
+  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                          : program.empty() ? cuda_device_count() : out.program_gpus;
   if (!cpu && present == 0)
     throw CliError("--devices " + devices + ": no CUDA device is visible" +
                    (program.empty() ? std::string(" (or this build's LibTorch has no CUDA: a gantry-exec built against one "

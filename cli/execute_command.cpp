@@ -168,6 +168,18 @@ void run_execute(const ExecuteArgs& args) {
   if (Status cpu = check_cpu_cluster(problem.cluster); !cpu && backend == "cpu")
     throw CliError(cpu.error().message + " (this process measures on CPU cores; --gantry-exec PATH measures on GPUs "
                    "through a gantry-exec built with CUDA)");
+  ExecOptions exec;
+  exec.repeats = args.repeats;
+  exec.warmup = args.warmup;
+  exec.throttle_links = args.throttle;
+  exec.pin_threads = !args.no_pin;
+  // Before a placement is chosen or the store opened: what the program cannot run, and whether it starts.
+  int program_gpus = 0;
+  if (!args.gantry_exec.empty()) {
+    if (Status can = can_execute_through(backend, problem.cluster, exec); !can)
+      throw CliError("--gantry-exec " + args.gantry_exec + ": " + can.error().message);
+    program_gpus = visible_gpus(args.gantry_exec);
+  }
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
   if (args.profiled) use_profiles(problem, require_profiles(*store));
@@ -175,11 +187,6 @@ void run_execute(const ExecuteArgs& args) {
   if (auto valid = chosen.placement.check(problem.graph, problem.cluster, chosen.source); !valid)
     throw CliError(valid.error().message);
 
-  ExecOptions exec;
-  exec.repeats = args.repeats;
-  exec.warmup = args.warmup;
-  exec.throttle_links = args.throttle;
-  exec.pin_threads = !args.no_pin;
   if (!args.out.json())
     std::fprintf(stderr, "executing %d ops on %d %s devices%s: %d warm-up and %d timed runs...\n", problem.graph.size(),
                  problem.cluster.size(), backend == "cpu" ? "CPU" : "GPU",
@@ -199,7 +206,12 @@ void run_execute(const ExecuteArgs& args) {
     else if (!recorded.value())
       std::fprintf(stderr, "gantry: the stored best changed while this ran; the measurement was not recorded with it\n");
   }
-  if (store && !args.no_record) {  // every run teaches the profiles
+  // D devices on fewer GPUs are partitions of them: slower than the cluster's devices, not their profile.
+  const bool shared_gpus = backend == "cuda" && program_gpus < problem.cluster.size();
+  if (shared_gpus && !args.no_record)
+    std::fprintf(stderr, "gantry: %d devices ran on %d GPU(s), as partitions; their times were not added to the profiles\n",
+                 problem.cluster.size(), program_gpus);
+  if (store && !args.no_record && !shared_gpus) {  // every run teaches the profiles
     ProfileTable samples;  // solo times, by the co-run slowdown the store's profiles know
     auto stored = store->profiles();
     if (!stored) {

@@ -229,8 +229,12 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
   const bool stage_three = args.stage == "real" || args.stage == "il+sim+real";
   if (args.devices.count > 0) options.devices = args.devices;
   else if (stage_three) options.devices = embedded_devices(spec);
-  if (!args.gantry_exec.empty()) options.devices.program = args.gantry_exec;
-  if (stage_three && options.devices.backend == "cuda" && visible_gpus(options.devices.program) == 0)
+  if (!args.gantry_exec.empty()) {
+    options.devices.program = args.gantry_exec;
+    options.devices.program_gpus = visible_gpus(args.gantry_exec);
+  }
+  const bool through = !options.devices.program.empty();
+  if (stage_three && options.devices.backend == "cuda" && (through ? options.devices.program_gpus : cuda_device_count()) == 0)
     throw CliError("stage III on " + clusters + " measures on GPUs (the clusters' devices are not of kind CPU), and " +
                    (options.devices.program.empty()
                         ? std::string("this process sees none (or its LibTorch has no CUDA: --gantry-exec PATH measures "

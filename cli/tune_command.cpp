@@ -73,6 +73,9 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {
   if (!args.devices.empty() && args.method != "doppler")
     throw CliError("--devices " + args.devices + ": executors serve only --method doppler's stage III");
+  if (!args.gantry_exec.empty() && !remote.endpoint.empty())
+    throw CliError("--gantry-exec is for a run in this process; a coordinator's workers measure with their own "
+                   "(gantry worker --gantry-exec)");
   if (!args.gantry_exec.empty() && args.devices.empty())
     throw CliError("--gantry-exec " + args.gantry_exec + " needs --devices (the devices it measures on, for --method doppler)");
   if (args.method == "doppler") return run_doppler_tune(args, remote);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -18,27 +19,45 @@
 
 namespace gantry {
 
-ChildProcess::ChildProcess(const std::vector<std::string>& args, std::string log) : log_(std::move(log)) {
+ChildProcess::ChildProcess(const std::vector<std::string>& args, std::string log, bool own_process_group)
+    : log_(std::move(log)) {
   if (args.empty()) throw std::runtime_error("no program to start");
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t files;
   posix_spawn_file_actions_init(&files);
+  posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&files, 1, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&files, 1, 2);
-  const int rc = posix_spawnp(&pid_, argv[0], &files, nullptr, argv.data(), environ);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_process_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
+  posix_spawnattr_setflags(&attributes, flags);
+  const int rc = posix_spawnp(&pid_, argv[0], &files, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&files);
   if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
 }
 
-ChildProcess::~ChildProcess() {
-  if (exited_) return;
+ChildProcess::~ChildProcess() { stop(); }
+
+int ChildProcess::stop(double grace) {
+  if (exited_) return status_;
   kill(pid_, SIGTERM);
-  if (wait(5) < 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  if (wait(grace) >= 0) return status_;
+  kill(pid_, SIGKILL);
+  return wait(1e9);
 }
 
 std::string ChildProcess::log() const {
@@ -53,9 +72,15 @@ int ChildProcess::wait(double seconds) {
   for (;;) {
     if (exited_) return status_;
     int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    const pid_t waited = waitpid(pid_, &status, WNOHANG);
+    if (waited == pid_) {
       exited_ = true;
       status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return status_;
+    }
+    if (waited < 0 && errno != EINTR) {  // not ours to wait for any more: never signal its pid again
+      exited_ = true;
+      status_ = 255;
       return status_;
     }
     if (std::chrono::steady_clock::now() >= end) return -1;

@@ -1,6 +1,7 @@
 #include "executor/external_executor.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -48,59 +49,96 @@ std::string tail(const std::string& text, std::size_t limit = 2000) {
   return t.size() <= limit ? t : "..." + t.substr(t.size() - limit);
 }
 
-// The program's exit status once it ends (it is waited for however long it runs: a measurement
-// cannot be interrupted, and its caller bounds it as it bounds an in-process run).
-int run_to_end(ChildProcess& child) {
-  for (;;)
-    if (const int status = child.wait(3600); status >= 0) return status;
+// A value per device as gantry-exec takes it: one for all when they agree (as older gantry-exec
+// builds, which know no lists, take it), else the list.
+template <typename ValueOf>
+std::string per_device(const Cluster& cluster, ValueOf value_of) {
+  std::string list;
+  bool same = true;
+  for (int d = 0; d < cluster.size(); ++d) {
+    list += (d ? "," : "") + std::to_string(value_of(d));
+    same = same && value_of(d) == value_of(0);
+  }
+  return same ? std::to_string(value_of(0)) : list;
 }
 
-Status supported(const std::string& backend, const Cluster& cluster, const ExecOptions& options) {
+// What a program said when it failed, with a hint when it is older than this gantry.
+std::string failure(const std::string& program, int status, const std::string& log) {
+  std::string text = program + " exited with status " + std::to_string(status) + ": " + tail(log);
+  if (log.find("unknown flag") != std::string::npos)
+    text += " (is " + program + " older than this gantry? rebuild it from this source tree)";
+  return text;
+}
+
+// The measurement is the one asked for: a bad file must not reach code that indexes by device.
+Status check_against_request(const Measurement& m, const std::string& backend, const Placement& placement,
+                             const Cluster& cluster, const ExecOptions& options, const std::string& program) {
+  const std::string what = program + "'s measurement: ";
+  if (m.backend != backend) return make_error(what + "backend " + m.backend + ", not " + backend);
+  if (static_cast<int>(m.makespans.size()) != options.repeats)
+    return make_error(what + std::to_string(m.makespans.size()) + " timed runs, not " + std::to_string(options.repeats));
+  for (const OpRecord& r : m.median_run.ops)
+    if (r.device != placement.device[static_cast<std::size_t>(r.op)])
+      return make_error(what + "op " + std::to_string(r.op) + " ran on device " + std::to_string(r.device) +
+                        ", placed on " + std::to_string(placement.device[static_cast<std::size_t>(r.op)]));
+  for (const TransferRecord& t : m.median_run.transfers)
+    if (t.from >= cluster.size() || t.to >= cluster.size() || t.from == t.to)
+      return make_error(what + "a copy from device " + std::to_string(t.from) + " to " + std::to_string(t.to) + " of " +
+                        std::to_string(cluster.size()));
+  return Ok{};
+}
+
+}  // namespace
+
+Status can_execute_through(const std::string& backend, const Cluster& cluster, const ExecOptions& options) {
   if (backend != "cpu" && backend != "cuda") return make_error("backend " + backend + ": expected cpu or cuda");
   if (options.fixed_order) return make_error("gantry-exec runs work-conserving placements, not fixed orders");
   if (options.throttle_links) return make_error("gantry-exec does not throttle links (its copies are the hardware's)");
   if (options.keep_outputs) return make_error("gantry-exec does not return the outputs' values");
   if (backend == "cpu")
     if (Status cpu = check_cpu_cluster(cluster); !cpu) return cpu;
-  for (int d = 0; d < cluster.size(); ++d)
-    if (cluster.device(d).copy_engine != (backend == "cuda"))
-      return make_error("device " + std::to_string(d) + " (" + cluster.device(d).name + ") of cluster " + cluster.name() +
-                        (cluster.device(d).copy_engine ? " has" : " has no") + " copy engine; gantry-exec's " + backend +
-                        " devices " + (backend == "cuda" ? "have one" : "copy for themselves"));
   return Ok{};
 }
 
-std::string stream_counts(const Cluster& cluster) {
-  std::string list;
-  for (int d = 0; d < cluster.size(); ++d) list += (d ? "," : "") + std::to_string(std::max(1, cluster.device(d).streams));
-  return list;
-}
-
-}  // namespace
-
 Result<Measurement> execute_through(const std::string& program, const std::string& backend, const Graph& graph,
-                                    const Placement& placement, const Cluster& cluster, const ExecOptions& options) {
-  if (Status ok = supported(backend, cluster, options); !ok) return make_error("measuring through " + program + ": " + ok.error().message);
+                                    const Placement& placement, const Cluster& cluster, const ExecOptions& options,
+                                    double time_limit) {
+  if (Status ok = can_execute_through(backend, cluster, options); !ok)
+    return make_error("measuring through " + program + ": " + ok.error().message);
   if (auto valid = placement.check(graph, cluster, "the placement to measure"); !valid) return valid.error();
   try {
     ScratchFolder folder;
     write_file(folder.file("graph.json"), graph_to_json(graph));
     write_file(folder.file("placement.json"), placement_to_json(placement, fingerprint(graph).hex(), cluster.name()));
-    std::vector<std::string> args = {program,     "--graph",   folder.file("graph.json"),
-                                     "--placement", folder.file("placement.json"),
-                                     "--backend", backend,     "--devices", std::to_string(cluster.size()),
-                                     "--streams", stream_counts(cluster),
-                                     "--repeats", std::to_string(options.repeats),
-                                     "--warmup",  std::to_string(options.warmup),
-                                     "--out",     folder.file("measurement.json")};
+    std::vector<std::string> args = {
+        program, "--graph", folder.file("graph.json"), "--placement", folder.file("placement.json"),
+        "--backend", backend, "--devices", std::to_string(cluster.size()),
+        "--streams", per_device(cluster, [&](int d) { return std::max(1, cluster.device(d).streams); }),
+        "--repeats", std::to_string(options.repeats), "--warmup", std::to_string(options.warmup),
+        "--exit-with-parent", std::to_string(getpid()), "--out", folder.file("measurement.json")};
+    // Only where a device differs from the backend's default (older builds know no --copy-engines).
+    for (int d = 0; d < cluster.size(); ++d)
+      if (cluster.device(d).copy_engine != (backend == "cuda")) {
+        args.insert(args.end(), {"--copy-engines", per_device(cluster, [&](int e) { return cluster.device(e).copy_engine ? 1 : 0; })});
+        break;
+      }
     if (!options.pin_threads) args.push_back("--no-pin");
     if (options.sm_partitions) args.insert(args.end(), {"--partition", "sms"});
-    ChildProcess child(args, folder.file("log.txt"));
-    if (const int status = run_to_end(child); status != 0)
-      return make_error(program + " exited with status " + std::to_string(status) + ": " + tail(child.log()));
+    ChildProcess child(args, folder.file("log.txt"), /*own_process_group=*/true);
+    const int status = child.wait(time_limit > 0 ? time_limit : 1e12);
+    if (status < 0) {
+      child.stop();
+      return make_error(program + " ran past the measurement's time limit of " + std::to_string(static_cast<long>(time_limit)) +
+                        " s and was stopped");
+    }
+    if (status != 0) return make_error(failure(program, status, child.log()));
     auto text = read_text_file(folder.file("measurement.json"));
     if (!text) return make_error(program + " ended without its measurement: " + text.error().message);
-    return measurement_from_json(text.value(), graph, program + "'s measurement");
+    auto measured = measurement_from_json(text.value(), graph, program + "'s measurement");
+    if (!measured) return measured;
+    if (Status ok = check_against_request(measured.value(), backend, placement, cluster, options, program); !ok)
+      return ok.error();
+    return measured;
   } catch (const std::exception& e) {
     return make_error(std::string("measuring through ") + program + ": " + e.what());
   }
@@ -109,8 +147,9 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
 Result<int> cuda_devices_seen_by(const std::string& program) {
   try {
     ScratchFolder folder;
-    ChildProcess child({program, "--devices-visible"}, folder.file("log.txt"));
-    const int status = run_to_end(child);
+    ChildProcess child({program, "--devices-visible"}, folder.file("log.txt"), /*own_process_group=*/true);
+    const int status = child.wait(120);  // a CUDA runtime's start, at most
+    if (status < 0) return make_error(program + " --devices-visible did not end within 120 s");
     const std::string output = child.log();
     // The count is a line of its own; a CUDA runtime may warn around it (stdout and stderr are one log).
     int count = -1;

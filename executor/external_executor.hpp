@@ -4,9 +4,11 @@
 // GPUs where this gantry's LibTorch has no CUDA (Debian's is CPU-only): a gantry-exec built against
 // a CUDA LibTorch (a PyTorch wheel's) measures for it. The run is gantry-exec's: the same
 // executors, the same work-conserving rule and timing as in this process, on a cluster of the
-// given devices' stream counts. What gantry-exec does not offer is refused, naming the option:
-// fixed orders, throttled links, the outputs' values, and devices whose copy engine is not the
-// backend's (CPU cores copy for themselves, GPUs have copy engines).
+// given devices' stream counts and copy engines. What gantry-exec does not offer is refused,
+// naming the option: fixed orders, throttled links, the outputs' values. The program runs in a
+// process group of its own (a Ctrl-C meant for gantry does not cut a run short) and ends when the
+// thread that started it ends; each run is a fresh process, so its warm-up runs are what warms
+// LibTorch, the allocator and a GPU's context.
 #include <string>
 
 #include "core/cluster.hpp"
@@ -16,10 +18,17 @@
 
 namespace gantry {
 
+// Whether gantry-exec can run placements on `cluster` with `options` (before anything is chosen
+// or built); the error names what it cannot do.
+Status can_execute_through(const std::string& backend, const Cluster& cluster, const ExecOptions& options);
+
 // As execute_on_cpu / execute_on_cuda, on `backend` ("cpu" or "cuda"), run by `program` (a path,
-// or a name on PATH). The error names the program and what it said when it fails.
+// or a name on PATH). The error names the program and what it said when it fails. With
+// `time_limit` (seconds, > 0) a run that lasts longer is stopped and fails. The measurement is
+// checked against the request: the backend, one makespan per timed run, every op on its device.
 Result<Measurement> execute_through(const std::string& program, const std::string& backend, const Graph& graph,
-                                    const Placement& placement, const Cluster& cluster, const ExecOptions& options);
+                                    const Placement& placement, const Cluster& cluster, const ExecOptions& options,
+                                    double time_limit = 0);
 
 // The CUDA devices `program` sees (gantry-exec --devices-visible): 0 for a build without CUDA.
 Result<int> cuda_devices_seen_by(const std::string& program);

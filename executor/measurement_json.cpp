@@ -18,11 +18,16 @@ const json& field(const json& object, const char* key, const std::string& where)
   return object.at(key);
 }
 
-double seconds(const json& object, const char* key, const std::string& where) {
+// A finite number >= 0: `what` says what it should be in the error.
+double non_negative(const json& object, const char* key, const std::string& where, const char* what) {
   const json& value = field(object, key, where);
   if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
-    throw std::runtime_error(where + ": \"" + key + "\" is not a time in seconds (a finite number >= 0)");
+    throw std::runtime_error(where + ": \"" + key + "\" is not " + what + " (a finite number >= 0)");
   return value.get<double>();
+}
+
+double seconds(const json& object, const char* key, const std::string& where) {
+  return non_negative(object, key, where, "a time in seconds");
 }
 
 int index(const json& object, const char* key, int below, const std::string& where) {
@@ -111,7 +116,8 @@ Measurement read(const json& doc, const Graph& graph, const std::string& source)
     t.to = index(transfers[i], "to", devices, where);
     t.start = seconds(transfers[i], "start", where);
     t.end = seconds(transfers[i], "end", where);
-    t.bytes = seconds(transfers[i], "bytes", where);  // a count, >= 0 and finite as a time is
+    t.bytes = non_negative(transfers[i], "bytes", where, "a byte count");
+    if (t.from == t.to) throw std::runtime_error(where + ": a copy from device " + std::to_string(t.from) + " to itself");
     check_interval(t.start, t.end, where);
     m.median_run.transfers.push_back(t);
   }

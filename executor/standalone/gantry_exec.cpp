@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,10 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <unistd.h>
+#endif
 
 #include "core/cluster.hpp"
 #include "core/graph_io.hpp"
@@ -46,12 +51,17 @@ const char* const kUsage =
     "  --check            also run every op once on one device of the CPU backend and compare the last timed\n"
     "                     run's outputs with that run's\n"
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"
+    "  --copy-engines E|E0,E1,...  1: the devices copy to others with copy engines, beside their compute;\n"
+    "                     0: each copies its outputs itself (default 1 on cuda, 0 on cpu)\n"
+    "  --exit-with-parent PID  end when process PID (the gantry that started this) ends\n"
     "  --devices-visible  print the CUDA devices this build sees and exit\n";
 
 struct Args {
   std::string graph, placement, backend = "cpu", out, profile_out, device_kind;
   int devices = 0, repeats = 5, warmup = 1;
   std::vector<int> streams{1};  // one count for every device, or one per device
+  std::vector<int> copy_engines;  // likewise, 0 or 1; empty: the backend's default
+  long parent = 0;
   bool pin = true, list_devices = false, check = false, sm_partitions = false;
 };
 
@@ -70,13 +80,31 @@ int whole(const std::string& flag, const std::string& text, int low, int high) {
   fail(flag + " " + text + ": expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
 }
 
-// --streams S or S0,S1,...: streams per device, for all of them or each in turn.
-std::vector<int> stream_counts(const std::string& text) {
-  std::vector<int> counts;
+// FLAG V or V0,V1,...: one value for every device, or one per device in turn.
+std::vector<int> per_device(const std::string& flag, const std::string& text, int low, int high) {
+  std::vector<int> values;
   std::stringstream items(text);
-  for (std::string item; std::getline(items, item, ',');) counts.push_back(whole("--streams", item, 1, 64));
-  if (counts.empty() || text.back() == ',') fail("--streams " + text + ": expected S or S0,S1,... (streams per device)");
-  return counts;
+  for (std::string item; std::getline(items, item, ',');) values.push_back(whole(flag, item, low, high));
+  if (values.empty() || text.back() == ',') fail(flag + " " + text + ": expected one value, or one per device (V0,V1,...)");
+  return values;
+}
+
+// A per-device list's value for device d of `devices`.
+int for_device(const std::string& flag, const std::vector<int>& values, int d, int devices) {
+  if (values.size() > 1 && static_cast<int>(values.size()) != devices)
+    fail(flag + " lists " + std::to_string(values.size()) + " values; the run has " + std::to_string(devices) + " devices");
+  return values.size() == 1 ? values[0] : values[static_cast<std::size_t>(d)];
+}
+
+// --exit-with-parent PID: the kernel ends this process when the thread that started it ends (its
+// gantry, even killed), so no orphaned run keeps a GPU busy. Linux only; elsewhere it is ignored.
+void exit_with_parent(long parent) {
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) std::exit(1);  // it ended before the request took hold
+#else
+  (void)parent;
+#endif
 }
 
 Args parse(int argc, char** argv) {
@@ -94,7 +122,9 @@ Args parse(int argc, char** argv) {
     else if (flag == "--profile-out") a.profile_out = value();
     else if (flag == "--device-kind") a.device_kind = value();
     else if (flag == "--devices") a.devices = whole(flag, value(), 1, kMaxDevices);
-    else if (flag == "--streams") a.streams = stream_counts(value());
+    else if (flag == "--streams") a.streams = per_device(flag, value(), 1, kMaxStreams);
+    else if (flag == "--copy-engines") a.copy_engines = per_device(flag, value(), 0, 1);
+    else if (flag == "--exit-with-parent") a.parent = whole(flag, value(), 1, 1 << 30);
     else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
     else if (flag == "--warmup") a.warmup = whole(flag, value(), 0, 1000);
     else if (flag == "--no-pin") a.pin = false;
@@ -120,8 +150,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// N identical devices of the backend's kind, links free (no throttling: the copies are real); CPU
-// cores have no copy engine (they make their own copies, as in the cpu-2 preset), GPUs have.
+// N devices of the backend's kind, links free (no throttling: the copies are real); by default CPU
+// cores have no copy engine (they make their own copies, as in the cpu-2 preset) and GPUs have.
 Cluster devices_of(const Args& a, const Placement& placement) {
   int devices = a.devices;
   for (std::int32_t d : placement.device) devices = std::max(devices, static_cast<int>(d) + 1);
@@ -130,11 +160,8 @@ Cluster devices_of(const Args& a, const Placement& placement) {
     Device device;
     device.name = a.backend + std::to_string(d);
     device.kind = !a.device_kind.empty() ? a.device_kind : a.backend == "cuda" ? "GPU" : "CPU";
-    if (a.streams.size() > 1 && static_cast<int>(a.streams.size()) != devices)
-      fail("--streams lists " + std::to_string(a.streams.size()) + " devices' streams; the run has " +
-           std::to_string(devices) + " devices");
-    device.streams = a.streams.size() == 1 ? a.streams[0] : a.streams[static_cast<std::size_t>(d)];
-    device.copy_engine = a.backend == "cuda";
+    device.streams = for_device("--streams", a.streams, d, devices);
+    device.copy_engine = a.copy_engines.empty() ? a.backend == "cuda" : for_device("--copy-engines", a.copy_engines, d, devices) == 1;
     list.push_back(device);
   }
   return Cluster(a.backend + "-" + std::to_string(devices), std::move(list));
@@ -194,6 +221,7 @@ nlohmann::json check_outputs(const Args& a, const Graph& graph, const Cluster& c
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  if (args.parent > 0) exit_with_parent(args.parent);
   if (args.list_devices) {
     std::cout << cuda_device_count() << "\n";
     return 0;

@@ -391,7 +391,7 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   REQUIRE(samples.ok());
   CHECK(samples.value().size() > 0);
   const std::string called = testing::read_text(calls);
-  CHECK_THAT(called, Catch::Contains("--backend cpu --devices 2 --streams 1,1 --repeats 2 --warmup 0"));
+  CHECK_THAT(called, Catch::Contains("--backend cpu --devices 2 --streams 1 --repeats 2 --warmup 0"));
   CHECK_THAT(called, Catch::Contains("--no-pin"));
   caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
 }

@@ -148,8 +148,11 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
                                                             "--no-pin", "--no-record", "--gantry-exec", script, "-f", "json"})));
   CHECK(out["measured"]["makespans"].size() == 3);
   CHECK(out["measured"]["transfers"].get<int>() == out["simulated"]["transfers"].get<int>());
+  // First the program's start is checked (before a placement is chosen), then it measures.
   std::ifstream called(calls);
   std::string line;
+  REQUIRE(std::getline(called, line));
+  CHECK(line == "--devices-visible");
   REQUIRE(std::getline(called, line));
   CHECK_THAT(line, Catch::Contains("--backend cpu --devices 2"));
 

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -11,7 +14,9 @@
 #include "executor/cuda/cuda_executor.hpp"
 #include "executor/external_executor.hpp"
 #include "executor/measurement_json.hpp"
+#include "core/json_util.hpp"
 #include "tests/support/executor_cases.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gantry;
@@ -89,7 +94,7 @@ TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[
 
   auto missing = execute_through("/nonexistent/gantry-exec", "cpu", g, p, cpu_cluster(2), quick());
   REQUIRE_FALSE(missing.ok());
-  CHECK_THAT(missing.error().message, Catch::Contains("/nonexistent/gantry-exec"));
+  CHECK_THAT(missing.error().message, Catch::Contains("cannot start /nonexistent/gantry-exec: No such file"));
 
   auto failing = execute_through("false", "cpu", g, p, cpu_cluster(2), quick());
   REQUIRE_FALSE(failing.ok());
@@ -101,6 +106,73 @@ TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[
   auto said = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, cpu_cluster(2), partitioned);
   REQUIRE_FALSE(said.ok());
   CHECK_THAT(said.error().message, Catch::Contains("--partition sms needs --backend cuda"));
+}
+
+namespace {
+
+// A program that notes its arguments in `calls` and then runs `then` (a shell command line).
+std::string script(const testing::TempDir& dir, const std::string& name, const std::string& then) {
+  const std::string path = dir.sub(name);
+  std::ofstream(path) << "#!/bin/sh\necho \"$@\" >> " << dir.sub("calls") << "\n" << then << "\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("gantry-exec runs the cluster's own stream counts and copy engines", "[executor]") {
+  const testing::TempDir dir;
+  const Graph g = small_ffnn();
+  auto mixed = Cluster::from_yaml(R"(name: cpu-mixed
+devices:
+  - {kind: CPU, name: a, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 8, streams: 1, copy_engine: true}
+  - {kind: CPU, name: b, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 8, streams: 2, copy_engine: false}
+default_link: {bandwidth_gbs: 5, latency_us: 1}
+)", "mixed");
+  REQUIRE(mixed.ok());
+  const std::string program = script(dir, "exec.sh", std::string("exec ") + GANTRY_EXEC_BINARY + " \"$@\"");
+  auto measured = execute_through(program, "cpu", g, spread(g, 2), mixed.value(), quick());
+  INFO((measured.ok() ? std::string() : measured.error().message));
+  REQUIRE(measured.ok());
+  const std::string calls = read_text_file(dir.sub("calls")).value();
+  CHECK_THAT(calls, Catch::Contains("--streams 1,2"));
+  CHECK_THAT(calls, Catch::Contains("--copy-engines 1,0"));
+  // On cpu-2 (one stream each, no copy engines: gantry-exec's defaults) one value and no list.
+  std::filesystem::remove(dir.sub("calls"));
+  REQUIRE(execute_through(program, "cpu", g, spread(g, 2), cpu_cluster(2), quick()).ok());
+  const std::string plain = read_text_file(dir.sub("calls")).value();
+  CHECK_THAT(plain, Catch::Contains("--streams 1 "));
+  CHECK_THAT(plain, !Catch::Contains("--copy-engines"));
+}
+
+TEST_CASE("a run past its time limit is stopped; a measurement that is not the one asked for is refused", "[executor]") {
+  const testing::TempDir dir;
+  const Graph g = small_ffnn();
+  const Placement p = spread(g, 2);
+  const auto begin = std::chrono::steady_clock::now();
+  auto slow = execute_through(script(dir, "slow.sh", "exec sleep 60"), "cpu", g, p, cpu_cluster(2), quick(), 1);
+  REQUIRE_FALSE(slow.ok());
+  CHECK_THAT(slow.error().message, Catch::Contains("ran past the measurement's time limit of 1 s"));
+  CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(30));
+
+  // A program that answers with a prepared file: a real measurement, then with op 0 moved.
+  auto real = execute_on_cpu(g, p, cpu_cluster(2), quick());
+  REQUIRE(real.ok());
+  Measurement moved = real.value();
+  moved.median_run.ops[0].device = 1 - p.device[0];
+  std::ofstream(dir.sub("moved.json")) << measurement_to_json(g, 2, moved);
+  const std::string answer = script(dir, "answer.sh",
+                                    "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && cp " + dir.sub("moved.json") +
+                                        " \"$2\"; shift; done");
+  auto wrong = execute_through(answer, "cpu", g, p, cpu_cluster(2), quick());
+  REQUIRE_FALSE(wrong.ok());
+  CHECK_THAT(wrong.error().message, Catch::Contains("op 0 ran on device " + std::to_string(1 - p.device[0])));
+  ExecOptions five = quick();
+  five.repeats = 5;
+  std::ofstream(dir.sub("moved.json")) << measurement_to_json(g, 2, real.value());
+  auto fewer = execute_through(answer, "cpu", g, p, cpu_cluster(2), five);
+  REQUIRE_FALSE(fewer.ok());
+  CHECK_THAT(fewer.error().message, Catch::Contains("3 timed runs, not 5"));
 }
 
 TEST_CASE("gantry-exec's device count is read from it", "[executor]") {
@@ -129,7 +201,16 @@ TEST_CASE("a measurement's JSON reads back for its graph and refuses what does n
     CHECK(back.value().median_run.ops[i].start == m.median_run.ops[i].start);
     CHECK(back.value().median_run.ops[i].end == m.median_run.ops[i].end);
   }
-  CHECK(back.value().median_run.transfers.size() == m.median_run.transfers.size());
+  REQUIRE(back.value().median_run.transfers.size() == m.median_run.transfers.size());
+  for (std::size_t i = 0; i < m.median_run.transfers.size(); ++i) {
+    const TransferRecord &a = back.value().median_run.transfers[i], &b = m.median_run.transfers[i];
+    CHECK(a.op == b.op);
+    CHECK(a.from == b.from);
+    CHECK(a.to == b.to);
+    CHECK(a.bytes == b.bytes);
+    CHECK(a.start == b.start);
+    CHECK(a.end == b.end);
+  }
 
   // A file of gantry-exec before op ids: each op found by its name.
   auto old_file = nlohmann::json::parse(text);

@@ -72,6 +72,14 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
   std::stringstream text;
   text << err.rdbuf();
   CHECK_THAT(text.str(), Catch::Contains("--repeats zero"));
+  // A per-device list must have one value per device (the placement uses 3).
+  const std::string listed = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
+                             dir.sub("p.json") + " --streams 1,2 2>" + dir.sub("listed");
+  CHECK(std::system(listed.c_str()) != 0);
+  std::ifstream listed_err(dir.sub("listed"));
+  std::stringstream listed_text;
+  listed_text << listed_err.rdbuf();
+  CHECK_THAT(listed_text.str(), Catch::Contains("--streams lists 2 values; the run has 3 devices"));
 
   // SM partitions are a GPU's: asked of the CPU backend, or misspelt, the flag is named.
   for (const std::string& partition : {std::string("sms"), std::string("cores")}) {

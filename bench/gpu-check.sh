@@ -170,7 +170,12 @@ run() {
   # D devices on one GPU as D SM partitions (green contexts) instead of D sets of streams.
   if wants sms && [ "$backend" = cuda ]; then
     for placement in "$dir/cases/check"/g*-d[24]-heft.json; do SUFFIX=-sms run_case check "$placement" --repeats 2 --check --partition sms; done
-    for placement in "$dir/cases/time"/g*-d[24]-heft.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
+    for placement in "$dir/cases/time"/g*-d[24]-*.json; do SUFFIX=-sms run_case time "$placement" --repeats 5 --partition sms; done
+    # One partition working alone, its neighbours idle: an SM set's own op times (a smaller GPU),
+    # for `gantry bench partitions` to tell that from the slowdown busy neighbours add.
+    for placement in "$dir/cases/time"/g*-d1-single.json; do
+      for n in 2 4; do SUFFIX=-sms-of$n run_case time "$placement" --repeats 5 --devices $n --partition sms; done
+    done
   fi
   if wants time; then
     # The whole GPU's op times (one device) also as profile samples, for `gantry profile --import`.

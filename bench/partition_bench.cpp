@@ -1,5 +1,6 @@
 #include "bench/partition_bench.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
@@ -20,8 +21,13 @@ namespace gantry {
 
 namespace {
 
+// A run's devices are filed under a device kind of their own, "GPU-" + label: "streams" (D sets of
+// streams sharing the GPU), "sms" (D SM sets, their solo times the whole GPU's) or "sms-ofD" (D SM
+// sets, their solo times measured on one set of D working alone: a smaller GPU).
+std::string kind_of(const std::string& label) { return "GPU-" + label; }
+
 struct PartitionedRun {
-  std::string method, mode;
+  std::string method, label;
   int devices = 0;
   Placement placement;
   Measurement measurement;
@@ -30,28 +36,24 @@ struct PartitionedRun {
 struct GraphRuns {
   std::string name;
   Graph graph;
-  Measurement solo;
+  Measurement solo;                     // the whole GPU, one device
+  std::map<int, Measurement> sms_alone;  // D -> one of D SM sets working alone
   std::vector<PartitionedRun> partitioned;
 };
 
-const char* const kModes[] = {"streams", "sms"};
-
-// The device kind a mode's devices are filed under: the same GPU, split two ways.
-std::string kind_of(const std::string& mode) { return mode == "sms" ? "GPU-sms" : "GPU-streams"; }
-
-// D partitions of one GPU as the simulator sees them: devices of the mode's kind, one stream each,
+// D partitions of one GPU as the simulator sees them: devices of the label's kind, one stream each,
 // copy engines (gantry-exec's cuda devices).
-Cluster partitions(int devices, const std::string& mode) {
+Cluster partitions(int devices, const std::string& label) {
   std::vector<Device> list;
   for (int d = 0; d < devices; ++d) {
     Device device;
     device.name = "gpu0." + std::to_string(d);
-    device.kind = kind_of(mode);
+    device.kind = kind_of(label);
     device.streams = 1;
     device.copy_engine = true;
     list.push_back(device);
   }
-  return Cluster("1xGPU-as-" + std::to_string(devices) + "-" + mode, std::move(list));
+  return Cluster("1xGPU-as-" + std::to_string(devices) + "-" + label, std::move(list));
 }
 
 Measurement read_measurement(const std::string& path, const Graph& graph) {
@@ -65,36 +67,57 @@ Measurement read_measurement(const std::string& path, const Graph& graph) {
 std::vector<GraphRuns> read_runs(const PartitionOptions& o) {
   std::vector<GraphRuns> out;
   for (int i = 1;; ++i) {
-    const std::string g = "g" + std::to_string(i);
-    const std::string graph_file = o.cases + "/" + o.set + "/" + g + ".json";
+    const std::string g = o.set + "/g" + std::to_string(i), run = o.runs + "/" + o.set + "-g" + std::to_string(i);
+    const std::string graph_file = o.cases + "/" + g + ".json";
     if (!std::filesystem::exists(graph_file)) break;
     auto graph = read_graph_file(graph_file);
     if (!graph) throw std::runtime_error(graph.error().message);
-    GraphRuns runs{graph_file, std::move(graph).value(), {}, {}};
-    runs.solo = read_measurement(o.runs + "/" + o.set + "-" + g + "-d1-single.json", runs.graph);
+    GraphRuns runs{graph_file, std::move(graph).value(), {}, {}, {}};
+    runs.solo = read_measurement(run + "-d1-single.json", runs.graph);
+    for (int devices : {2, 4})
+      if (const std::string alone = run + "-d1-single-sms-of" + std::to_string(devices) + ".json"; std::filesystem::exists(alone))
+        runs.sms_alone[devices] = read_measurement(alone, runs.graph);
     for (int devices : {2, 4})
       for (const std::string method : {"heft", "round-robin"})
-        for (const std::string mode : kModes) {
-          const std::string run = o.runs + "/" + o.set + "-" + g + "-d" + std::to_string(devices) + "-" + method +
-                                  (mode == "sms" ? "-sms" : "") + ".json";
-          if (!std::filesystem::exists(run)) continue;
-          auto placement = read_placement_file(o.cases + "/" + o.set + "/" + g + "-d" + std::to_string(devices) + "-" +
-                                               method + ".json");
+        for (const bool sms : {false, true}) {
+          const std::string file = run + "-d" + std::to_string(devices) + "-" + method + (sms ? "-sms" : "") + ".json";
+          if (!std::filesystem::exists(file)) continue;
+          auto placement = read_placement_file(o.cases + "/" + g + "-d" + std::to_string(devices) + "-" + method + ".json");
           if (!placement) throw std::runtime_error(placement.error().message);
-          runs.partitioned.push_back({method, mode, devices, placement.value().placement, read_measurement(run, runs.graph)});
+          runs.partitioned.push_back({method, sms ? "sms" : "streams", devices, placement.value().placement,
+                                      read_measurement(file, runs.graph)});
         }
     out.push_back(std::move(runs));
   }
   if (out.empty()) throw std::runtime_error("no graphs in " + o.cases + "/" + o.set + " (g1.json, g2.json, ...)");
+  // Where every graph has a run of one SM set working alone, its SM runs of that size are costed
+  // from it ("sms-ofD"); else from the whole GPU's solo times ("sms").
+  for (const auto& [devices, unused] : out.front().sms_alone) {
+    if (!std::all_of(out.begin(), out.end(), [&](const GraphRuns& g) { return g.sms_alone.count(devices) > 0; })) continue;
+    for (GraphRuns& g : out)
+      for (PartitionedRun& run : g.partitioned)
+        if (run.label == "sms" && run.devices == devices) run.label = "sms-of" + std::to_string(devices);
+  }
   return out;
 }
 
-// Solo op times of every graph, from its one-device run, under each mode's kind: profiling
-// measures op kinds before any placement is predicted.
+// The runs that give a label's solo op times: the whole GPU's, or one SM set's working alone.
+std::vector<std::pair<std::string, const Measurement*>> solo_runs(const GraphRuns& g) {
+  std::vector<std::pair<std::string, const Measurement*>> out = {{"streams", &g.solo}, {"sms", &g.solo}};
+  for (const auto& [devices, run] : g.sms_alone) out.push_back({"sms-of" + std::to_string(devices), &run});
+  return out;
+}
+
+// The devices a label's solo run had: one of D SM sets (its neighbours idle), or the whole GPU.
+int solo_devices(const std::string& label) { return label.rfind("sms-of", 0) == 0 ? std::stoi(label.substr(6)) : 1; }
+
+// Solo op times of every graph under each label's kind: profiling measures op kinds before any
+// placement is predicted.
 ProfileTable solo_profiles(const std::vector<GraphRuns>& graphs) {
   ProfileTable table;
-  for (const char* mode : kModes)
-    for (const GraphRuns& g : graphs) add_profile_samples(g.graph, partitions(1, mode), g.solo.median_run, &table);
+  for (const GraphRuns& g : graphs)
+    for (const auto& [label, run] : solo_runs(g))
+      add_profile_samples(g.graph, partitions(solo_devices(label), label), run->median_run, &table);
   return table;
 }
 
@@ -111,14 +134,14 @@ PartitionFit fit(const std::vector<GraphRuns>& graphs, std::size_t skip) {
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     if (i == skip) continue;
     const GraphRuns& g = graphs[i];
-    for (const char* mode : kModes)  // the solo runs: each op's time with no busy neighbour
-      for (const OpRecord& r : g.solo.median_run.ops)
-        samples.push_back({kind_of(mode), op_signature(g.graph, r.op).signature, r.end - r.start, 0.0});
+    for (const auto& [label, run] : solo_runs(g))  // each op's time with no busy neighbour
+      for (const OpRecord& r : run->median_run.ops)
+        samples.push_back({kind_of(label), op_signature(g.graph, r.op).signature, r.end - r.start, 0.0});
     for (const PartitionedRun& run : g.partitioned) {
-      const Cluster cluster = partitions(run.devices, run.mode);
+      const Cluster cluster = partitions(run.devices, run.label);
       const std::vector<double> shares = co_run_shares(run.measurement.median_run, cluster);
       for (const OpRecord& r : run.measurement.median_run.ops)
-        samples.push_back({kind_of(run.mode), op_signature(g.graph, r.op).signature, r.end - r.start,
+        samples.push_back({kind_of(run.label), op_signature(g.graph, r.op).signature, r.end - r.start,
                            shares[static_cast<std::size_t>(r.op)]});
       ProfileTable all;
       add_profile_samples(g.graph, cluster, run.measurement.median_run, &all);
@@ -139,8 +162,13 @@ ProfileTable profiles_of(const ProfileTable& solo, const PartitionFit& fitted, b
   return out;
 }
 
+double factor_of(const PartitionFit& fitted, const std::string& label) {
+  const auto found = fitted.factors.find(kind_of(label));
+  return found == fitted.factors.end() ? 0 : found->second;
+}
+
 double predict(const GraphRuns& g, const PartitionedRun& run, const ProfileTable& profiles) {
-  const Cluster cluster = partitions(run.devices, run.mode);
+  const Cluster cluster = partitions(run.devices, run.label);
   const CostTable costs(g.graph, cluster, &profiles);
   return Simulator(g.graph, costs, cluster).makespan(run.placement);
 }
@@ -153,40 +181,39 @@ PartitionReport run_partition_bench(const PartitionOptions& o) {
   const PartitionFit all_graphs = fit(graphs, graphs.size());
   const ProfileTable everything = profiles_of(solo, all_graphs, true), no_slowdown = profiles_of(solo, all_graphs, false);
   PartitionReport report;
+  std::vector<std::string> labels;  // in order of first appearance
   for (std::size_t i = 0; i < graphs.size(); ++i) {
     const GraphRuns& g = graphs[i];
     report.graphs.push_back(g.name);
     const PartitionFit others_fit = fit(graphs, i);
     const ProfileTable others = profiles_of(solo, others_fit, true);
     for (const PartitionedRun& run : g.partitioned) {
+      if (std::find(labels.begin(), labels.end(), run.label) == labels.end()) labels.push_back(run.label);
       PartitionRow row;
       row.graph = g.name;
       row.placement = run.method;
-      row.mode = run.mode;
+      row.mode = run.label;
       row.devices = run.devices;
       row.measured = run.measurement.median;
       row.no_slowdown = predict(g, run, no_slowdown);
       row.in_sample = predict(g, run, everything);
       row.out_of_sample = predict(g, run, others);
-      const auto factor = others_fit.factors.find(kind_of(run.mode));
-      row.out_of_sample_factor = factor == others_fit.factors.end() ? 0 : factor->second;
+      row.out_of_sample_factor = factor_of(others_fit, run.label);
       report.rows.push_back(row);
     }
   }
-  for (const char* mode : kModes) {
+  for (const std::string& label : labels) {
     PartitionModeSummary s;
-    s.mode = mode;
-    const auto factor = all_graphs.factors.find(kind_of(mode));
-    s.factor = factor == all_graphs.factors.end() ? 0 : factor->second;
+    s.mode = label;
+    s.factor = factor_of(all_graphs, label);
     std::vector<double> none, in, out;
     for (const PartitionRow& r : report.rows)
-      if (r.mode == mode) {
+      if (r.mode == label) {
         none.push_back(r.no_slowdown / r.measured - 1);
         in.push_back(r.in_sample / r.measured - 1);
         out.push_back(r.out_of_sample / r.measured - 1);
       }
     s.runs = static_cast<int>(in.size());
-    if (s.runs == 0) continue;
     std::tie(s.no_slowdown_mean, s.no_slowdown_p90) = mean_and_p90(none);
     std::tie(s.in_sample_mean, s.in_sample_p90) = mean_and_p90(in);
     std::tie(s.out_of_sample_mean, s.out_of_sample_p90) = mean_and_p90(out);

@@ -7,14 +7,17 @@
 // times; every partitioned run is then simulated three ways: without the slowdown, with the factor
 // fitted on every graph's runs (in sample), and with the factor and copies fitted on the other
 // graphs' runs only (out of sample: what a profile taken before predicts of a graph it has not
-// seen run on partitions). Streams and SM sets are separate device kinds with their own factors.
+// seen run on partitions). Streams and SM sets are separate device kinds with their own factors;
+// where every graph also has a run of one of D SM sets working alone (gpu-check.sh's
+// "-sms-ofD" runs), the D-set runs take their solo times from it: an SM set as a smaller GPU,
+// the factor then only what busy neighbours add.
 #include <string>
 #include <vector>
 
 namespace gantry {
 
 struct PartitionRow {
-  std::string graph, placement, mode;  // mode: "streams" or "sms"
+  std::string graph, placement, mode;  // mode: "streams", "sms" or "sms-ofD" (solo times of one set of D)
   int devices = 0;
   double measured = 0;  // the run's median makespan, seconds
   double no_slowdown = 0, in_sample = 0, out_of_sample = 0;  // predicted makespans
@@ -38,7 +41,8 @@ struct PartitionReport {
 
 struct PartitionOptions {
   // bench/gpu-check.sh's layout: CASES/SET/gI.json (graphs) and gI-dD-METHOD.json (placements),
-  // RUNS/SET-gI-dD-METHOD[-sms].json (gantry-exec's measurements), I from 1.
+  // RUNS/SET-gI-dD-METHOD[-sms].json (gantry-exec's measurements) and RUNS/SET-gI-d1-single[-sms-ofD].json
+  // (one device: the whole GPU, or one of D SM sets), I from 1.
   std::string cases, runs, set = "time";
 };
 

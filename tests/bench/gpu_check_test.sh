@@ -39,6 +39,17 @@ assert sorted((row["devices"], row["placement"]) for row in r["rows"]) == [(2, "
 assert [m["mode"] for m in r["modes"]] == ["streams"] and r["modes"][0]["runs"] == 4
 assert all(row["measured"] > 0 and row["in_sample"] > 0 for row in r["rows"])
 PY
+# Given an SM run of 4 and a run of one of 4 SM sets alone (copies of CPU runs standing in for the
+# GPU's), that run is costed from the lone set's times, as its own kind.
+cp "$work/back/out/time-g1-d4-heft.json" "$work/back/out/time-g1-d4-heft-sms.json"
+cp "$work/back/out/time-g1-d1-single.json" "$work/back/out/time-g1-d1-single-sms-of4.json"
+"$gantry" bench partitions --cases "$work/dir/cases" --runs "$work/back/out" -f json > "$work/partitions.json" ||
+  fail "bench partitions with SM runs failed"
+python3 - "$work/partitions.json" <<'PY' || fail "bench partitions: the SM run is not costed from the lone set"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [(m["mode"], m["runs"]) for m in r["modes"]] == [("streams", 4), ("sms-of4", 1)], r["modes"]
+PY
 ! "$gantry" bench partitions --cases "$work/nowhere" --runs "$work/back/out" 2> "$work/err" || fail "no cases, yet it ran"
 grep -q "no graphs in $work/nowhere/time" "$work/err" || fail "bench partitions did not name the missing cases"
 echo "gpu-check.sh dry run: 20 checks, 6 timings, profiles, partitions: ok"

@@ -1,5 +1,6 @@
-// gantry profile: measure op and transfer times on this machine's CPU devices and store them in the
-// store's profiles, which `--profiled` simulations use instead of the roofline.
+// gantry profile: measure op and transfer times on this machine's CPU devices (or its GPUs, through
+// a gantry-exec program) and store them in the store's profiles, which `--profiled` simulations use
+// instead of the roofline.
 #include <iostream>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "cli/text_table.hpp"
 #include "core/json_util.hpp"
 #include "executor/cpu/cpu_executor.hpp"
+#include "executor/external_executor.hpp"
 #include "executor/profiler.hpp"
 #include "storage/store.hpp"
 #include "workloads/workload.hpp"
@@ -23,7 +25,7 @@ namespace gantry::cli {
 namespace {
 
 struct ProfileArgs {
-  std::string cluster = "cpu-2", data, link_ladder = "link-ladder";
+  std::string cluster = "cpu-2", data, link_ladder = "link-ladder", gantry_exec;
   std::vector<std::string> workloads, imports;
   int random_placements = 3, repeats = 3;
   bool no_store = false, no_pin = false;
@@ -120,11 +122,41 @@ void run_import(const ProfileArgs& args) {
   print_summary(table);
 }
 
+// --gantry-exec: the profiler's runs in that program, on the cluster's backend. On GPUs, one per
+// device: partitions of a GPU are slower than the cluster's devices, and profiles keep device
+// kinds' own times.
+ProfilerOptions::Execute through_program(const std::string& program, const Cluster& cluster, const ExecOptions& exec) {
+  const std::string backend = measure_backend(cluster);
+  if (Status can = can_execute_through(backend, cluster, exec); !can)
+    throw CliError("--gantry-exec " + program + ": " + can.error().message);
+  const int gpus = visible_gpus(program);
+  if (backend == "cuda" && gpus < cluster.size())
+    throw CliError("--gantry-exec " + program + " sees " + std::to_string(gpus) + " GPU(s) and --cluster " + cluster.name() +
+                   " has " + std::to_string(cluster.size()) + " devices: profiles need a GPU per device (partitions of "
+                   "one are not the cluster's devices); profile a cluster of at most " + std::to_string(gpus) +
+                   " devices of the same kind");
+  return [program, backend](const Graph& graph, const Placement& placement, const Cluster& c, const ExecOptions& o) {
+    return execute_through(program, backend, graph, placement, c, o);
+  };
+}
+
 void run_profile(const ProfileArgs& args) {
   if (!args.imports.empty()) return run_import(args);
   auto cluster = Cluster::load(args.cluster);
   if (!cluster) throw CliError(cluster.error().message);
-  if (Status cpu = check_cpu_cluster(cluster.value()); !cpu) throw CliError(cpu.error().message);
+  ProfilerOptions options;
+  options.random_placements = args.random_placements;
+  options.exec.repeats = args.repeats;
+  options.exec.pin_threads = !args.no_pin;
+  options.seed = args.seed;
+  options.link_ladder = args.link_ladder == "none" ? "" : args.link_ladder;
+  if (args.gantry_exec.empty()) {
+    if (Status cpu = check_cpu_cluster(cluster.value()); !cpu)
+      throw CliError(cpu.error().message + " (this process profiles CPU cores; --gantry-exec PATH profiles GPUs through "
+                     "a gantry-exec built with CUDA)");
+  } else {
+    options.execute = through_program(args.gantry_exec, cluster.value(), options.exec);
+  }
   const std::vector<std::string> specs = args.workloads.empty() ? default_profile_workloads() : args.workloads;
   std::vector<std::pair<std::string, Graph>> graphs;
   for (const std::string& spec : specs) {
@@ -132,12 +164,6 @@ void run_profile(const ProfileArgs& args) {
     if (!g) throw CliError("--workload " + spec + ": " + g.error().message);
     graphs.emplace_back(spec, std::move(g).value());
   }
-  ProfilerOptions options;
-  options.random_placements = args.random_placements;
-  options.exec.repeats = args.repeats;
-  options.exec.pin_threads = !args.no_pin;
-  options.seed = args.seed;
-  options.link_ladder = args.link_ladder == "none" ? "" : args.link_ladder;
   const bool interactive = isatty(STDERR_FILENO) && !args.out.json();
   options.progress = [&](const std::string& graph, int done, int total) {
     if (interactive) std::fprintf(stderr, "\r  %3d/%d runs  %-70.70s", done, total, graph.c_str());
@@ -174,9 +200,13 @@ void run_profile(const ProfileArgs& args) {
 void add_profile_command(CLI::App& app) {
   auto args = std::make_shared<ProfileArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "profile", "measure op and transfer times on this machine's CPU devices (the executor) and add them to the "
-                 "store's profiles, which --profiled simulations prefer over the roofline");
-  cmd->add_option("--cluster", args->cluster, "cluster whose devices run on this machine's cores")->capture_default_str();
+      "profile", "measure op and transfer times on this machine's CPU devices (the executor), or its GPUs through "
+                 "--gantry-exec, and add them to the store's profiles, which --profiled simulations prefer over the "
+                 "roofline");
+  cmd->add_option("--cluster", args->cluster,
+                  "cluster whose devices run on this machine's cores (or, with --gantry-exec, a cluster of GPUs: one "
+                  "per device)")
+      ->capture_default_str();
   cmd->add_option("--workload", args->workloads,
                   "workloads whose ops to measure (repeatable; default: a grid of chainmm, ffnn, llama-block, "
                   "llama-layer and proxy-GEMM sizes; op-grid is a sweep of GEMM shapes, whose times run faster "
@@ -201,10 +231,12 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "store directory (default ./gantry-data or $GANTRY_DATA)");
   cmd->add_flag("--no-store", args->no_store, "measure and print only");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
+  add_gantry_exec_option(*cmd, args->gantry_exec);
   args->out.add_to(*cmd, false);
   cmd->callback([args, cmd] {
     // --import measures nothing: the measuring options given with it would be ignored.
-    for (const char* measuring : {"--cluster", "--workload", "--link-ladder", "--random-placements", "--repeats", "--seed", "--no-pin"})
+    for (const char* measuring :
+         {"--cluster", "--workload", "--link-ladder", "--random-placements", "--repeats", "--seed", "--no-pin", "--gantry-exec"})
       if (!args->imports.empty() && cmd->count(measuring) > 0)
         throw CliError(std::string("--import measures nothing here: ") + measuring + " does not apply");
     run_profile(*args);

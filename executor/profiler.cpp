@@ -117,7 +117,8 @@ Result<ProfileTable> profile_cluster(const Cluster& cluster, const std::vector<s
         ExecOptions exec = options.exec;
         exec.repeats = 1;
         exec.warmup = round == 0 ? std::max(1, options.exec.warmup) : 0;
-        auto m = execute_on_cpu(*plan.graph, placement, cluster, exec);
+        auto m = options.execute ? options.execute(*plan.graph, placement, cluster, exec)
+                                 : execute_on_cpu(*plan.graph, placement, cluster, exec);
         if (!m) return make_error(plan.name + ": " + m.error().message);
         measured.push_back({&plan, std::move(m.value().median_run)});
         if (options.progress) options.progress(plan.name, ++done, total);

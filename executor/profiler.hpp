@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/cluster.hpp"
+#include "core/placement.hpp"
 #include "core/profile_table.hpp"
 #include "core/result.hpp"
 #include "executor/measurement.hpp"
@@ -24,6 +25,10 @@ struct ProfilerOptions {
   std::string link_ladder = "link-ladder";
   ExecOptions exec;  // repeats (rounds), warm-up, pinning
   std::uint64_t seed = 1;
+  // What runs a placement: this process's CPU backend when empty, or another executor (a
+  // gantry-exec program on the GPUs, executor/external_executor.hpp).
+  using Execute = std::function<Result<Measurement>(const Graph&, const Placement&, const Cluster&, const ExecOptions&)>;
+  Execute execute;
   std::function<void(const std::string& graph, int done, int total)> progress;
 };
 

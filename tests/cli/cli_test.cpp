@@ -11,6 +11,7 @@
 #include "cli/duration.hpp"
 #include "storage/store.hpp"
 #include "core/profile_table.hpp"
+#include "executor/cuda/cuda_executor.hpp"
 #include "tests/cli/cli_runner.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -166,6 +167,20 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
                     Catch::Contains("--gantry-exec " + script + " needs --devices"));
   CHECK_THROWS_WITH(run_gantry(with_problem({"train", "--stage", "sim", "--gantry-exec", script})),
                     Catch::Contains("measures stage III's episodes"));
+
+  // profile runs the profiler's placements through the program; a GPU cluster needs a GPU per device.
+  std::filesystem::remove(calls);
+  auto profiled = nlohmann::json::parse(run_gantry({"profile", "--cluster", "cpu-2", "--workload", "chainmm:blocks=2,size=64",
+                                                    "--random-placements", "0", "--repeats", "1", "--link-ladder", "none",
+                                                    "--no-store", "--no-pin", "--gantry-exec", script, "-f", "json"}));
+  CHECK_FALSE(profiled["entries"].empty());
+  std::ifstream profile_calls(calls);
+  int runs = 0;
+  while (std::getline(profile_calls, line)) runs += line.find("--backend cpu --devices 2") != std::string::npos;
+  CHECK(runs == 2);  // all on one device, and round-robin
+  if (gantry::cuda_device_count() == 0)  // gantry-exec is built against this process's LibTorch
+    CHECK_THROWS_WITH(run_gantry({"profile", "--cluster", "4xP100-pcie", "--gantry-exec", GANTRY_EXEC_BINARY, "--no-store"}),
+                      Catch::Contains("sees 0 GPU(s) and --cluster 4xP100-pcie has 4 devices"));
 }
 
 TEST_CASE("tune --method doppler with executor devices follows stages I and II with stage III; without, it does not", "[cli]") {

@@ -5,6 +5,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -63,11 +67,84 @@ std::string per_device(const Cluster& cluster, ValueOf value_of) {
 }
 
 // What a program said when it failed, with a hint when it is older than this gantry.
-std::string failure(const std::string& program, int status, const std::string& log) {
-  std::string text = program + " exited with status " + std::to_string(status) + ": " + tail(log);
+std::string failure(const std::string& program, int status, const std::string& log_file, const std::string& log) {
+  std::string text = program + (status >= 0 ? " exited with status " + std::to_string(status) : " stopped answering") +
+                     ": " + tail(log) + (log_file.empty() ? "" : " (its log: " + log_file + ")");
   if (log.find("unknown flag") != std::string::npos)
     text += " (is " + program + " older than this gantry? rebuild it from this source tree)";
   return text;
+}
+
+// One `PROGRAM --serve` per program, started at the first measurement through it and kept, so that
+// LibTorch's load and a GPU's start are paid once; each measurement is one request to it. A request
+// past its time limit stops the server, as does its end during a request (the next measurement
+// starts another); a server found ended when a request is sent is started again.
+class Server {
+ public:
+  explicit Server(std::string program) : program_(std::move(program)) { start(); }
+
+  // Runs one gantry-exec run's arguments (without the program): Ok, or why it failed.
+  Status run(const std::vector<std::string>& args, double time_limit) {
+    std::lock_guard<std::mutex> one_at_a_time(mutex_);
+    const std::string request = nlohmann::json(args).dump();
+    if (!child_ || !child_->send_line(request)) {  // ended since the last request: once more, afresh
+      start();
+      if (!child_->send_line(request)) return make_error(ended("before it took a request"));
+    }
+    std::string line;
+    const int read = child_->read_line(&line, time_limit > 0 ? time_limit : 1e9);
+    if (read == 0) {
+      child_.reset();  // stopped: SIGTERM, then SIGKILL
+      return make_error(program_ + " ran past the measurement's time limit of " +
+                        std::to_string(static_cast<long>(time_limit)) + " s and was stopped");
+    }
+    if (read < 0) {
+      const std::string why = ended("during a measurement");
+      child_.reset();
+      return make_error(why);
+    }
+    auto answer = parse_json(line, program_ + "'s answer");
+    if (!answer || !answer.value().is_object() || !answer.value().contains("status"))
+      return make_error(program_ + " answered " + tail(line, 200) + ", not a status (is it gantry-exec?)");
+    if (answer.value()["status"] == 0) return Ok{};
+    const std::string error = answer.value().value("error", std::string("failed"));
+    return make_error(program_ + ": " + error +
+                      (error.find("unknown flag") != std::string::npos
+                           ? " (is " + program_ + " older than this gantry? rebuild it from this source tree)"
+                           : ""));
+  }
+
+ private:
+  void start() {
+    child_.reset();
+    child_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{program_, "--serve", "--exit-with-parent", std::to_string(getpid())}, folder_.file("log.txt"),
+        ChildOptions{/*own_process_group=*/true, /*talk=*/true});
+  }
+
+  std::string ended(const std::string& when) {
+    const int status = child_->wait(5);
+    return failure(program_, status, folder_.file("log.txt"), read_log()) + " (" + when + ")";
+  }
+
+  std::string read_log() const {
+    auto text = read_text_file(folder_.file("log.txt"));
+    return text ? text.value() : std::string();
+  }
+
+  std::string program_;
+  ScratchFolder folder_;  // its log
+  std::unique_ptr<ChildProcess> child_;
+  std::mutex mutex_;
+};
+
+Server& server_for(const std::string& program) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<Server>> servers;  // kept to the process's end
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Server>& server = servers[program];
+  if (!server) server = std::make_unique<Server>(program);
+  return *server;
 }
 
 // The measurement is the one asked for: a bad file must not reach code that indexes by device.
@@ -111,11 +188,11 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
     write_file(folder.file("graph.json"), graph_to_json(graph));
     write_file(folder.file("placement.json"), placement_to_json(placement, fingerprint(graph).hex(), cluster.name()));
     std::vector<std::string> args = {
-        program, "--graph", folder.file("graph.json"), "--placement", folder.file("placement.json"),
+        "--graph", folder.file("graph.json"), "--placement", folder.file("placement.json"),
         "--backend", backend, "--devices", std::to_string(cluster.size()),
         "--streams", per_device(cluster, [&](int d) { return std::max(1, cluster.device(d).streams); }),
         "--repeats", std::to_string(options.repeats), "--warmup", std::to_string(options.warmup),
-        "--exit-with-parent", std::to_string(getpid()), "--out", folder.file("measurement.json")};
+        "--out", folder.file("measurement.json")};
     // Only where a device differs from the backend's default (older builds know no --copy-engines).
     for (int d = 0; d < cluster.size(); ++d)
       if (cluster.device(d).copy_engine != (backend == "cuda")) {
@@ -124,14 +201,7 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
       }
     if (!options.pin_threads) args.push_back("--no-pin");
     if (options.sm_partitions) args.insert(args.end(), {"--partition", "sms"});
-    ChildProcess child(args, folder.file("log.txt"), /*own_process_group=*/true);
-    const int status = child.wait(time_limit > 0 ? time_limit : 1e12);
-    if (status < 0) {
-      child.stop();
-      return make_error(program + " ran past the measurement's time limit of " + std::to_string(static_cast<long>(time_limit)) +
-                        " s and was stopped");
-    }
-    if (status != 0) return make_error(failure(program, status, child.log()));
+    if (Status ran = server_for(program).run(args, time_limit); !ran) return ran.error();
     auto text = read_text_file(folder.file("measurement.json"));
     if (!text) return make_error(program + " ended without its measurement: " + text.error().message);
     auto measured = measurement_from_json(text.value(), graph, program + "'s measurement");
@@ -147,7 +217,7 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
 Result<int> cuda_devices_seen_by(const std::string& program) {
   try {
     ScratchFolder folder;
-    ChildProcess child({program, "--devices-visible"}, folder.file("log.txt"), /*own_process_group=*/true);
+    ChildProcess child({program, "--devices-visible"}, folder.file("log.txt"), ChildOptions{/*own_process_group=*/true});
     const int status = child.wait(120);  // a CUDA runtime's start, at most
     if (status < 0) return make_error(program + " --devices-visible did not end within 120 s");
     const std::string output = child.log();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -54,6 +55,8 @@ const char* const kUsage =
     "  --copy-engines E|E0,E1,...  1: the devices copy to others with copy engines, beside their compute;\n"
     "                     0: each copies its outputs itself (default 1 on cuda, 0 on cpu)\n"
     "  --exit-with-parent PID  end when process PID (the gantry that started this) ends\n"
+    "  --serve            run requests from stdin, one per line (a JSON array of a run's arguments, with --out),\n"
+    "                     each answered by a line on stdout: {\"status\": 0} or {\"status\": 1, \"error\": ...}\n"
     "  --devices-visible  print the CUDA devices this build sees and exit\n";
 
 struct Args {
@@ -62,13 +65,15 @@ struct Args {
   std::vector<int> streams{1};  // one count for every device, or one per device
   std::vector<int> copy_engines;  // likewise, 0 or 1; empty: the backend's default
   long parent = 0;
-  bool pin = true, list_devices = false, check = false, sm_partitions = false;
+  bool pin = true, list_devices = false, check = false, sm_partitions = false, serve = false;
 };
 
-[[noreturn]] void fail(const std::string& message) {
-  std::cerr << "gantry-exec: " << message << "\n";
-  std::exit(1);
-}
+// What ends a run (or, serving, one request) with an error message.
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& message) { throw Failure(message); }
 
 int whole(const std::string& flag, const std::string& text, int low, int high) {
   try {
@@ -98,18 +103,20 @@ int for_device(const std::string& flag, const std::vector<int>& values, int d, i
 
 // --exit-with-parent PID: the kernel ends this process when the thread that started it ends (its
 // gantry, even killed), so no orphaned run keeps a GPU busy. Linux only; elsewhere it is ignored.
+// Started through a wrapper script, the parent is the script's shell, whose end it follows.
 void exit_with_parent(long parent) {
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) std::exit(1);  // it ended before the request took hold
+  if (kill(static_cast<pid_t>(parent), 0) != 0 && errno == ESRCH) std::exit(1);  // gone before the request took hold
 #else
   (void)parent;
 #endif
 }
 
-Args parse(int argc, char** argv) {
+Args parse(const std::vector<std::string>& argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
+  const std::size_t argc = argv.size();
+  for (std::size_t i = 0; i < argc; ++i) {
     const std::string flag = argv[i];
     const auto value = [&]() -> std::string {
       if (i + 1 >= argc) fail(flag + " needs a value");
@@ -134,6 +141,7 @@ Args parse(int argc, char** argv) {
       a.sm_partitions = how == "sms";
     }
     else if (flag == "--devices-visible") a.list_devices = true;
+    else if (flag == "--serve") a.serve = true;
     else if (flag == "--check") a.check = true;
     else if (flag == "-h" || flag == "--help") {
       std::cout << kUsage;
@@ -142,7 +150,7 @@ Args parse(int argc, char** argv) {
       fail("unknown flag " + flag + "\n" + kUsage);
     }
   }
-  if (a.list_devices) return a;
+  if (a.list_devices || a.serve) return a;
   if (a.graph.empty() || a.placement.empty()) fail(std::string("--graph and --placement are required\n") + kUsage);
   if (a.backend != "cpu" && a.backend != "cuda") fail("--backend " + a.backend + ": expected cpu or cuda");
   if (a.sm_partitions && a.backend != "cuda") fail("--partition sms needs --backend cuda (SMs are a GPU's)");
@@ -217,15 +225,8 @@ nlohmann::json check_outputs(const Args& a, const Graph& graph, const Cluster& c
           {"max_abs_difference", difference}, {"scale", scale}, {"tolerance", tol}, {"match", *match}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const Args args = parse(argc, argv);
-  if (args.parent > 0) exit_with_parent(args.parent);
-  if (args.list_devices) {
-    std::cout << cuda_device_count() << "\n";
-    return 0;
-  }
+// One run as the arguments ask: 0, or 1 when --check found the outputs differ; Failure on an error.
+int run_once(const Args& args) {
   auto graph = read_graph_file(args.graph);
   if (!graph) fail(graph.error().message);
   auto placement = read_placement_file(args.placement);
@@ -267,4 +268,45 @@ int main(int argc, char** argv) {
   }
   if (!match) std::cerr << "gantry-exec: the outputs differ from the CPU backend's (see \"check\")\n";
   return match ? 0 : 1;
+}
+
+// --serve: runs requests one after another, each a line of stdin holding a JSON array of the
+// arguments of one run (with --out: stdout carries only the answers), each answered by a line of
+// stdout, {"status": 0} or {"status": 1, "error": "..."}. One process then serves every
+// measurement of a gantry, which pays LibTorch's load and a GPU's start once.
+int serve() {
+  for (std::string line; std::getline(std::cin, line);) {
+    nlohmann::json answer;
+    try {
+      const auto request = nlohmann::json::parse(line);
+      if (!request.is_array()) fail("a request is a JSON array of arguments");
+      const Args args = parse(request.get<std::vector<std::string>>());
+      if (args.serve || args.list_devices || args.parent > 0)
+        fail("a request runs a placement: --serve, --devices-visible and --exit-with-parent are the server's");
+      if (args.out.empty()) fail("a request needs --out (stdout carries the answers)");
+      answer = {{"status", run_once(args)}};
+    } catch (const std::exception& e) {  // Failure, a JSON or LibTorch error: this request's
+      answer = {{"status", 1}, {"error", e.what()}};
+    }
+    std::cout << answer.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Args args = parse(std::vector<std::string>(argv + 1, argv + argc));
+    if (args.parent > 0) exit_with_parent(args.parent);
+    if (args.list_devices) {
+      std::cout << cuda_device_count() << "\n";
+      return 0;
+    }
+    if (args.serve) return serve();
+    return run_once(args);
+  } catch (const Failure& failure) {
+    std::cerr << "gantry-exec: " << failure.what() << "\n";
+    return 1;
+  }
 }

@@ -21,6 +21,7 @@
 #include "core/profile_table.hpp"
 #include "tests/actors/tune_fixture.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/recording_program.hpp"
 #include "tests/support/release_on_exit.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
@@ -355,12 +356,7 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   // The program is a script that notes each call and runs gantry-exec: the note shows the
   // measurement went through it, the answer that gantry-exec's run came back.
   const testing::TempDir dir;
-  const std::string script = dir.sub("measure.sh"), calls = dir.sub("calls");
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\necho \"$@\" >> " << calls << "\nexec " << GANTRY_EXEC_BINARY << " \"$@\"\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const std::string script = testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.sub("calls");
   ProblemCache cache;
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
@@ -391,7 +387,7 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   REQUIRE(samples.ok());
   CHECK(samples.value().size() > 0);
   const std::string called = testing::read_text(calls);
-  CHECK_THAT(called, Catch::Contains("--backend cpu --devices 2 --streams 1 --repeats 2 --warmup 0"));
-  CHECK_THAT(called, Catch::Contains("--no-pin"));
+  CHECK_THAT(called, Catch::Contains(R"("--backend","cpu","--devices","2","--streams","1","--repeats","2","--warmup","0")"));
+  CHECK_THAT(called, Catch::Contains(R"("--no-pin")"));
   caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
 }

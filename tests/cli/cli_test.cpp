@@ -13,6 +13,8 @@
 #include "core/profile_table.hpp"
 #include "executor/cuda/cuda_executor.hpp"
 #include "tests/cli/cli_runner.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/recording_program.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry::cli;
@@ -134,12 +136,7 @@ TEST_CASE("execute measures a placement for real and sets the simulator's predic
 
 TEST_CASE("execute --gantry-exec measures through that program; the flag is refused where it cannot serve", "[cli]") {
   const gantry::testing::TempDir dir;
-  const std::string script = dir.sub("measure.sh"), calls = dir.sub("calls");
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\necho \"$@\" >> " << calls << "\nexec " << GANTRY_EXEC_BINARY << " \"$@\"\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  const std::string script = gantry::testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.sub("calls");
   const std::vector<std::string> problem{"--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64", "--cluster", "cpu-2"};
   const auto with_problem = [&](std::vector<std::string> args) {
     args.insert(args.begin() + 1, problem.begin(), problem.end());
@@ -149,13 +146,15 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
                                                             "--no-pin", "--no-record", "--gantry-exec", script, "-f", "json"})));
   CHECK(out["measured"]["makespans"].size() == 3);
   CHECK(out["measured"]["transfers"].get<int>() == out["simulated"]["transfers"].get<int>());
-  // First the program's start is checked (before a placement is chosen), then it measures.
+  // First the program's start is checked (before a placement is chosen), then it serves the measurement.
   std::ifstream called(calls);
   std::string line;
   REQUIRE(std::getline(called, line));
   CHECK(line == "--devices-visible");
   REQUIRE(std::getline(called, line));
-  CHECK_THAT(line, Catch::Contains("--backend cpu --devices 2"));
+  CHECK_THAT(line, Catch::StartsWith("--serve --exit-with-parent"));
+  REQUIRE(std::getline(called, line));
+  CHECK_THAT(line, Catch::Contains(R"("--backend","cpu","--devices","2")"));
 
   CHECK_THROWS_WITH(run_gantry(with_problem({"execute", "--method", "single", "--gantry-exec", script, "--coordinator",
                                              "tcp://127.0.0.1:1"})),
@@ -169,14 +168,15 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
                     Catch::Contains("measures stage III's episodes"));
 
   // profile runs the profiler's placements through the program; a GPU cluster needs a GPU per device.
-  std::filesystem::remove(calls);
+  // (The same server: this process started it for execute above.)
+  const std::size_t before = gantry::testing::read_text(calls).size();
   auto profiled = nlohmann::json::parse(run_gantry({"profile", "--cluster", "cpu-2", "--workload", "chainmm:blocks=2,size=64",
                                                     "--random-placements", "0", "--repeats", "1", "--link-ladder", "none",
                                                     "--no-store", "--no-pin", "--gantry-exec", script, "-f", "json"}));
   CHECK_FALSE(profiled["entries"].empty());
-  std::ifstream profile_calls(calls);
+  std::istringstream profile_calls(gantry::testing::read_text(calls).substr(before));
   int runs = 0;
-  while (std::getline(profile_calls, line)) runs += line.find("--backend cpu --devices 2") != std::string::npos;
+  while (std::getline(profile_calls, line)) runs += line.find(R"("--backend","cpu","--devices","2")") != std::string::npos;
   CHECK(runs == 2);  // all on one device, and round-robin
   if (gantry::cuda_device_count() == 0)  // gantry-exec is built against this process's LibTorch
     CHECK_THROWS_WITH(run_gantry({"profile", "--cluster", "4xP100-pcie", "--gantry-exec", GANTRY_EXEC_BINARY, "--no-store"}),

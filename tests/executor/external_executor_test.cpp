@@ -16,6 +16,7 @@
 #include "executor/measurement_json.hpp"
 #include "core/json_util.hpp"
 #include "tests/support/executor_cases.hpp"
+#include "tests/support/recording_program.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
@@ -108,17 +109,7 @@ TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[
   CHECK_THAT(said.error().message, Catch::Contains("--partition sms needs --backend cuda"));
 }
 
-namespace {
-
-// A program that notes its arguments in `calls` and then runs `then` (a shell command line).
-std::string script(const testing::TempDir& dir, const std::string& name, const std::string& then) {
-  const std::string path = dir.sub(name);
-  std::ofstream(path) << "#!/bin/sh\necho \"$@\" >> " << dir.sub("calls") << "\n" << then << "\n";
-  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
-  return path;
-}
-
-}  // namespace
+using testing::recording_program;
 
 TEST_CASE("gantry-exec runs the cluster's own stream counts and copy engines", "[executor]") {
   const testing::TempDir dir;
@@ -130,19 +121,20 @@ devices:
 default_link: {bandwidth_gbs: 5, latency_us: 1}
 )", "mixed");
   REQUIRE(mixed.ok());
-  const std::string program = script(dir, "exec.sh", std::string("exec ") + GANTRY_EXEC_BINARY + " \"$@\"");
+  const std::string program = testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY);
   auto measured = execute_through(program, "cpu", g, spread(g, 2), mixed.value(), quick());
   INFO((measured.ok() ? std::string() : measured.error().message));
   REQUIRE(measured.ok());
   const std::string calls = read_text_file(dir.sub("calls")).value();
-  CHECK_THAT(calls, Catch::Contains("--streams 1,2"));
-  CHECK_THAT(calls, Catch::Contains("--copy-engines 1,0"));
-  // On cpu-2 (one stream each, no copy engines: gantry-exec's defaults) one value and no list.
-  std::filesystem::remove(dir.sub("calls"));
+  CHECK_THAT(calls, Catch::Contains(R"("--streams","1,2")"));
+  CHECK_THAT(calls, Catch::Contains(R"("--copy-engines","1,0")"));
+  // On cpu-2 (one stream each, no copy engines: gantry-exec's defaults) one value and no list, a
+  // request to the same server.
   REQUIRE(execute_through(program, "cpu", g, spread(g, 2), cpu_cluster(2), quick()).ok());
-  const std::string plain = read_text_file(dir.sub("calls")).value();
-  CHECK_THAT(plain, Catch::Contains("--streams 1 "));
-  CHECK_THAT(plain, !Catch::Contains("--copy-engines"));
+  const std::string both = read_text_file(dir.sub("calls")).value();
+  CHECK_THAT(both.substr(calls.size()), Catch::Contains(R"("--streams","1",)"));
+  CHECK_THAT(both.substr(calls.size()), !Catch::Contains("--copy-engines"));
+  CHECK(std::count(both.begin(), both.end(), '\n') == 3);  // started once (--serve ...), two requests
 }
 
 TEST_CASE("a run past its time limit is stopped; a measurement that is not the one asked for is refused", "[executor]") {
@@ -150,7 +142,7 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   const Graph g = small_ffnn();
   const Placement p = spread(g, 2);
   const auto begin = std::chrono::steady_clock::now();
-  auto slow = execute_through(script(dir, "slow.sh", "exec sleep 60"), "cpu", g, p, cpu_cluster(2), quick(), 1);
+  auto slow = execute_through(recording_program(dir, "slow.sh", "sleep 60"), "cpu", g, p, cpu_cluster(2), quick(), 1);
   REQUIRE_FALSE(slow.ok());
   CHECK_THAT(slow.error().message, Catch::Contains("ran past the measurement's time limit of 1 s"));
   CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(30));
@@ -161,9 +153,11 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   Measurement moved = real.value();
   moved.median_run.ops[0].device = 1 - p.device[0];
   std::ofstream(dir.sub("moved.json")) << measurement_to_json(g, 2, moved);
-  const std::string answer = script(dir, "answer.sh",
-                                    "while [ $# -gt 0 ]; do [ \"$1\" = --out ] && cp " + dir.sub("moved.json") +
-                                        " \"$2\"; shift; done");
+  // A server that answers every request with that file.
+  const std::string answer = recording_program(
+      dir, "answer.sh",
+      "while IFS= read -r line; do out=$(printf '%s' \"$line\" | python3 -c 'import json, sys; a = json.load(sys.stdin); "
+      "print(a[a.index(\"--out\") + 1])'); cp " + dir.sub("moved.json") + " \"$out\"; echo '{\"status\": 0}'; done");
   auto wrong = execute_through(answer, "cpu", g, p, cpu_cluster(2), quick());
   REQUIRE_FALSE(wrong.ok());
   CHECK_THAT(wrong.error().message, Catch::Contains("op 0 ran on device " + std::to_string(1 - p.device[0])));

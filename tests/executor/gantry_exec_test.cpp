@@ -64,33 +64,22 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
   CHECK(m["check"]["values"] == values);
   CHECK(m["check"]["match"] == true);
 
-  // A bad flag value is named.
-  const std::string bad = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                          dir.sub("p.json") + " --repeats zero 2>" + dir.sub("bad");
-  CHECK(std::system(bad.c_str()) != 0);
-  std::ifstream err(dir.sub("bad"));
-  std::stringstream text;
-  text << err.rdbuf();
-  CHECK_THAT(text.str(), Catch::Contains("--repeats zero"));
+  // What a refused run says: it fails, and its error names the flag.
+  const auto refusal = [&](const std::string& flags) {
+    const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
+                                dir.sub("p.json") + " " + flags + " 2>" + dir.sub("err");
+    CHECK(std::system(command.c_str()) != 0);
+    std::ifstream err(dir.sub("err"));
+    std::stringstream text;
+    text << err.rdbuf();
+    return text.str();
+  };
+  CHECK_THAT(refusal("--repeats zero"), Catch::Contains("--repeats zero"));
   // A per-device list must have one value per device (the placement uses 3).
-  const std::string listed = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                             dir.sub("p.json") + " --streams 1,2 2>" + dir.sub("listed");
-  CHECK(std::system(listed.c_str()) != 0);
-  std::ifstream listed_err(dir.sub("listed"));
-  std::stringstream listed_text;
-  listed_text << listed_err.rdbuf();
-  CHECK_THAT(listed_text.str(), Catch::Contains("--streams lists 2 values; the run has 3 devices"));
-
+  CHECK_THAT(refusal("--streams 1,2"), Catch::Contains("--streams lists 2 values; the run has 3 devices"));
   // SM partitions are a GPU's: asked of the CPU backend, or misspelt, the flag is named.
-  for (const std::string& partition : {std::string("sms"), std::string("cores")}) {
-    const std::string refused = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                                dir.sub("p.json") + " --partition " + partition + " 2>" + dir.sub("partition");
-    CHECK(std::system(refused.c_str()) != 0);
-    std::ifstream said(dir.sub("partition"));
-    std::stringstream why;
-    why << said.rdbuf();
-    CHECK_THAT(why.str(), Catch::Contains("--partition " + partition));
-  }
+  for (const std::string& partition : {std::string("sms"), std::string("cores")})
+    CHECK_THAT(refusal("--partition " + partition), Catch::Contains("--partition " + partition));
 }
 
 TEST_CASE("gantry-exec writes its one-device run's op times as profile samples of the kind it is told", "[executor]") {

@@ -66,65 +66,85 @@ std::string per_device(const Cluster& cluster, ValueOf value_of) {
   return same ? std::to_string(value_of(0)) : list;
 }
 
-// What a program said when it failed, with a hint when it is older than this gantry.
+// What a program said when it ended.
 std::string failure(const std::string& program, int status, const std::string& log_file, const std::string& log) {
-  std::string text = program + (status >= 0 ? " exited with status " + std::to_string(status) : " stopped answering") +
-                     ": " + tail(log) + (log_file.empty() ? "" : " (its log: " + log_file + ")");
-  if (log.find("unknown flag") != std::string::npos)
-    text += " (is " + program + " older than this gantry? rebuild it from this source tree)";
-  return text;
+  return program + (status >= 0 ? " exited with status " + std::to_string(status) : " stopped answering") + ": " +
+         tail(log) + (log_file.empty() ? "" : " (its log: " + log_file + ")");
 }
 
-// One `PROGRAM --serve` per program, started at the first measurement through it and kept, so that
-// LibTorch's load and a GPU's start are paid once; each measurement is one request to it. A request
-// past its time limit stops the server, as does its end during a request (the next measurement
-// starts another); a server found ended when a request is sent is started again.
+// One `PROGRAM --serve` per program, started at the first request (the device count a command
+// asks for first, or a measurement) and kept, so that LibTorch's load and a GPU's start are paid
+// once; each measurement is one request to it. A request past its time limit stops the server, as
+// do its end during a request, an answer that is not a status and a failed request (a GPU error
+// may have left its CUDA state unusable): the next request starts another. A server found ended
+// when a request is sent is started again (the request never reached it, so it runs once).
 class Server {
  public:
-  explicit Server(std::string program) : program_(std::move(program)) { start(); }
+  explicit Server(std::string program) : program_(std::move(program)) {}
 
   // Runs one gantry-exec run's arguments (without the program): Ok, or why it failed.
   Status run(const std::vector<std::string>& args, double time_limit) {
+    auto answer = ask(args, time_limit, "a measurement");
+    if (!answer) return answer.error();
+    return Ok{};
+  }
+
+  // The CUDA devices the program sees.
+  Result<int> devices() {
+    auto answer = ask({"--devices-visible"}, 120, "the device count");  // a CUDA runtime's start, at most
+    if (!answer) return answer.error();
+    const nlohmann::json& devices = answer.value()["devices"];
+    if (!devices.is_number_integer() || devices.get<int>() < 0)
+      return make_error(program_ + " answered no device count (is it gantry-exec?)");
+    return devices.get<int>();
+  }
+
+ private:
+  // One request and its answer (a JSON object whose status is 0), or why not.
+  Result<nlohmann::json> ask(const std::vector<std::string>& args, double time_limit, const std::string& what) {
     std::lock_guard<std::mutex> one_at_a_time(mutex_);
     const std::string request = nlohmann::json(args).dump();
-    if (!child_ || !child_->send_line(request)) {  // ended since the last request: once more, afresh
+    if (!child_ || !child_->send_line(request)) {  // not started, or ended since the last request
       start();
       if (!child_->send_line(request)) return make_error(ended("before it took a request"));
     }
     std::string line;
     const int read = child_->read_line(&line, time_limit > 0 ? time_limit : 1e9);
     if (read == 0) {
-      child_.reset();  // stopped: SIGTERM, then SIGKILL
-      return make_error(program_ + " ran past the measurement's time limit of " +
-                        std::to_string(static_cast<long>(time_limit)) + " s and was stopped");
+      child_.reset();  // stopped: SIGTERM, then SIGKILL, to its process group
+      return make_error(program_ + " ran past the time limit of " + std::to_string(static_cast<long>(time_limit)) +
+                        " s for " + what + " and was stopped");
     }
-    if (read < 0) {
-      const std::string why = ended("during a measurement");
-      child_.reset();
-      return make_error(why);
-    }
+    if (read < 0) return make_error(ended("during " + what));
     auto answer = parse_json(line, program_ + "'s answer");
-    if (!answer || !answer.value().is_object() || !answer.value().contains("status"))
-      return make_error(program_ + " answered " + tail(line, 200) + ", not a status (is it gantry-exec?)");
-    if (answer.value()["status"] == 0) return Ok{};
+    if (!answer || !answer.value().is_object() || !answer.value().contains("status")) {
+      child_.reset();  // out of step with its answers: none after this can be trusted
+      return make_error(program_ + " answered " + tail(line, 200) + ", not a status (is it gantry-exec --serve?)");
+    }
+    if (answer.value()["status"] == 0) return answer;
+    child_.reset();
     const std::string error = answer.value().value("error", std::string("failed"));
-    return make_error(program_ + ": " + error +
-                      (error.find("unknown flag") != std::string::npos
-                           ? " (is " + program_ + " older than this gantry? rebuild it from this source tree)"
-                           : ""));
+    return make_error(program_ + ": " + error + hint(error));
   }
 
- private:
   void start() {
     child_.reset();
-    child_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{program_, "--serve", "--exit-with-parent", std::to_string(getpid())}, folder_.file("log.txt"),
-        ChildOptions{/*own_process_group=*/true, /*talk=*/true});
+    child_ = std::make_unique<ChildProcess>(std::vector<std::string>{program_, "--serve"}, folder_.file("log.txt"),
+                                            ChildOptions{/*own_process_group=*/true, /*talk=*/true});
   }
 
+  // Why the server ended, once it has (its process group stopped too: a wrapper's pipeline).
   std::string ended(const std::string& when) {
-    const int status = child_->wait(5);
-    return failure(program_, status, folder_.file("log.txt"), read_log()) + " (" + when + ")";
+    const int status = child_->stop(5);
+    const std::string log = read_log();
+    child_.reset();
+    return failure(program_, status, folder_.file("log.txt"), log) + " (" + when + ")" + hint(log);
+  }
+
+  std::string hint(const std::string& said) const {
+    return said.find("unknown flag") != std::string::npos
+               ? " (is " + program_ + " older than this gantry? rebuild it from this source tree)"
+               : "";
   }
 
   std::string read_log() const {
@@ -216,22 +236,9 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
 
 Result<int> cuda_devices_seen_by(const std::string& program) {
   try {
-    ScratchFolder folder;
-    ChildProcess child({program, "--devices-visible"}, folder.file("log.txt"), ChildOptions{/*own_process_group=*/true});
-    const int status = child.wait(120);  // a CUDA runtime's start, at most
-    if (status < 0) return make_error(program + " --devices-visible did not end within 120 s");
-    const std::string output = child.log();
-    // The count is a line of its own; a CUDA runtime may warn around it (stdout and stderr are one log).
-    int count = -1;
-    std::istringstream lines(output);
-    for (std::string line; std::getline(lines, line);)
-      if (!line.empty() && line.size() < 6 && line.find_first_not_of("0123456789") == std::string::npos)
-        count = std::stoi(line);
-    if (status != 0 || count < 0)
-      return make_error(program + " --devices-visible did not print a device count (is it gantry-exec?): " + tail(output));
-    return count;
+    return server_for(program).devices();
   } catch (const std::exception& e) {
-    return make_error(e.what());
+    return make_error(std::string(e.what()));
   }
 }
 

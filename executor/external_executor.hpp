@@ -6,10 +6,10 @@
 // executors, the same work-conserving rule and timing as in this process, on a cluster of the
 // given devices' stream counts and copy engines. What gantry-exec does not offer is refused,
 // naming the option: fixed orders, throttled links, the outputs' values. One `PROGRAM --serve`
-// per program serves every measurement of this process (LibTorch's load and a GPU's start paid
+// per program serves every request of this process (LibTorch's load and a GPU's start paid
 // once): it runs in a process group of its own (a Ctrl-C meant for gantry does not cut a run
-// short) and ends when the thread that started it ends; past a run's time limit it is stopped and
-// the next measurement starts another.
+// short) and ends when this process does (its stdin closes); past a run's time limit, or after a
+// failed request, it is stopped and the next request starts another.
 #include <string>
 
 #include "core/cluster.hpp"

@@ -16,10 +16,12 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <thread>
 #ifdef __linux__
+#include <poll.h>
 #include <sys/prctl.h>
-#include <unistd.h>
 #endif
+#include <unistd.h>
 
 #include "core/cluster.hpp"
 #include "core/graph_io.hpp"
@@ -54,9 +56,11 @@ const char* const kUsage =
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"
     "  --copy-engines E|E0,E1,...  1: the devices copy to others with copy engines, beside their compute;\n"
     "                     0: each copies its outputs itself (default 1 on cuda, 0 on cpu)\n"
-    "  --exit-with-parent PID  end when process PID (the gantry that started this) ends\n"
-    "  --serve            run requests from stdin, one per line (a JSON array of a run's arguments, with --out),\n"
-    "                     each answered by a line on stdout: {\"status\": 0} or {\"status\": 1, \"error\": ...}\n"
+    "  --exit-with-parent PID  end when the thread that started this ends (Linux's parent-death signal; PID,\n"
+    "                     the starting process, is checked once at start)\n"
+    "  --serve            run requests from stdin, one per line (a JSON array of a run's arguments, with --out;\n"
+    "                     [\"--devices-visible\"] for the device count), each answered by a line on stdout:\n"
+    "                     {\"status\": 0} or {\"status\": 1, \"error\": ...}; ends when stdin is closed\n"
     "  --devices-visible  print the CUDA devices this build sees and exit\n";
 
 struct Args {
@@ -113,7 +117,8 @@ void exit_with_parent(long parent) {
 #endif
 }
 
-Args parse(const std::vector<std::string>& argv) {
+// The arguments of a run (or, `serving`, of one request: no --help, which would exit).
+Args parse(const std::vector<std::string>& argv, bool serving = false) {
   Args a;
   const std::size_t argc = argv.size();
   for (std::size_t i = 0; i < argc; ++i) {
@@ -143,6 +148,7 @@ Args parse(const std::vector<std::string>& argv) {
     else if (flag == "--devices-visible") a.list_devices = true;
     else if (flag == "--serve") a.serve = true;
     else if (flag == "--check") a.check = true;
+    else if ((flag == "-h" || flag == "--help") && serving) fail("a request runs a placement; --help is the command line's");
     else if (flag == "-h" || flag == "--help") {
       std::cout << kUsage;
       std::exit(0);
@@ -270,25 +276,51 @@ int run_once(const Args& args) {
   return match ? 0 : 1;
 }
 
+// Serving: the process ends as soon as its stdin's other end is closed (the gantry that started it
+// ended, even killed), also in the middle of a run, so no orphaned run keeps a GPU busy. (The
+// parent-death signal follows the thread that started a process, not its process.)
+void end_with_stdin() {
+#ifdef __linux__
+  std::thread([] {
+    pollfd hangup{0, POLLRDHUP, 0};  // POLLHUP and POLLERR are always reported
+    while (poll(&hangup, 1, -1) < 0 && errno == EINTR) {
+    }
+    _exit(1);
+  }).detach();
+#endif
+}
+
 // --serve: runs requests one after another, each a line of stdin holding a JSON array of the
-// arguments of one run (with --out: stdout carries only the answers), each answered by a line of
-// stdout, {"status": 0} or {"status": 1, "error": "..."}. One process then serves every
-// measurement of a gantry, which pays LibTorch's load and a GPU's start once.
+// arguments of one run (with --out), each answered by a line of stdout, {"status": 0} or
+// {"status": 1, "error": "..."}; the request ["--devices-visible"] is answered {"status": 0,
+// "devices": N}. Anything else written to stdout (a library's messages) goes to stderr: only the
+// answers use the real stdout. One process then serves every measurement of a gantry, which pays
+// LibTorch's load and a GPU's start once.
 int serve() {
+  end_with_stdin();
+  const int answers = dup(1);
+  dup2(2, 1);
+  FILE* out = fdopen(answers, "w");
+  if (answers < 0 || !out) fail("--serve: cannot keep stdout for the answers");
   for (std::string line; std::getline(std::cin, line);) {
     nlohmann::json answer;
     try {
       const auto request = nlohmann::json::parse(line);
       if (!request.is_array()) fail("a request is a JSON array of arguments");
-      const Args args = parse(request.get<std::vector<std::string>>());
-      if (args.serve || args.list_devices || args.parent > 0)
-        fail("a request runs a placement: --serve, --devices-visible and --exit-with-parent are the server's");
-      if (args.out.empty()) fail("a request needs --out (stdout carries the answers)");
-      answer = {{"status", run_once(args)}};
+      const Args args = parse(request.get<std::vector<std::string>>(), /*serving=*/true);
+      if (args.list_devices) {
+        answer = {{"status", 0}, {"devices", cuda_device_count()}};
+      } else {
+        if (args.serve || args.parent > 0) fail("a request runs a placement: --serve and --exit-with-parent are the server's");
+        if (args.out.empty()) fail("a request needs --out (stdout carries the answers)");
+        answer = {{"status", run_once(args)}};
+      }
     } catch (const std::exception& e) {  // Failure, a JSON or LibTorch error: this request's
       answer = {{"status", 1}, {"error", e.what()}};
     }
-    std::cout << answer.dump() << std::endl;
+    const std::string text = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::fputs(text.c_str(), out);
+    std::fflush(out);
   }
   return 0;
 }

@@ -2,12 +2,15 @@
 // gantry-exec's, read back in this process; what it cannot run and what goes wrong are named.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/cluster.hpp"
 #include "executor/cpu/cpu_executor.hpp"
@@ -142,10 +145,23 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   const Graph g = small_ffnn();
   const Placement p = spread(g, 2);
   const auto begin = std::chrono::steady_clock::now();
-  auto slow = execute_through(recording_program(dir, "slow.sh", "sleep 60"), "cpu", g, p, cpu_cluster(2), quick(), 1);
+  const std::string sleeper = dir.sub("sleeper");
+  auto slow = execute_through(recording_program(dir, "slow.sh", "(sleep 60 & echo $! > " + sleeper + "; wait)"), "cpu", g,
+                              p, cpu_cluster(2), quick(), 1);
   REQUIRE_FALSE(slow.ok());
-  CHECK_THAT(slow.error().message, Catch::Contains("ran past the measurement's time limit of 1 s"));
+  CHECK_THAT(slow.error().message, Catch::Contains("ran past the time limit of 1 s for a measurement"));
   CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(30));
+  // The whole process group was stopped: the script's own children too.
+  const int sleeping = std::stoi(read_text_file(sleeper).value());
+  const auto gone = [&] {
+    if (kill(sleeping, 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(sleeping) + "/stat");
+    std::string pid, name, state;
+    stat >> pid >> name >> state;
+    return state == "Z";  // ended, not yet reaped by its new parent
+  };
+  for (int i = 0; i < 50 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(gone());
 
   // A program that answers with a prepared file: a real measurement, then with op 0 moved.
   auto real = execute_on_cpu(g, p, cpu_cluster(2), quick());
@@ -173,9 +189,45 @@ TEST_CASE("gantry-exec's device count is read from it", "[executor]") {
   auto seen = cuda_devices_seen_by(GANTRY_EXEC_BINARY);
   REQUIRE(seen.ok());
   CHECK(seen.value() == cuda_device_count());  // the same LibTorch as this process
-  auto not_exec = cuda_devices_seen_by("echo");
+  const testing::TempDir dir;
+  auto not_exec = cuda_devices_seen_by(recording_program(dir, "chatty.sh", "(echo hello; cat > /dev/null)"));
   REQUIRE_FALSE(not_exec.ok());
-  CHECK_THAT(not_exec.error().message, Catch::Contains("did not print a device count"));
+  CHECK_THAT(not_exec.error().message, Catch::Contains("answered hello, not a status"));
+}
+
+namespace {
+
+int servers_started(const testing::TempDir& dir) {
+  const std::string calls = read_text_file(dir.sub("calls")).value();
+  int starts = 0;
+  for (std::size_t at = calls.find("--serve"); at != std::string::npos; at = calls.find("--serve", at + 1)) ++starts;
+  return starts;
+}
+
+}  // namespace
+
+TEST_CASE("a server that failed a request or ended is replaced by the next request", "[executor]") {
+  const testing::TempDir dir;
+  const Graph g = small_ffnn();
+  const Placement p = spread(g, 2);
+  const std::string program = testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY);
+  ExecOptions partitioned = quick();
+  partitioned.sm_partitions = true;  // gantry-exec refuses it on the CPU backend
+  auto refused = execute_through(program, "cpu", g, p, cpu_cluster(2), partitioned);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("--partition sms needs --backend cuda"));
+  CHECK(execute_through(program, "cpu", g, p, cpu_cluster(2), quick()).ok());
+  CHECK(servers_started(dir) == 2);  // a fresh one after the failure
+  CHECK(execute_through(program, "cpu", g, p, cpu_cluster(2), quick()).ok());
+  CHECK(servers_started(dir) == 2);  // kept while it answers
+  // Killed between requests (its whole process group: the wrapper, tee and gantry-exec).
+  const int pid = std::stoi(read_text_file(dir.sub("pid")).value());
+  REQUIRE(kill(-pid, SIGKILL) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto again = execute_through(program, "cpu", g, p, cpu_cluster(2), quick());
+  INFO((again.ok() ? std::string() : again.error().message));
+  CHECK(again.ok());
+  CHECK(servers_started(dir) == 3);
 }
 
 TEST_CASE("a measurement's JSON reads back for its graph and refuses what does not fit it", "[executor]") {

@@ -1,7 +1,7 @@
 #pragma once
-// A stand-in for gantry-exec that records how it is used: a shell script that appends its
-// arguments, then every line it is sent, to DIR/calls, and passes the lines on to `then` (a shell
-// command: the real gantry-exec with "$@", or a fake that answers requests itself).
+// A stand-in for gantry-exec that records how it is used: a shell script that writes its process id
+// to DIR/pid, appends its arguments, then every line it is sent, to DIR/calls, and passes the lines
+// on to `then` (a shell command: the real gantry-exec with "$@", or a fake that answers requests).
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,8 +12,8 @@ namespace gantry::testing {
 
 inline std::string recording_program(const TempDir& dir, const std::string& name, const std::string& then) {
   const std::string path = dir.sub(name);
-  std::ofstream(path) << "#!/bin/sh\necho \"$@\" >> " << dir.sub("calls") << "\ntee -a " << dir.sub("calls") << " | " << then
-                      << "\n";
+  std::ofstream(path) << "#!/bin/sh\necho $$ > " << dir.sub("pid") << "\necho \"$@\" >> " << dir.sub("calls") << "\ntee -a "
+                      << dir.sub("calls") << " | " << then << "\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path;
 }

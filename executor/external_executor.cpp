@@ -194,6 +194,10 @@ Status can_execute_through(const std::string& backend, const Cluster& cluster, c
   if (options.keep_outputs) return make_error("gantry-exec does not return the outputs' values");
   if (backend == "cpu")
     if (Status cpu = check_cpu_cluster(cluster); !cpu) return cpu;
+  for (int d = 0; backend == "cuda" && d < cluster.size(); ++d)  // its times would be filed as the core's
+    if (cluster.device(d).kind == "CPU")
+      return make_error("cluster " + cluster.name() + " mixes CPU cores and GPUs (device " + std::to_string(d) + ", " +
+                        cluster.device(d).name + "): gantry-exec runs every device on one backend");
   return Ok{};
 }
 

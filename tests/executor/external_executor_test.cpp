@@ -90,6 +90,17 @@ TEST_CASE("what gantry-exec cannot run, and a program that fails, are named", "[
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.error().message, Catch::Contains("throttle"));
 
+  auto mixed = Cluster::from_yaml(R"(name: half-cores
+devices:
+  - {kind: P100, name: gpu, peak_tflops: 9.3, mem_bandwidth_gbs: 732, memory_gib: 16}
+  - {kind: CPU, name: core, peak_tflops: 0.05, mem_bandwidth_gbs: 10, memory_gib: 8}
+default_link: {bandwidth_gbs: 5, latency_us: 1}
+)", "mixed");
+  REQUIRE(mixed.ok());
+  auto both = execute_through(GANTRY_EXEC_BINARY, "cuda", g, p, mixed.value(), quick());
+  REQUIRE_FALSE(both.ok());
+  CHECK_THAT(both.error().message, Catch::Contains("mixes CPU cores and GPUs (device 1, core0)"));
+
   auto gpus = Cluster::load("4xP100-pcie");
   REQUIRE(gpus.ok());
   auto not_cores = execute_through(GANTRY_EXEC_BINARY, "cpu", g, p, gpus.value(), quick());

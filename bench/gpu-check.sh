@@ -126,9 +126,52 @@ build() {
   exit 1
 }
 
-# SETS (default "check sms time") picks what `run` does: values on small graphs, SM partitions,
-# timing of GPU-sized graphs.
-wants() { [[ " ${SETS:-check sms time} " == *" $1 "* ]]; }
+# SETS (default "check sms time serve") picks what `run` does: values on small graphs, SM
+# partitions, timing of GPU-sized graphs, the timing placements again through one server.
+wants() { [[ " ${SETS:-check sms time serve} " == *" $1 "* ]]; }
+
+# The timing set's placements through one `gantry-exec --serve` (as a gantry built without CUDA
+# measures through it), each twice, SM partitions too on cuda: every answer, each run's median
+# beside the one-shot run's, and the server's peak memory (one process serving many runs).
+serve_set() {
+  local requests=$dir/out/serve-requests.jsonl answers=$dir/out/serve-answers.jsonl
+  : > "$requests"
+  for round in 1 2; do
+    for placement in "$dir/cases/time"/g*-d*-*.json; do
+      local name graph
+      name=$(basename "$placement" .json)
+      graph="$(dirname "$placement")/$(echo "$name" | cut -d- -f1).json"
+      python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' --graph "$graph" --placement "$placement"         --backend "$backend" --repeats 5 --out "$dir/out/serve-$name-$round.json" >> "$requests"
+      case "$name" in *-d[24]-*) if [ "$backend" = cuda ]; then
+        python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' --graph "$graph" --placement "$placement"           --backend "$backend" --repeats 5 --partition sms --out "$dir/out/serve-$name-sms-$round.json" >> "$requests"
+      fi ;; esac
+    done
+  done
+  local timed=()  # the peak memory, where GNU time is there
+  if [ -x /usr/bin/time ]; then timed=(/usr/bin/time -f '%M' -o "$dir/out/serve-rss-kb"); else echo 0 > "$dir/out/serve-rss-kb"; fi
+  ${timed[@]+"${timed[@]}"} "$exec" --serve < "$requests" > "$answers" 2> "$dir/out/serve.err" ||
+    { failed=1; echo "serve FAILED: $(tail -3 "$dir/out/serve.err" | tr '\n' ' ')"; return; }
+  python3 - "$dir/out" "$requests" "$answers" <<'PY' || failed=1
+import json, os, sys
+out, requests, answers = sys.argv[1], open(sys.argv[2]).read().splitlines(), open(sys.argv[3]).read().splitlines()
+ok = sum(json.loads(a)["status"] == 0 for a in answers)
+rss = open(os.path.join(out, "serve-rss-kb")).read().split()[-1]
+print(f"serve: {ok}/{len(requests)} requests answered ok by one server, peak memory {int(rss) // 1024} MiB (0: not measured)")
+for request, answer in zip(requests, answers):
+    args = json.loads(request)
+    m = args[args.index("--out") + 1]
+    if json.loads(answer)["status"] != 0 or not os.path.exists(m):
+        print(f"serve-{os.path.basename(m)} FAILED: {answer}")
+        continue
+    base = os.path.basename(m)[len("serve-"):-len(".json")].rsplit("-", 1)[0]  # without the round
+    one_shot = os.path.join(out, "time-" + base + ".json")
+    line = f"serve-{os.path.basename(m)[6:-5]:28s} median {json.load(open(m))['median'] * 1e3:9.3f} ms"
+    if os.path.exists(one_shot):
+        line += f"  (one-shot {json.load(open(one_shot))['median'] * 1e3:9.3f} ms)"
+    print(line)
+sys.exit(0 if ok == len(requests) == len(answers) else 1)
+PY
+}
 
 # run_case SET PLACEMENT [FLAGS...]: one gantry-exec run, one summary line.
 run_case() {
@@ -188,6 +231,7 @@ run() {
     # One device with four streams: the same GPU, its ops free to overlap (the simulator's streams).
     for placement in "$dir/cases/time"/g*-d1-*.json; do SUFFIX=-s4 run_case time "$placement" --repeats 5 --streams 4; done
   fi
+  if wants serve; then serve_set; fi
   # Every measurement in one file: what comes back from a machine is a few files.
   if [ -n "${OUT:-}" ]; then tar -C "$dir" -czf "$OUT/gpu-check-out.tar.gz" out; fi
   return $failed

@@ -21,6 +21,9 @@ OUT=$work/out SMALL=1 BACKEND=cpu EXEC=$exec_binary bash "$root/bench/gpu-check.
 [ "$(grep -c '^check-.*values match: True' "$work/log")" -eq 20 ] || fail "expected 20 matching check lines"
 [ "$(grep -c '^time-' "$work/log")" -eq 6 ] || fail "expected 6 timing lines"
 ! grep -q 'FAILED' "$work/log" || fail "a run failed"
+# The timing set again through one server: five placements, twice.
+grep -q '^serve: 10/10 requests answered ok by one server' "$work/log" || fail "the server did not answer 10 of 10"
+[ "$(grep -c '^serve-.*(one-shot' "$work/log")" -eq 10 ] || fail "expected 10 served runs beside their one-shot runs"
 # Everything comes back in one file, with the one-device run's profile samples.
 tar -tzf "$work/out/gpu-check-out.tar.gz" > "$work/files" || fail "no tarball of the measurements"
 grep -q 'out/time-g1-d1-single.profiles.json' "$work/files" || fail "no profile samples in the tarball"

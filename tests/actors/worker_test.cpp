@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "actors/problem_spec.hpp"
 #include "actors/worker_actor.hpp"
 #include "core/graph_io.hpp"
+#include "core/op_signature.hpp"
 #include "core/profile_table.hpp"
 #include "tests/actors/tune_fixture.hpp"
 #include "tests/support/child_process.hpp"
@@ -382,10 +384,15 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   const MeasureAnswer answer = decode_measure_answer(result.body).value();
   CHECK(answer.backend == "cpu");
   CHECK(answer.makespans.size() == 2);
-  // Every op's time came back as a profile sample (the ops of one signature share an entry).
+  // Every op's time came back as a profile sample: one per op, under its signature on kind CPU.
   auto samples = profiles_from_json(answer.profile_samples, "the answer");
   REQUIRE(samples.ok());
-  CHECK(samples.value().size() > 0);
+  std::map<std::string, double> ops_per_signature;
+  for (OpId op = 0; op < graph.size(); ++op) ops_per_signature[op_signature(graph, op).signature] += 1;
+  std::map<std::string, double> sampled;
+  for (const ProfileEntry& e : samples.value().entries())
+    if (e.device_kind == "CPU") sampled[e.op.signature] += static_cast<double>(e.seconds.count);
+  CHECK(sampled == ops_per_signature);
   const std::string called = testing::read_text(calls);
   CHECK_THAT(called, Catch::Contains(R"("--backend","cpu","--devices","2","--streams","1","--repeats","2","--warmup","0")"));
   CHECK_THAT(called, Catch::Contains(R"("--no-pin")"));

@@ -167,6 +167,19 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
   CHECK_THROWS_WITH(run_gantry(with_problem({"train", "--stage", "sim", "--gantry-exec", script})),
                     Catch::Contains("measures stage III's episodes"));
 
+  // Stage III measures its episodes through the program: the teacher's, each episode's and the
+  // final greedy and best placements (at least 8 + 1 requests beside the device count).
+  const std::size_t before_training = gantry::testing::read_text(calls).size();
+  auto trained = nlohmann::json::parse(run_gantry(with_problem({"train", "--stage", "real", "--episodes", "8", "--batch", "4",
+                                                                "--no-store", "--gantry-exec", script, "-f", "json"})));
+  CHECK(trained["state"] == "COMPLETE");
+  CHECK(trained["episodes"].get<int>() >= 8);
+  CHECK(trained["graphs"][0]["teacher_makespan"].get<double>() > 0);
+  std::istringstream training_calls(gantry::testing::read_text(calls).substr(before_training));
+  int measured = 0;
+  while (std::getline(training_calls, line)) measured += line.find(R"("--backend","cpu","--devices","2")") != std::string::npos;
+  CHECK(measured >= 9);
+
   // profile runs the profiler's placements through the program; a GPU cluster needs a GPU per device.
   // (The same server: this process started it for execute above.)
   const std::size_t before = gantry::testing::read_text(calls).size();

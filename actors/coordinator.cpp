@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <tuple>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -71,6 +72,13 @@ struct CoordinatorState {
   // Client jobs whose QUEUED record is being written (listed by the store already, not yet queued),
   // with the cancels that came meanwhile, answered once the job has ended CANCELLED.
   std::map<std::string, std::vector<CancelAnswer>> recording;
+  // Submit keys (a client's, the same on its retries): those whose job is recorded, with its id
+  // (read from the store's records at start, so a retry after a restart finds its job too), and
+  // those whose job is being recorded, with the answers owed to the retries that came meanwhile.
+  std::map<std::string, std::string> submitted;
+  std::map<std::string, std::vector<std::function<void(const wire::Reply&)>>> submitting;
+  bool keys_read = false;  // until the stored keys are read, keyed submits wait (a retry must find its job)
+  std::vector<std::tuple<caf::actor, std::string, wire::Request>> before_keys;
   std::map<std::string, std::vector<caf::response_promise>> waiters;
   std::map<std::string, TuneOutcome> ended;     // outcomes for late await calls (the newest jobs)
   std::deque<std::string> ended_order;
@@ -424,21 +432,48 @@ void cancel_unstarted(Self self, const Job& job, std::vector<CancelAnswer> cance
 
 // A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
 // crash in between lost a job its client had been told was accepted. A job the store cannot
-// record is refused, not run (it would not survive a restart, and `jobs` would not list it).
-void submit_durable(Self self, const std::string& peer, const wire::Request& request) {
-  const caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
+// record is refused, not run (it would not survive a restart, and `jobs` would not list it). A
+// submit whose key was seen is answered as the first one was (its job, or its refusal), and runs
+// nothing: the client sent it again because no reply came.
+void submit_durable(Self self, const caf::actor& gateway, const std::string& peer, const wire::Request& request) {
+  CoordinatorState& s = self->state;
   const std::uint64_t rid = request.id;
-  ProblemCache* cache = self->state.options.cache;
-  const auto hook = self->state.options.before_build;
-  const auto refuse = [=](const std::string& why) { reply_via(self, gateway, peer, wire::Reply{rid, false, why, ""}); };
+  const std::string key = request.key;
+  const auto answer = [=](const wire::Reply& r) { reply_via(self, gateway, peer, wire::Reply{rid, r.ok, r.error, r.data}); };
+  if (!key.empty()) {
+    if (!s.keys_read) {
+      s.before_keys.emplace_back(gateway, peer, request);
+      return;
+    }
+    if (auto done = s.submitted.find(key); done != s.submitted.end())
+      return answer(wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", done->second}})});
+    if (auto busy = s.submitting.find(key); busy != s.submitting.end()) return busy->second.push_back(answer);
+    s.submitting[key];
+  }
+  // This submit's answer, and the same to its retries that came while it was being recorded.
+  const auto settle = [=](const wire::Reply& r, const std::string& job) {
+    answer(r);
+    if (key.empty()) return;
+    CoordinatorState& st = self->state;
+    if (!job.empty()) st.submitted[key] = job;
+    auto waiting = st.submitting.find(key);
+    if (waiting == st.submitting.end()) return;
+    const auto retries = std::move(waiting->second);
+    st.submitting.erase(waiting);
+    for (const auto& retry : retries) retry(r);
+  };
+  ProblemCache* cache = s.options.cache;
+  const auto hook = s.options.before_build;
+  const auto refuse = [=](const std::string& why) { settle(wire::Reply{rid, false, why, ""}, ""); };
   const auto refused = [=](const std::vector<CancelAnswer>& cancels, const std::string& why) {  // nothing to cancel
-    for (const CancelAnswer& answer : cancels) answer(true, why);
+    for (const CancelAnswer& cancel_answer : cancels) cancel_answer(true, why);
     refuse(why);
   };
   off_thread<PreparedJob>(self, [spec = request.spec, cache, hook]() mutable { return prepare_job(std::move(spec), cache, true, hook); },
                           [=](Result<PreparedJob> prepared) {
     if (!prepared) return refuse(prepared.error().message);
     auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
+    job->record.submit_key = key;
     self->state.recording[job->id];  // no cancel yet
     // No timeout: the store actor answers (a timeout would tell the client "refused" while the
     // store may still record the job, which a restart would then run).
@@ -450,12 +485,35 @@ void submit_durable(Self self, const std::string& peer, const wire::Request& req
                 const std::string id = job->id;
                 if (!cancels.empty()) cancel_unstarted(self, *job, std::move(cancels));
                 else admit(self, std::move(*job));
-                reply_via(self, gateway, peer, wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})});
+                settle(wire::Reply{rid, true, "", json_text(nlohmann::json{{"job", id}})}, id);
               },
               [=](const caf::error& e) {
                 refused(take_recording(self, job->id), "job not accepted: recording it failed: " + error_text(self->system(), e));
               });
   });
+}
+
+// The submit keys of the stored jobs, read once at start; the keyed submits that came meanwhile
+// then go on. A store that cannot list its jobs leaves the keys of this run only.
+void read_submit_keys(Self self) {
+  const auto go_on = [=] {
+    CoordinatorState& s = self->state;
+    s.keys_read = true;
+    auto waiting = std::move(s.before_keys);
+    for (const auto& [gateway, peer, request] : waiting) submit_durable(self, gateway, peer, request);
+  };
+  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, false)
+      .then(
+          [=](const StoredJobs& stored) {
+            if (!stored.error.empty()) log_line("gantry: cannot read the stored jobs' submit keys: " + stored.error);
+            for (const JobRecord& record : stored.jobs)
+              if (!record.submit_key.empty()) self->state.submitted[record.submit_key] = record.id;
+            go_on();
+          },
+          [=](const caf::error& e) {
+            log_line("gantry: cannot read the stored jobs' submit keys: " + error_text(self->system(), e));
+            go_on();
+          });
 }
 
 // Queues an interrupted job again, to go on from its stored episodes and best.
@@ -595,7 +653,7 @@ void on_client(Self self, const wire::Envelope& e) {
   const wire::Request& r = request.value();
   switch (e.type) {
     case wire::Type::submit: {
-      return submit_durable(self, peer, r);
+      return submit_durable(self, caf::actor_cast<caf::actor>(self->current_sender()), peer, r);
     }
     case wire::Type::cancel: {
       const caf::actor gateway = caf::actor_cast<caf::actor>(self->current_sender());
@@ -691,6 +749,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
     }
     self->quit(msg.reason);
   });
+  read_submit_keys(self);
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
         auto promise = self->make_response_promise();

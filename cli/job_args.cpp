@@ -265,11 +265,18 @@ void add_priority_option(CLI::App& cmd, int& priority) {
   cmd.add_option("--priority", priority, "with --coordinator: higher runs first (default 0)");
 }
 
+namespace {
+
+// A submit that got no reply is sent again with the same key: the user hears of it.
+void say_retry(const std::string& line) { std::cerr << "gantry: " << line << std::endl; }
+
+}  // namespace
+
 JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
   const ClientOptions client = remote.client();
   wire::Request request;
   request.spec = spec;
-  auto reply = call_coordinator(client, wire::Type::submit, request);
+  auto reply = submit_to_coordinator(client, request, 3, say_retry);
   if (!reply) throw CliError("submitting to " + client.endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + client.endpoint + " accepted the job but sent no job id");
@@ -292,7 +299,7 @@ void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, b
   const std::string& endpoint = client.endpoint;
   wire::Request request;
   request.spec = spec;
-  auto reply = call_coordinator(client, wire::Type::submit, request);
+  auto reply = submit_to_coordinator(client, request, 3, say_retry);
   if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");

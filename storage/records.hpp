@@ -107,6 +107,9 @@ struct JobRecord {
   std::string owner_host;
   std::string spec;      // the job as submitted to a coordinator (JSON), so a restarted coordinator
                          // can run it on; empty for jobs run in their own process (`gantry tune`)
+  // The client's key for its submit: a submit sent again with it (a retry after a lost reply) is
+  // answered with this job instead of making another, also after a coordinator restart.
+  std::string submit_key;
 };
 
 }  // namespace gantry

@@ -12,7 +12,12 @@
 
 namespace gantry {
 
-Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type type, wire::Request request) {
+namespace {
+
+// One request and its reply; `answered`: whether the coordinator replied (or the request could not
+// be sent at all): false only when nothing came back in time.
+Result<wire::Reply> exchange(const ClientOptions& options, wire::Type type, wire::Request request, bool* answered) {
+  *answered = true;
   const std::string& endpoint = options.endpoint;
   const double timeout_seconds = options.timeout_seconds;
   static zmq::context_t context{1};
@@ -58,10 +63,36 @@ Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type ty
   } catch (const zmq::error_t& e) {
     return make_error("cannot reach the coordinator at " + endpoint + ": " + e.what());
   }
+  *answered = false;
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%g", timeout_seconds);
   return make_error(who + " within " + seconds + " s (is `gantry coordinator` running there" +
                     (options.curve.enabled ? ", and is this key in its authorized keys?)" : "? does it require CURVE keys?)"));
+}
+
+}  // namespace
+
+Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type type, wire::Request request) {
+  bool answered = false;
+  return exchange(options, type, std::move(request), &answered);
+}
+
+Result<wire::Reply> submit_to_coordinator(const ClientOptions& options, wire::Request request, int attempts,
+                                          const std::function<void(const std::string&)>& on_retry) {
+  if (request.key.empty()) {
+    std::random_device random;
+    char key[33];
+    std::snprintf(key, sizeof key, "%08x%08x%08x%08x", random(), random(), random(), random());
+    request.key = key;
+  }
+  for (int attempt = 1;; ++attempt) {
+    bool answered = false;
+    auto reply = exchange(options, wire::Type::submit, request, &answered);
+    if (reply || answered || attempt >= attempts) return reply;
+    if (on_retry)
+      on_retry(reply.error().message + "; submitting again with the same key (attempt " + std::to_string(attempt + 1) +
+               " of " + std::to_string(attempts) + ")");
+  }
 }
 
 }  // namespace gantry

@@ -611,7 +611,7 @@ Result<ProblemContent> decode<ProblemContent>(std::string_view payload) {
 }
 
 std::string encode(const Request& m) {
-  return message(8, [&](Writer& w) {
+  return message(9, [&](Writer& w) {
     entry(w, "id", m.id);
     entry(w, "job", m.job);
     w.str("spec");
@@ -621,12 +621,13 @@ std::string encode(const Request& m) {
     entry(w, "runtime", m.runtime);
     entry(w, "prefix", m.prefix);
     entry(w, "policy", m.policy);
+    entry(w, "key", m.key);
   });
 }
 template <>
 Result<Request> decode<Request>(std::string_view payload) {
-  // "policy" is last and optional (clients before it do not send it).
-  static const char* const fields[] = {"id", "job", "spec", "what", "graph", "runtime", "prefix", "policy"};
+  // "policy" and "key" are last and optional (clients before them do not send them).
+  static const char* const fields[] = {"id", "job", "spec", "what", "graph", "runtime", "prefix", "policy", "key"};
   return read_message<Request>(payload, "request", [](Decoder& d, const std::string& what, Request& m) {
     return read_object(d, what, fields, [&](std::string_view key) -> const char* {
       if (key == "id") return get(d, m.id);
@@ -636,8 +637,9 @@ Result<Request> decode<Request>(std::string_view payload) {
       if (key == "graph") return get(d, m.graph);
       if (key == "runtime") return get(d, m.runtime);
       if (key == "policy") return get(d, m.policy);
+      if (key == "key") return get(d, m.key);
       return get(d, m.prefix);
-    }, std::size(fields) - 1);
+    }, std::size(fields) - 2);
   });
 }
 

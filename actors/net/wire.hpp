@@ -73,6 +73,7 @@ struct Request {
   Fingerprint graph, runtime;  // query best, history: the store key
   std::string prefix;          // query list: a graph fingerprint prefix (hex; empty = all)
   std::string policy;          // query policy: NAME[:VERSION] (or, when `job` is set, the policy that job stored)
+  std::string key;             // submit: the client's key for it, the same on a retry (empty: none)
 };
 
 struct Reply {

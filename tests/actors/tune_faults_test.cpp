@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <catch2/catch.hpp>
+#include <atomic>
 #include <fstream>
 #include <future>
 #include <numeric>
@@ -288,6 +289,7 @@ PlacementOutcome round_robin(const Fixture& f, double makespan = -1) {
 // test's actors play its worker and client.
 struct ScriptedCluster {
   std::function<void()> before_build;  // the coordinator's test hook
+  std::function<void(Store&)> before_start;  // what the store holds when the coordinator starts
   TempDir dir;
   Fixture f;
   std::shared_ptr<Store> store = Store::open(dir.path).value();
@@ -298,6 +300,7 @@ struct ScriptedCluster {
   }();
   caf::actor_system system{cfg};
   CoordinatorNode node = [this] {
+    if (before_start) before_start(*store);
     CoordinatorNodeOptions options;
     options.pool.timers = false;
     options.coordinator.before_build = before_build;
@@ -305,7 +308,8 @@ struct ScriptedCluster {
   }();
   caf::scoped_actor worker{system}, client{system};
 
-  explicit ScriptedCluster(std::function<void()> hook = {}) : before_build(std::move(hook)) {
+  explicit ScriptedCluster(std::function<void()> hook = {}, std::function<void(Store&)> start = {})
+      : before_build(std::move(hook)), before_start(std::move(start)) {
     worker->send(node.pool, net_in_atom::value, scripted_hello("w"));
   }
 
@@ -378,9 +382,10 @@ TEST_CASE("a cancelled job whose leased batch is queued again after the cancel s
 namespace {
 
 // A client's request as it comes from the wire (through a gateway, here the test's actor).
-void send_from_client(ScriptedCluster& c, wire::Type type, std::uint64_t request_id) {
+void send_from_client(ScriptedCluster& c, wire::Type type, std::uint64_t request_id, const std::string& key = "") {
   wire::Request request;
   request.id = request_id;
+  request.key = key;
   if (type == wire::Type::submit) request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path, 1000));
   c.client->send(c.node.coordinator, net_in_atom::value, wire::Envelope{"client", type, wire::encode(request)});
 }
@@ -402,9 +407,14 @@ wire::Reply reply_to_client(ScriptedCluster& c, std::uint64_t request_id) {
   return reply;
 }
 
-wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id) {
-  send_from_client(c, wire::Type::submit, request_id);
+wire::Reply submit_from_client(ScriptedCluster& c, std::uint64_t request_id, const std::string& key = "") {
+  send_from_client(c, wire::Type::submit, request_id, key);
   return reply_to_client(c, request_id);
+}
+
+std::string job_of(const wire::Reply& reply) {
+  REQUIRE(reply.ok);
+  return nlohmann::json::parse(reply.data).at("job").get<std::string>();
 }
 
 }  // namespace
@@ -498,4 +508,42 @@ TEST_CASE("the coordinator answers clients while a submitted job's problem is be
   const wire::Reply accepted = reply_to_client(c, 20);
   CHECK(accepted.ok);
   c.node.shutdown(c.system);
+}
+
+TEST_CASE("a submit sent again with its key is answered with its job, also after a restart; the job runs once",
+          "[actors]") {
+  SECTION("after its job was recorded, and while it is being recorded") {
+    std::atomic<int> builds{0};
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    ScriptedCluster c([&builds, released] {
+      if (builds++ == 1) released.wait();  // the second key's build waits: its retry comes meanwhile
+    });
+    gantry::testing::ReleaseOnExit guard{release};
+    const std::string first = job_of(submit_from_client(c, 1, "key-a"));
+    CHECK(job_of(submit_from_client(c, 2, "key-a")) == first);
+    send_from_client(c, wire::Type::submit, 3, "key-b");
+    for (int i = 0; i < 1000 && builds < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    send_from_client(c, wire::Type::submit, 4, "key-b");  // its first submit is still being built
+    guard.now();
+    const std::string second = job_of(reply_to_client(c, 3));
+    CHECK(job_of(reply_to_client(c, 4)) == second);
+    CHECK(second != first);
+    CHECK(builds == 2);  // one build per key: the retries made no job
+    CHECK(c.store->jobs().value().size() == 2);
+    const std::string unkeyed = job_of(submit_from_client(c, 5));  // without a key, every submit is a job
+    CHECK(unkeyed != first);
+    CHECK(c.store->jobs().value().size() == 3);
+    c.node.shutdown(c.system);
+  }
+  SECTION("a coordinator started on a store that holds the job answers with it") {
+    JobRecord stored;
+    stored.id = "job-before-restart";
+    stored.state = JobState::complete;
+    stored.submit_key = "key-c";
+    ScriptedCluster c({}, [&](Store& store) { REQUIRE(store.put_job(stored)); });
+    CHECK(job_of(submit_from_client(c, 6, "key-c")) == "job-before-restart");
+    CHECK(c.store->jobs().value().size() == 1);
+    c.node.shutdown(c.system);
+  }
 }

@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <fstream>
 #include <random>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
 
+#include "actors/net/client.hpp"
 #include "actors/net/curve_keys.hpp"
 #include "actors/anneal_task.hpp"
 #include "actors/net/wire.hpp"
@@ -141,7 +144,9 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     r.spec.seed = 11;
     r.what = "policy";
     r.policy = "mine:3";
+    r.key = "0123abcd";
     const Request s = decode<Request>(encode(r)).value();
+    CHECK(s.key == "0123abcd");
     CHECK((s.id == 9 && s.job == "job-1" && s.spec.budget_seconds == 12 && s.spec.budget_evaluations == 5000 &&
            s.spec.priority == -3 && s.spec.parallelism == 7 && s.spec.seed == 11 && s.spec.problem.graph_label == "ffnn"));
     CHECK((s.what == "policy" && s.policy == "mine:3"));
@@ -428,4 +433,32 @@ TEST_CASE("a measurement job's settings cross the wire and the store's spec text
   spec.measure.repeats = 0;
   r.spec = spec;
   CHECK_THAT(decode<Request>(encode(r)).error().message, Catch::Contains("measure") && Catch::Contains("repeats"));
+}
+
+TEST_CASE("a submit nobody answers is sent again with the same key, as many times as asked", "[actors]") {
+  // A ROUTER that takes every request and answers none: the coordinator whose replies were lost.
+  zmq::context_t context;
+  zmq::socket_t silent(context, zmq::socket_type::router);
+  silent.set(zmq::sockopt::linger, 0);
+  silent.bind("tcp://127.0.0.1:*");
+  ClientOptions client;
+  client.endpoint = silent.get(zmq::sockopt::last_endpoint);
+  client.timeout_seconds = 0.3;
+  std::vector<std::string> retries;
+  auto reply = submit_to_coordinator(client, Request{}, 3, [&](const std::string& line) { retries.push_back(line); });
+  CHECK_FALSE(reply.ok());
+  CHECK_THAT(reply.error().message, Catch::Contains("no answer from the coordinator at " + client.endpoint));
+  REQUIRE(retries.size() == 2);
+  CHECK_THAT(retries[1], Catch::Contains("submitting again with the same key (attempt 3 of 3)"));
+  // Three submits arrived, all with one key (made by the client: the request had none).
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3; ++i) {
+    std::vector<zmq::message_t> frames;
+    REQUIRE(zmq::recv_multipart(silent, std::back_inserter(frames), zmq::recv_flags::dontwait));
+    REQUIRE(frames.size() == 4);  // routing id, version, type, payload
+    keys.push_back(decode<Request>(frames[3].to_string_view()).value().key);
+  }
+  CHECK(keys[0].size() == 32);
+  CHECK(keys[1] == keys[0]);
+  CHECK(keys[2] == keys[0]);
 }

@@ -185,6 +185,10 @@ TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
   job.kind = "pipeline";
   job.state = JobState::complete;
   CHECK(codec::decode_job(codec::encode(job)).value().kind == "pipeline");
+  job.submit_key = "k-1";  // a client's submit key round-trips; none is written as none
+  CHECK(codec::decode_job(codec::encode(job)).value().submit_key == "k-1");
+  job.submit_key.clear();
+  CHECK(nlohmann::json::from_msgpack(codec::encode(job)).count("submit_key") == 0);
   JobRecord old = job;
   old.kind = "ignored";
   nlohmann::json written = nlohmann::json::from_msgpack(codec::encode(old));

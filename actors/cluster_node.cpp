@@ -190,6 +190,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.curve = options.curve;
   c.peer_queue = options.peer_queue;
   c.coordinator.cache = &cache;
+  c.coordinator.submit_keys = true;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
   caf::anon_send(node.value().coordinator, recover_atom::value);

@@ -433,13 +433,15 @@ void cancel_unstarted(Self self, const Job& job, std::vector<CancelAnswer> cance
 // A client's job is acknowledged only once its QUEUED record is synced: acknowledged before, a
 // crash in between lost a job its client had been told was accepted. A job the store cannot
 // record is refused, not run (it would not survive a restart, and `jobs` would not list it). A
-// submit whose key was seen is answered as the first one was (its job, or its refusal), and runs
-// nothing: the client sent it again because no reply came.
+// submit whose key has a recorded job is answered with that job and runs nothing (the client sent
+// it again because no reply came); one that comes while the first is being prepared or recorded
+// gets the first one's answer, its job or its refusal (after a refusal the key makes a new try).
 void submit_durable(Self self, const caf::actor& gateway, const std::string& peer, const wire::Request& request) {
   CoordinatorState& s = self->state;
   const std::uint64_t rid = request.id;
   const std::string key = request.key;
   const auto answer = [=](const wire::Reply& r) { reply_via(self, gateway, peer, wire::Reply{rid, r.ok, r.error, r.data}); };
+  if (key.size() > 64) return answer(wire::Reply{rid, false, "a submit key has at most 64 characters", ""});
   if (!key.empty()) {
     if (!s.keys_read) {
       s.before_keys.emplace_back(gateway, peer, request);
@@ -502,7 +504,8 @@ void read_submit_keys(Self self) {
     auto waiting = std::move(s.before_keys);
     for (const auto& [gateway, peer, request] : waiting) submit_durable(self, gateway, peer, request);
   };
-  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, false)
+  // No timeout: a slow listing of a large store must not leave the stored keys unread.
+  self->request(self->state.store, caf::infinite, get_jobs_atom::value, false)
       .then(
           [=](const StoredJobs& stored) {
             if (!stored.error.empty()) log_line("gantry: cannot read the stored jobs' submit keys: " + stored.error);
@@ -638,7 +641,8 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCount
   return {{"workers", workers}, {"slots", pool.slots()}, {"leases", pool.leased}, {"queued_tasks", pool.queued},
           {"committed", pool.committed}, {"requeued", pool.requeued}, {"stale_results", pool.stale},
           {"malformed", pool.malformed + s.malformed + gateway.malformed}, {"refused", gateway.refused}, {"dropped_sends", gateway.dropped_sends},
-          {"jobs_queued", queued}, {"queue_length", s.queue.size()}, {"jobs_running", running}};
+          {"jobs_queued", queued}, {"queue_length", s.queue.size()}, {"jobs_running", running},
+          {"submit_keys", s.options.submit_keys}};  // a client resends a keyed submit only where it is true
 }
 
 void on_client(Self self, const wire::Envelope& e) {
@@ -749,7 +753,8 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
     }
     self->quit(msg.reason);
   });
-  read_submit_keys(self);
+  if (options.submit_keys) read_submit_keys(self);
+  else s.keys_read = true;  // none stored to wait for
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
         auto promise = self->make_response_promise();

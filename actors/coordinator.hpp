@@ -24,6 +24,9 @@ struct CoordinatorOptions {
   ProblemCache* cache = nullptr;   // the process's built problems (shared with embedded workers)
   // Tests: runs where a submitted job's problem is about to be built (off the coordinator's thread).
   std::function<void()> before_build;
+  // Clients' submit keys: read the stored jobs' keys at start, so that a client's retry after a
+  // restart finds its job (a served coordinator; an embedded one gets no keyed submits).
+  bool submit_keys = false;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options);

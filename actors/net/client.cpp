@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -88,7 +89,16 @@ Result<wire::Reply> submit_to_coordinator(const ClientOptions& options, wire::Re
   for (int attempt = 1;; ++attempt) {
     bool answered = false;
     auto reply = exchange(options, wire::Type::submit, request, &answered);
-    if (reply || answered || attempt >= attempts) return reply;
+    if (reply || answered) return reply;
+    // No reply: sent again only to a coordinator that answers now and knows submit keys (an older
+    // one would make the job again; one that does not answer is down or unreachable).
+    const std::string maybe = " (the job may have been accepted: see `gantry jobs --coordinator " + options.endpoint + "`)";
+    if (attempt >= attempts) return make_error(reply.error().message + maybe);
+    auto status = exchange(options, wire::Type::status, wire::Request{}, &answered);
+    if (!status) return make_error(reply.error().message + maybe);
+    const auto said = nlohmann::json::parse(status.value().data, nullptr, false);
+    if (!said.is_object() || !said.value("submit_keys", false))
+      return make_error(reply.error().message + "; not sent again: this coordinator does not know submit keys" + maybe);
     if (on_retry)
       on_retry(reply.error().message + "; submitting again with the same key (attempt " + std::to_string(attempt + 1) +
                " of " + std::to_string(attempts) + ")");

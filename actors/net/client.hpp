@@ -22,9 +22,10 @@ struct ClientOptions {
 Result<wire::Reply> call_coordinator(const ClientOptions& options, wire::Type type, wire::Request request);
 
 // A submit, sent again with the same key when no reply came (the coordinator may have recorded the
-// job and its reply been lost): the coordinator answers a key it has seen with that job, so the
-// job runs once however many times it was sent. A reply, even a refusal, is final. `on_retry` hears
-// each new attempt. The request's key is made here when it has none.
+// job and its reply been lost), once the coordinator answers a status saying it knows submit keys:
+// it answers a key it has seen with that job, so the job runs once however many times it was
+// sent. A reply, even a refusal, is final. `on_retry` hears each new attempt. The request's key is
+// made here when it has none.
 Result<wire::Reply> submit_to_coordinator(const ClientOptions& options, wire::Request request, int attempts = 3,
                                           const std::function<void(const std::string&)>& on_retry = {});
 

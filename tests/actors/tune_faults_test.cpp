@@ -304,6 +304,7 @@ struct ScriptedCluster {
     CoordinatorNodeOptions options;
     options.pool.timers = false;
     options.coordinator.before_build = before_build;
+    options.coordinator.submit_keys = true;  // as a served coordinator
     return start_coordinator_node(system, store, options).value();
   }();
   caf::scoped_actor worker{system}, client{system};

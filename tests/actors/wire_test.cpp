@@ -8,6 +8,7 @@
 #include <regex>
 #include <nlohmann/json.hpp>
 #include <fstream>
+#include <future>
 #include <random>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
@@ -435,30 +436,63 @@ TEST_CASE("a measurement job's settings cross the wire and the store's spec text
   CHECK_THAT(decode<Request>(encode(r)).error().message, Catch::Contains("measure") && Catch::Contains("repeats"));
 }
 
-TEST_CASE("a submit nobody answers is sent again with the same key, as many times as asked", "[actors]") {
-  // A ROUTER that takes every request and answers none: the coordinator whose replies were lost.
-  zmq::context_t context;
-  zmq::socket_t silent(context, zmq::socket_type::router);
-  silent.set(zmq::sockopt::linger, 0);
-  silent.bind("tcp://127.0.0.1:*");
-  ClientOptions client;
-  client.endpoint = silent.get(zmq::sockopt::last_endpoint);
-  client.timeout_seconds = 0.3;
-  std::vector<std::string> retries;
-  auto reply = submit_to_coordinator(client, Request{}, 3, [&](const std::string& line) { retries.push_back(line); });
-  CHECK_FALSE(reply.ok());
-  CHECK_THAT(reply.error().message, Catch::Contains("no answer from the coordinator at " + client.endpoint));
-  REQUIRE(retries.size() == 2);
-  CHECK_THAT(retries[1], Catch::Contains("submitting again with the same key (attempt 3 of 3)"));
-  // Three submits arrived, all with one key (made by the client: the request had none).
+namespace {
+
+// A coordinator whose submit replies are lost: it takes every submit and answers none, and answers
+// a status saying whether it knows submit keys. The keys of the submits it took.
+std::vector<std::string> lose_submit_replies(zmq::socket_t& socket, bool knows_keys, std::future<Result<Reply>>& client) {
   std::vector<std::string> keys;
-  for (int i = 0; i < 3; ++i) {
+  while (client.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
+    zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 1, std::chrono::milliseconds(20));
+    if (!(items[0].revents & ZMQ_POLLIN)) continue;
     std::vector<zmq::message_t> frames;
-    REQUIRE(zmq::recv_multipart(silent, std::back_inserter(frames), zmq::recv_flags::dontwait));
+    REQUIRE(zmq::recv_multipart(socket, std::back_inserter(frames)));
     REQUIRE(frames.size() == 4);  // routing id, version, type, payload
-    keys.push_back(decode<Request>(frames[3].to_string_view()).value().key);
+    const Request request = decode<Request>(frames[3].to_string_view()).value();
+    if (static_cast<Type>(frames[2].data<std::uint8_t>()[0]) == Type::submit) {
+      keys.push_back(request.key);
+      continue;
+    }
+    const std::string payload = encode(Reply{request.id, true, "", nlohmann::json{{"submit_keys", knows_keys}}.dump()});
+    const std::uint8_t header[2] = {kProtocolVersion, static_cast<std::uint8_t>(Type::reply)};
+    std::array<zmq::const_buffer, 4> out{zmq::buffer(frames[0].data(), frames[0].size()), zmq::buffer(header, 1),
+                                         zmq::buffer(header + 1, 1), zmq::buffer(payload)};
+    zmq::send_multipart(socket, out);
   }
-  CHECK(keys[0].size() == 32);
-  CHECK(keys[1] == keys[0]);
-  CHECK(keys[2] == keys[0]);
+  return keys;
+}
+
+}  // namespace
+
+TEST_CASE("a submit whose reply is lost is sent again with its key where the coordinator knows keys", "[actors]") {
+  zmq::context_t context;
+  for (const bool knows_keys : {true, false}) {
+    zmq::socket_t coordinator(context, zmq::socket_type::router);
+    coordinator.set(zmq::sockopt::linger, 0);
+    coordinator.bind("tcp://127.0.0.1:*");
+    ClientOptions client;
+    client.endpoint = coordinator.get(zmq::sockopt::last_endpoint);
+    client.timeout_seconds = 1;
+    std::vector<std::string> retries;
+    auto submitted = std::async(std::launch::async, [&] {
+      return submit_to_coordinator(client, Request{}, 3, [&](const std::string& line) { retries.push_back(line); });
+    });
+    const std::vector<std::string> keys = lose_submit_replies(coordinator, knows_keys, submitted);
+    const auto reply = submitted.get();
+    REQUIRE_FALSE(reply.ok());
+    CHECK_THAT(reply.error().message, Catch::Contains("the job may have been accepted"));
+    if (knows_keys) {  // three submits, one key (made by the client: the request had none)
+      REQUIRE(keys.size() == 3);
+      CHECK(keys[0].size() == 32);
+      CHECK(keys[1] == keys[0]);
+      CHECK(keys[2] == keys[0]);
+      REQUIRE(retries.size() == 2);
+      CHECK_THAT(retries[1], Catch::Contains("submitting again with the same key (attempt 3 of 3)"));
+    } else {  // an older coordinator would make the job again: sent once
+      CHECK(keys.size() == 1);
+      CHECK(retries.empty());
+      CHECK_THAT(reply.error().message, Catch::Contains("this coordinator does not know submit keys"));
+    }
+  }
 }

@@ -10,8 +10,9 @@
 # to $OUT/gpu-check-out.tar.gz when $OUT is set); it exits 1 when a run fails or its values differ.
 # A build that fails brings its logs and LibTorch's headers back to $OUT instead.
 # Placements are on D = 1, 2 and 4 devices: on one GPU, D devices are D partitions of it (streams
-# sharing the SMs, and for the HEFT placements also disjoint SM partitions through green contexts).
-# SETS="check sms time" (the default) or any of them: e.g. SETS=sms for the partitions alone.
+# sharing the SMs, and also disjoint SM partitions through green contexts: the check set's HEFT
+# placements, every timing placement, and one SM set of 2 and of 4 working alone).
+# SETS="check sms time serve" (the default) or any of them: e.g. SETS=sms for the partitions alone.
 # The one-device timing runs also write profile samples (kind $DEVICE_KIND, default GPU) into the
 # tarball, for `gantry profile --import` where the store is. To try the script on a CPU machine: SMALL=1 BACKEND=cpu EXEC=build/gantry-exec.
 # Back here, `gantry bench partitions --cases DIR/cases --runs EXTRACTED/out` says how well the

@@ -458,7 +458,7 @@ void add_bench_partitions(CLI::App& bench) {
       "(out of sample); streams and SM partitions apart");
   cmd->add_option("--cases", options->cases, "the prepared cases (gpu-check.sh prepare DIR: DIR/cases)")->required();
   cmd->add_option("--runs", options->runs, "gantry-exec's measurements brought back (the out/ of gpu-check-out.tar.gz)")->required();
-  cmd->add_option("--set", options->set, "which set of cases (check, sms or time)")->capture_default_str();
+  cmd->add_option("--set", options->set, "which set of cases (time: the GPU-sized graphs, whose runs include the partitions; or check)")->capture_default_str();
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     PartitionReport r;

@@ -129,14 +129,14 @@ class Server {
 
   void start() {
     child_.reset();
-    child_ = std::make_unique<ChildProcess>(std::vector<std::string>{program_, "--serve"}, folder_.file("log.txt"),
+    child_ = std::make_unique<ChildProcess>(std::vector<std::string>{program_, "--serve", "--end-with-stdin"}, folder_.file("log.txt"),
                                             ChildOptions{/*own_process_group=*/true, /*talk=*/true});
   }
 
   // Why the server ended, once it has (its process group stopped too: a wrapper's pipeline).
   std::string ended(const std::string& when) {
     const int status = child_->stop(5);
-    const std::string log = read_log();
+    const std::string log = child_->log();
     child_.reset();
     return failure(program_, status, folder_.file("log.txt"), log) + " (" + when + ")" + hint(log);
   }
@@ -147,10 +147,6 @@ class Server {
                : "";
   }
 
-  std::string read_log() const {
-    auto text = read_text_file(folder_.file("log.txt"));
-    return text ? text.value() : std::string();
-  }
 
   std::string program_;
   ScratchFolder folder_;  // its log

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -19,12 +18,12 @@
 #include <thread>
 #ifdef __linux__
 #include <poll.h>
-#include <sys/prctl.h>
 #endif
 #include <unistd.h>
 
 #include "core/cluster.hpp"
 #include "core/graph_io.hpp"
+#include "core/json_util.hpp"
 #include "core/operation.hpp"
 #include "core/placement.hpp"
 #include "executor/cpu/cpu_executor.hpp"
@@ -56,11 +55,11 @@ const char* const kUsage =
     "                     (exit 1 when a value differs by more than 1e-3 of their scale, 5e-2 with bfloat16 ops)\n"
     "  --copy-engines E|E0,E1,...  1: the devices copy to others with copy engines, beside their compute;\n"
     "                     0: each copies its outputs itself (default 1 on cuda, 0 on cpu)\n"
-    "  --exit-with-parent PID  end when the thread that started this ends (Linux's parent-death signal; PID,\n"
-    "                     the starting process, is checked once at start)\n"
     "  --serve            run requests from stdin, one per line (a JSON array of a run's arguments, with --out;\n"
     "                     [\"--devices-visible\"] for the device count), each answered by a line on stdout:\n"
-    "                     {\"status\": 0} or {\"status\": 1, \"error\": ...}; ends when stdin is closed\n"
+    "                     {\"status\": 0} or {\"status\": 1, \"error\": ...}; ends after the last one\n"
+    "  --end-with-stdin   with --serve: end at once when stdin's other end closes, in a run too (how gantry\n"
+    "                     starts it: a gantry that ended leaves no run behind; requests not yet read are lost)\n"
     "  --devices-visible  print the CUDA devices this build sees and exit\n";
 
 struct Args {
@@ -68,8 +67,7 @@ struct Args {
   int devices = 0, repeats = 5, warmup = 1;
   std::vector<int> streams{1};  // one count for every device, or one per device
   std::vector<int> copy_engines;  // likewise, 0 or 1; empty: the backend's default
-  long parent = 0;
-  bool pin = true, list_devices = false, check = false, sm_partitions = false, serve = false;
+  bool pin = true, list_devices = false, check = false, sm_partitions = false, serve = false, end_with_stdin = false;
 };
 
 // What ends a run (or, serving, one request) with an error message.
@@ -105,18 +103,6 @@ int for_device(const std::string& flag, const std::vector<int>& values, int d, i
   return values.size() == 1 ? values[0] : values[static_cast<std::size_t>(d)];
 }
 
-// --exit-with-parent PID: the kernel ends this process when the thread that started it ends (its
-// gantry, even killed), so no orphaned run keeps a GPU busy. Linux only; elsewhere it is ignored.
-// Started through a wrapper script, the parent is the script's shell, whose end it follows.
-void exit_with_parent(long parent) {
-#ifdef __linux__
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (kill(static_cast<pid_t>(parent), 0) != 0 && errno == ESRCH) std::exit(1);  // gone before the request took hold
-#else
-  (void)parent;
-#endif
-}
-
 // The arguments of a run (or, `serving`, of one request: no --help, which would exit).
 Args parse(const std::vector<std::string>& argv, bool serving = false) {
   Args a;
@@ -136,7 +122,6 @@ Args parse(const std::vector<std::string>& argv, bool serving = false) {
     else if (flag == "--devices") a.devices = whole(flag, value(), 1, kMaxDevices);
     else if (flag == "--streams") a.streams = per_device(flag, value(), 1, kMaxStreams);
     else if (flag == "--copy-engines") a.copy_engines = per_device(flag, value(), 0, 1);
-    else if (flag == "--exit-with-parent") a.parent = whole(flag, value(), 1, 1 << 30);
     else if (flag == "--repeats") a.repeats = whole(flag, value(), 1, 1000);
     else if (flag == "--warmup") a.warmup = whole(flag, value(), 0, 1000);
     else if (flag == "--no-pin") a.pin = false;
@@ -147,6 +132,7 @@ Args parse(const std::vector<std::string>& argv, bool serving = false) {
     }
     else if (flag == "--devices-visible") a.list_devices = true;
     else if (flag == "--serve") a.serve = true;
+    else if (flag == "--end-with-stdin") a.end_with_stdin = true;
     else if (flag == "--check") a.check = true;
     else if ((flag == "-h" || flag == "--help") && serving) fail("a request runs a placement; --help is the command line's");
     else if (flag == "-h" || flag == "--help") {
@@ -276,9 +262,10 @@ int run_once(const Args& args) {
   return match ? 0 : 1;
 }
 
-// Serving: the process ends as soon as its stdin's other end is closed (the gantry that started it
-// ended, even killed), also in the middle of a run, so no orphaned run keeps a GPU busy. (The
-// parent-death signal follows the thread that started a process, not its process.)
+// --end-with-stdin: the process ends as soon as its stdin's other end is closed (the gantry that
+// started it ended, even killed), also in the middle of a run, so no orphaned run keeps a GPU busy.
+// (The parent-death signal follows the thread that started a process, not its process.) Not by
+// default: requests piped in from a file would be lost when their writer closes.
 void end_with_stdin() {
 #ifdef __linux__
   std::thread([] {
@@ -296,8 +283,8 @@ void end_with_stdin() {
 // "devices": N}. Anything else written to stdout (a library's messages) goes to stderr: only the
 // answers use the real stdout. One process then serves every measurement of a gantry, which pays
 // LibTorch's load and a GPU's start once.
-int serve() {
-  end_with_stdin();
+int serve(bool end_with_its_stdin) {
+  if (end_with_its_stdin) end_with_stdin();
   const int answers = dup(1);
   dup2(2, 1);
   FILE* out = fdopen(answers, "w");
@@ -311,14 +298,15 @@ int serve() {
       if (args.list_devices) {
         answer = {{"status", 0}, {"devices", cuda_device_count()}};
       } else {
-        if (args.serve || args.parent > 0) fail("a request runs a placement: --serve and --exit-with-parent are the server's");
+        if (args.serve || args.end_with_stdin) fail("a request runs a placement: --serve and --end-with-stdin are the server's");
         if (args.out.empty()) fail("a request needs --out (stdout carries the answers)");
-        answer = {{"status", run_once(args)}};
+        answer = run_once(args) == 0 ? nlohmann::json{{"status", 0}}
+                                     : nlohmann::json{{"status", 1}, {"error", "the outputs differ from the CPU backend's (see \"check\" in " + args.out + ")"}};
       }
     } catch (const std::exception& e) {  // Failure, a JSON or LibTorch error: this request's
       answer = {{"status", 1}, {"error", e.what()}};
     }
-    const std::string text = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    const std::string text = json_text(answer) + "\n";
     std::fputs(text.c_str(), out);
     std::fflush(out);
   }
@@ -330,12 +318,11 @@ int serve() {
 int main(int argc, char** argv) {
   try {
     const Args args = parse(std::vector<std::string>(argv + 1, argv + argc));
-    if (args.parent > 0) exit_with_parent(args.parent);
     if (args.list_devices) {
       std::cout << cuda_device_count() << "\n";
       return 0;
     }
-    if (args.serve) return serve();
+    if (args.serve) return serve(args.end_with_stdin);
     return run_once(args);
   } catch (const Failure& failure) {
     std::cerr << "gantry-exec: " << failure.what() << "\n";

@@ -470,11 +470,12 @@ TEST_CASE("a job cancelled once its record is listed, before it is queued, does 
   const wire::Reply accepted = submit_from_client(c, 30);
   REQUIRE(accepted.ok);
   REQUIRE(hooked);
-  c.store->on_job_stored({});  // the hook is done: nothing of this scope is used after it
   CHECK(nlohmann::json::parse(accepted.data).at("job").get<std::string>() == cancelled_id);
   std::string answer;
   canceller->receive([&](const std::string& text) { answer = text; }, [&](const caf::error& e) { answer = c.system.render(e); },
                      caf::after(std::chrono::seconds(10)) >> [&] { answer = "no answer"; });
+  // The cancel is answered once the CANCELLED record is stored: the store no longer uses the hook.
+  c.store->on_job_stored({});
   CHECK_THAT(answer, Catch::Contains("cancelled (it had not started)"));
   // Answered once its CANCELLED record is stored, and not run: the scripted worker is offered no task.
   auto stored = c.store->job(cancelled_id).value();

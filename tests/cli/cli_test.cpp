@@ -150,7 +150,7 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
   std::ifstream called(calls);
   std::string line;
   REQUIRE(std::getline(called, line));
-  CHECK(line == "--serve");
+  CHECK(line == "--serve --end-with-stdin");
   REQUIRE(std::getline(called, line));
   CHECK(line == R"(["--devices-visible"])");
   REQUIRE(std::getline(called, line));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/graph_io.hpp"
 #include "core/placement.hpp"
@@ -80,6 +81,32 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
   // SM partitions are a GPU's: asked of the CPU backend, or misspelt, the flag is named.
   for (const std::string& partition : {std::string("sms"), std::string("cores")})
     CHECK_THAT(refusal("--partition " + partition), Catch::Contains("--partition " + partition));
+}
+
+TEST_CASE("gantry-exec --serve answers every request piped in, in order", "[executor]") {
+  // Requests from a pipe whose writer has closed before the first run ends: all are answered.
+  const testing::TempDir dir;
+  const Graph g = small_ffnn();
+  write(dir.sub("g.json"), graph_to_json(g));
+  write(dir.sub("p.json"), placement_to_json(spread(g, 2), "", "cpu-2"));
+  const std::string run = R"(["--graph",")" + dir.sub("g.json") + R"(","--placement",")" + dir.sub("p.json") +
+                          R"(","--repeats","1","--no-pin","--out",")";
+  write(dir.sub("requests"), run + dir.sub("m1.json") + "\"]\n[\"--devices-visible\"]\n[\"--help\"]\n" + run +
+                                 dir.sub("m2.json") + "\"]\n");
+  const std::string command = "cat " + dir.sub("requests") + " | " + GANTRY_EXEC_BINARY + " --serve > " + dir.sub("answers") +
+                              " 2> " + dir.sub("log");
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream in(dir.sub("answers"));
+  std::vector<nlohmann::json> answers;
+  for (std::string line; std::getline(in, line);) answers.push_back(nlohmann::json::parse(line));
+  REQUIRE(answers.size() == 4);
+  CHECK(answers[0]["status"] == 0);
+  CHECK(answers[1]["status"] == 0);
+  CHECK(answers[1]["devices"] == cuda_device_count());
+  CHECK(answers[2]["status"] == 1);  // --help is the command line's, not a request
+  CHECK(answers[3]["status"] == 0);
+  CHECK(std::ifstream(dir.sub("m1.json")).good());
+  CHECK(std::ifstream(dir.sub("m2.json")).good());
 }
 
 TEST_CASE("gantry-exec writes its one-device run's op times as profile samples of the kind it is told", "[executor]") {

@@ -150,12 +150,13 @@ Result<std::string> run_measure_task(const std::shared_ptr<const BuiltProblem>& 
   ProfileTable samples;
   std::vector<double> slowdowns;  // solo times, by the co-run slowdown of the profiles the problem is costed with
   for (int d = 0; d < problem->cluster.size(); ++d) slowdowns.push_back(problem->costs->co_run_slowdown(d));
-  const int gpus = executor.program.empty() ? cuda_device_count() : executor.program_gpus;
-  if (backend != "cuda" || gpus >= problem->cluster.size())
+  if (gives_profile_samples(backend, executor.gpus(), problem->cluster))
     add_profile_samples(problem->graph, problem->cluster, m.median_run, &samples, slowdowns);
   MeasureAnswer answer{m.backend, m.makespans, m.median, m.min, m.max, profiles_to_json(samples)};
   return encode_body(answer);
 }
+
+int ExecutorDevices::gpus() const { return program.empty() ? cuda_device_count() : program_gpus; }
 
 TaskKind measure_task_kind(const ExecutorDevices& devices) {
   return {"measure", [devices](const std::shared_ptr<const BuiltProblem>& problem, const RolloutTask& task,

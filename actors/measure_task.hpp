@@ -39,9 +39,12 @@ struct ExecutorDevices {
   // Empty: this process's executors measure. Else a gantry-exec program that measures for it
   // (executor/external_executor.hpp): how a gantry whose LibTorch has no CUDA measures on GPUs.
   std::string program;
-  // With a program: the GPUs it sees (cuda). Fewer than a cluster's devices, and the devices are
-  // partitions of GPUs: their op times are not the cluster's kind's, and go to no profile.
+  // With a program: the GPUs it sees (cuda), asked once when the devices are set up.
   int program_gpus = 0;
+
+  // The GPUs measurements run on: the program's, or this process's. Fewer than a cluster's
+  // devices, and the devices are partitions of GPUs (executor/profile_samples.hpp).
+  int gpus() const;
 };
 
 // "cpu" for a cluster whose devices are all of kind CPU, else "cuda".

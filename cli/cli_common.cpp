@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/graph_io.hpp"
+#include "core/json_util.hpp"
 #include "sim/timeline_export.hpp"
 #include "workloads/workload.hpp"
 
@@ -206,15 +207,13 @@ std::string format_unix_time(double unix_seconds) {
   return buffer;
 }
 
-ScratchDir::ScratchDir(const std::string& prefix) {
-  std::string name = "/tmp/" + prefix + "-XXXXXX";
-  if (!mkdtemp(name.data())) throw CliError(std::string("--no-store: cannot make a temporary directory: ") + std::strerror(errno));
-  path = name;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path, ignored);
+std::unique_ptr<TempFolder> no_store_folder(bool no_store, const std::string& prefix) {
+  if (!no_store) return nullptr;
+  try {
+    return std::make_unique<TempFolder>(prefix);
+  } catch (const std::exception& e) {
+    throw CliError(std::string("--no-store: ") + e.what());
+  }
 }
 
 int visible_gpus(const std::string& program) {
@@ -224,11 +223,18 @@ int visible_gpus(const std::string& program) {
   return seen.value();
 }
 
-void add_gantry_exec_option(CLI::App& cmd, std::string& program) {
+void add_gantry_exec_option(CLI::App& cmd, std::string& program, const std::string& when) {
   cmd.add_option("--gantry-exec", program,
                  "measure through this gantry-exec program (the standalone executor, a path or a name on PATH) instead "
                  "of this process's executors: how a gantry whose LibTorch has no CUDA (Debian's) measures on GPUs, "
-                 "with a gantry-exec built against a CUDA LibTorch (executor/standalone/)");
+                 "with a gantry-exec built against a CUDA LibTorch (executor/standalone/)" +
+                     (when.empty() ? std::string() : "; " + when));
+}
+
+void refuse_gantry_exec_remote(const std::string& program, bool remote) {
+  if (remote && !program.empty())
+    throw CliError("--gantry-exec is for a run in this process; a coordinator's workers measure with their own "
+                   "(gantry worker --gantry-exec)");
 }
 
 // --devices cpu:N|cpu:all|cuda:N|cuda:all: the devices measurements run on, a core or a GPU each.
@@ -247,8 +253,7 @@ ExecutorDevices parse_executor_devices(const std::string& devices, const std::st
   out.program = program;
   // The program runs once now, on either backend: one that cannot start fails here, not at every measurement.
   if (!program.empty()) out.program_gpus = visible_gpus(program);
-  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
-                          : program.empty() ? cuda_device_count() : out.program_gpus;
+  const int present = cpu ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : out.gpus();
   if (!cpu && present == 0)
     throw CliError("--devices " + devices + ": no CUDA device is visible" +
                    (program.empty() ? std::string(" (or this build's LibTorch has no CUDA: a gantry-exec built against one "

@@ -11,6 +11,7 @@
 #include "core/cost_model.hpp"
 #include "core/graph.hpp"
 #include "core/placement.hpp"
+#include "core/temp_folder.hpp"
 #include "core/text.hpp"  // format_bytes
 #include "sim/sim_options.hpp"
 #include "sim/sim_result.hpp"
@@ -93,28 +94,27 @@ void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimRe
 // The same for a placement result, labelled with the problem's devices.
 void write_timelines(const OutputArgs& out, const Problem& problem, const SimResult& result, const std::string& title);
 // "12.3 ms" style for seconds, plain numbers for abstract units.
-// --no-store: an embedded job still needs a store; a temporary one, removed with this object.
-struct ScratchDir {
-  std::string path;
-  explicit ScratchDir(const std::string& prefix);  // /tmp/PREFIX-XXXXXX
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-};
-
 std::string format_time(double value, const std::string& unit);
 // Local "YYYY-MM-DD HH:MM:SS" of unix seconds; "-" for none (0).
 std::string format_unix_time(double unix_seconds);
 // A number with `digits` decimals, for tables.
 std::string format_fixed(double value, int digits);
 
+// --no-store: an embedded job still needs a store; a temporary folder for one, removed with the
+// object (null without --no-store).
+std::unique_ptr<TempFolder> no_store_folder(bool no_store, const std::string& prefix);
+
 // --devices cpu:N, cpu:all, cuda:N or cuda:all (a worker's executor devices); none for "". With
 // `program` (--gantry-exec) they measure through that gantry-exec, and cuda's GPUs are the ones it
 // sees. Errors name the flag's value (more cores than the machine has; cuda without a visible GPU).
 ExecutorDevices parse_executor_devices(const std::string& devices, const std::string& program = "");
 
-// --gantry-exec PATH on the commands that measure (worker, execute, train, tune).
-void add_gantry_exec_option(CLI::App& cmd, std::string& program);
+// --gantry-exec PATH on the commands that measure (worker, execute, profile, train, tune); `when`
+// says what else the command needs for it ("" for nothing).
+void add_gantry_exec_option(CLI::App& cmd, std::string& program, const std::string& when = "");
+// --gantry-exec measures in this process: refused with --coordinator (`remote`), whose workers
+// measure with their own.
+void refuse_gantry_exec_remote(const std::string& program, bool remote);
 // The GPUs measurements on cuda can use: this process's, or those `program` sees when given.
 int visible_gpus(const std::string& program);
 

@@ -156,12 +156,8 @@ void run_remote_execute(const ExecuteArgs& args) {
 void run_execute(const ExecuteArgs& args) {
   const int sources = !args.placement_file.empty() + args.best + !args.method.empty();
   if (sources != 1) throw CliError("give one of --placement FILE, --best or --method NAME");
-  if (!args.remote.endpoint.empty()) {
-    if (!args.gantry_exec.empty())
-      throw CliError("--gantry-exec is for a run on this machine; a coordinator's workers measure with their own "
-                     "(gantry worker --gantry-exec)");
-    return run_remote_execute(args);
-  }
+  refuse_gantry_exec_remote(args.gantry_exec, !args.remote.endpoint.empty());
+  if (!args.remote.endpoint.empty()) return run_remote_execute(args);
   Problem problem = load_problem(args.problem);
   // In this process only on CPU cores; a gantry-exec program also runs other clusters on the GPUs.
   const std::string backend = args.gantry_exec.empty() ? "cpu" : measure_backend(problem.cluster);
@@ -206,8 +202,7 @@ void run_execute(const ExecuteArgs& args) {
     else if (!recorded.value())
       std::fprintf(stderr, "gantry: the stored best changed while this ran; the measurement was not recorded with it\n");
   }
-  // D devices on fewer GPUs are partitions of them: slower than the cluster's devices, not their profile.
-  const bool shared_gpus = backend == "cuda" && program_gpus < problem.cluster.size();
+  const bool shared_gpus = !gives_profile_samples(backend, program_gpus, problem.cluster);
   if (shared_gpus && !args.no_record)
     std::fprintf(stderr, "gantry: %d devices ran on %d GPU(s), as partitions; their times were not added to the profiles\n",
                  problem.cluster.size(), program_gpus);
@@ -259,7 +254,7 @@ void add_execute_command(CLI::App& app) {
   cmd->add_flag("--throttle", args->throttle,
                 "make each transfer last at least the cluster link's latency + bytes / bandwidth");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
-  add_gantry_exec_option(*cmd, args->gantry_exec);
+  add_gantry_exec_option(*cmd, args->gantry_exec, "not with --coordinator");
   add_profiled_flag(*cmd, args->profiled);
   cmd->add_flag("--no-record", args->no_record, "do not add this run's op and transfer times to the store's profiles");
   args->sim.add_to(*cmd);

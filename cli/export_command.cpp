@@ -1,10 +1,10 @@
 // gantry export: a graph (a file or a generated workload) in another format, for other tools: the
 // DOPPLER text format that DOPPLER's public code and `gantry place --graph X.txt` read, or gantry
 // JSON.
-#include <fstream>
 #include <iostream>
 
 #include "cli/cli_common.hpp"
+#include "core/json_util.hpp"
 #include "cli/commands.hpp"
 #include "core/graph_io.hpp"
 
@@ -31,9 +31,7 @@ void run_export(const ExportArgs& args) {
     std::cout << text;
     return;
   }
-  std::ofstream out(args.output);
-  out << text;
-  if (!out.flush()) throw CliError("cannot write " + args.output);
+  if (Status written = write_text_file(args.output, text); !written) throw CliError("--output: " + written.error().message);
   std::cerr << "gantry export: " << graph.size() << " ops, " << graph.num_edges() << " edges -> " << args.output << "\n";
 }
 

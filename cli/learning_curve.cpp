@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "cli/cli_common.hpp"
+#include "core/json_util.hpp"
 #include "core/text.hpp"
 #include "learner/learning_curve.hpp"
 
@@ -70,9 +70,7 @@ void check_curve_path(const std::string& path) {
 void write_learning_curve(const std::string& path, const std::vector<CurvePoint>& curve, const std::string& title) {
   check_curve_path(path);
   const std::string text = ends_with(path, ".csv") ? learning_curve_csv(curve) : svg(curve, title);
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw CliError("--curve " + path + ": cannot write the file");
+  if (Status written = write_text_file(path, text); !written) throw CliError("--curve: " + written.error().message);
 }
 
 }  // namespace gantry::cli

@@ -237,8 +237,8 @@ void print_progress(const PipelineTuneProgress& p) {
 
 // The job on an embedded cluster (a coordinator and a worker with --rollouts slots in this process).
 TunedRun run_embedded(const PipelineTuneArgs& targs, const JobSpec& spec, bool text) {
-  std::unique_ptr<ScratchDir> scratch = targs.no_store ? std::make_unique<ScratchDir>("gantry-pipeline") : nullptr;
-  auto opened = Store::open(scratch ? scratch->path : targs.data);
+  const std::unique_ptr<TempFolder> scratch = no_store_folder(targs.no_store, "gantry-pipeline");
+  auto opened = Store::open(scratch ? scratch->path() : targs.data);
   if (!opened) throw CliError(opened.error().message);
   std::optional<PipelineJobReport> report;
   EmbeddedJobOptions options;

@@ -2,8 +2,8 @@
 
 #include "cli/cli_common.hpp"
 #include "cli/learning_curve.hpp"
+#include "core/json_util.hpp"
 #include "learner/learning_curve.hpp"
-#include "sim/timeline_export.hpp"
 
 namespace gantry::cli {
 

@@ -16,6 +16,7 @@
 #include "core/json_util.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/external_executor.hpp"
+#include "executor/profile_samples.hpp"
 #include "executor/profiler.hpp"
 #include "storage/store.hpp"
 #include "workloads/workload.hpp"
@@ -130,7 +131,7 @@ ProfilerOptions::Execute through_program(const std::string& program, const Clust
   if (Status can = can_execute_through(backend, cluster, exec); !can)
     throw CliError("--gantry-exec " + program + ": " + can.error().message);
   const int gpus = visible_gpus(program);
-  if (backend == "cuda" && gpus < cluster.size())
+  if (!gives_profile_samples(backend, gpus, cluster))
     throw CliError("--gantry-exec " + program + " sees " + std::to_string(gpus) + " GPU(s) and --cluster " + cluster.name() +
                    " has " + std::to_string(cluster.size()) + " devices: profiles need a GPU per device (partitions of "
                    "one are not the cluster's devices); profile a cluster of at most " + std::to_string(gpus) +
@@ -231,7 +232,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "store directory (default ./gantry-data or $GANTRY_DATA)");
   cmd->add_flag("--no-store", args->no_store, "measure and print only");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");
-  add_gantry_exec_option(*cmd, args->gantry_exec);
+  add_gantry_exec_option(*cmd, args->gantry_exec, "on GPUs, one GPU per --cluster device");
   args->out.add_to(*cmd, false);
   cmd->callback([args, cmd] {
     // --import measures nothing: the measuring options given with it would be ignored.

@@ -26,11 +26,11 @@
 #include "cli/schedule_source.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/text_table.hpp"
-#include "executor/cuda/cuda_executor.hpp"
 #include "cli/train_job.hpp"
 
 #include <nlohmann/json.hpp>
 #include "core/hex.hpp"
+#include "core/json_util.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -202,19 +202,15 @@ ExecutorDevices embedded_devices(const JobSpec& spec) {
 }  // namespace
 
 void run_train(const TrainArgs& args, const RemoteArgs& remote) {
-  if (!remote.endpoint.empty()) {
-    if (!args.gantry_exec.empty())
-      throw CliError("--gantry-exec is for a run in this process; a coordinator's workers measure with their own "
-                     "(gantry worker --gantry-exec)");
-    return run_remote_train(args, remote);
-  }
+  refuse_gantry_exec_remote(args.gantry_exec, !remote.endpoint.empty());
+  if (!remote.endpoint.empty()) return run_remote_train(args, remote);
   if (!args.gantry_exec.empty() && args.stage != "real" && args.stage != "il+sim+real")
     throw CliError("--gantry-exec " + args.gantry_exec + " measures stage III's episodes: give --stage real or il+sim+real");
   check_curve_path(args.curve);
   check_output_path("--curve", args.curve);  // before training, not after it
   check_output_path("--save", args.save);
-  std::unique_ptr<ScratchDir> scratch = args.no_store ? std::make_unique<ScratchDir>("gantry-train") : nullptr;
-  const std::string data = scratch ? scratch->path : args.data;
+  const std::unique_ptr<TempFolder> scratch = no_store_folder(args.no_store, "gantry-train");
+  const std::string data = scratch ? scratch->path() : args.data;
   auto opened = Store::open(data);  // first: a busy store fails the command before it loads or trains
   if (!opened) throw CliError(opened.error().message);
   const JobSpec spec = train_job_spec(args);
@@ -233,8 +229,7 @@ void run_train(const TrainArgs& args, const RemoteArgs& remote) {
     options.devices.program = args.gantry_exec;
     options.devices.program_gpus = visible_gpus(args.gantry_exec);
   }
-  const bool through = !options.devices.program.empty();
-  if (stage_three && options.devices.backend == "cuda" && (through ? options.devices.program_gpus : cuda_device_count()) == 0)
+  if (stage_three && options.devices.backend == "cuda" && options.devices.gpus() == 0)
     throw CliError("stage III on " + clusters + " measures on GPUs (the clusters' devices are not of kind CPU), and " +
                    (options.devices.program.empty()
                         ? std::string("this process sees none (or its LibTorch has no CUDA: --gantry-exec PATH measures "
@@ -309,7 +304,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--save", args->save, "also write the policy to this file (.policy)");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "do not store the policy or the placements");
-  add_gantry_exec_option(*cmd, args->gantry_exec);
+  add_gantry_exec_option(*cmd, args->gantry_exec, "with --stage real or il+sim+real (it measures stage III's episodes), not with --coordinator");
   cmd->add_option("--batch", args->batch, "episodes per graph per update")->check(CLI::Range(2, 4096))->capture_default_str();
   cmd->add_option("--graphs-per-update", args->graphs_per_update, "graphs whose batches make one update")->check(CLI::Range(1, 4096))->capture_default_str();
   cmd->add_option("--threads", args->threads, "rollout slots of the embedded worker (episodes go through the rollout pool)")->check(CLI::Range(1, 256))->capture_default_str();

@@ -73,9 +73,7 @@ void run_doppler_tune(const TuneArgs& args, const RemoteArgs& remote) {
 void run_tune(TuneArgs& args, const RemoteArgs& remote) {
   if (!args.devices.empty() && args.method != "doppler")
     throw CliError("--devices " + args.devices + ": executors serve only --method doppler's stage III");
-  if (!args.gantry_exec.empty() && !remote.endpoint.empty())
-    throw CliError("--gantry-exec is for a run in this process; a coordinator's workers measure with their own "
-                   "(gantry worker --gantry-exec)");
+  refuse_gantry_exec_remote(args.gantry_exec, !remote.endpoint.empty());
   if (!args.gantry_exec.empty() && args.devices.empty())
     throw CliError("--gantry-exec " + args.gantry_exec + " needs --devices (the devices it measures on, for --method doppler)");
   if (args.method == "doppler") return run_doppler_tune(args, remote);
@@ -195,7 +193,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--devices", args->devices,
                   "--method doppler: executor devices of this machine (cpu:N, cuda:N, or :all), so DOPPLER's stage III "
                   "follows on measured makespans (on a --coordinator, its workers' --devices serve instead)");
-  add_gantry_exec_option(*cmd, args->gantry_exec);
+  add_gantry_exec_option(*cmd, args->gantry_exec, "with --method doppler and --devices (stage III's measurements), not with --coordinator");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
   cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();

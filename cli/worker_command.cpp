@@ -59,7 +59,7 @@ void add_worker_command(CLI::App& app) {
                   "GPUs; more devices than GPUs share them). The worker then takes measurement tasks (gantry execute "
                   "--coordinator, train --stage real) for clusters of up to N devices (CPU-kind clusters on cpu, others "
                   "on cuda) and runs each alone, with its rollouts paused");
-  add_gantry_exec_option(*cmd, args->gantry_exec);
+  add_gantry_exec_option(*cmd, args->gantry_exec, "with --devices (the devices it measures on)");
   cmd->add_option("--name", args->name, "the worker's identity, stable across reconnects (default: HOST/PID)");
   cmd->add_option("--curve-key", args->curve_key, "this worker's CURVE key pair (gantry keys generate; default: $GANTRY_CURVE_KEY)");
   cmd->add_option("--coordinator-key", args->coordinator_key,

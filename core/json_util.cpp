@@ -22,6 +22,14 @@ Result<std::string> read_text_file(const std::string& path) {
   return text.str();
 }
 
+Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return make_error(path + ": cannot open for writing: " + std::strerror(errno));
+  file << text;
+  if (!file.flush()) return make_error(path + ": write failed: " + std::strerror(errno));
+  return Ok{};
+}
+
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source) {
   try {
     return nlohmann::json::parse(text);

@@ -1,5 +1,5 @@
 #pragma once
-// Small helpers shared by the JSON readers and writers: whole-file reads, parsing with located
+// Small helpers shared by the JSON readers and writers: whole-file reads and writes, parsing with located
 // errors, and JSON text that survives strings which are not UTF-8.
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -10,6 +10,8 @@
 namespace gantry {
 
 Result<std::string> read_text_file(const std::string& path);
+// Writes (replaces) a whole file; the error names the path.
+Status write_text_file(const std::string& path, const std::string& text);
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source);
 
 // An error naming the first key of `object` that is not in `known` (with the known ones): a

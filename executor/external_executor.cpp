@@ -16,6 +16,7 @@
 #include "core/fingerprint.hpp"
 #include "core/graph_io.hpp"
 #include "core/json_util.hpp"
+#include "core/temp_folder.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/measurement_json.hpp"
 
@@ -23,28 +24,6 @@ namespace gantry {
 
 namespace {
 
-// A folder of its own under the system's temporary folder, removed with the object.
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gantry-exec-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary folder for gantry-exec's files");
-    path_ = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!(out << text)) throw std::runtime_error("cannot write " + path);
-}
 
 // The last lines of a program's output (its error message is there), at most `limit` characters.
 std::string tail(const std::string& text, std::size_t limit = 2000) {
@@ -53,8 +32,8 @@ std::string tail(const std::string& text, std::size_t limit = 2000) {
   return t.size() <= limit ? t : "..." + t.substr(t.size() - limit);
 }
 
-// A value per device as gantry-exec takes it: one for all when they agree (as older gantry-exec
-// builds, which know no lists, take it), else the list.
+// A value per device as gantry-exec takes it: one for all when they agree (the form a person
+// types, kept so requests read the same in logs), else the list.
 template <typename ValueOf>
 std::string per_device(const Cluster& cluster, ValueOf value_of) {
   std::string list;
@@ -149,7 +128,7 @@ class Server {
 
 
   std::string program_;
-  ScratchFolder folder_;  // its log
+  TempFolder folder_{"gantry-exec"};  // its log
   std::unique_ptr<ChildProcess> child_;
   std::mutex mutex_;
 };
@@ -204,16 +183,17 @@ Result<Measurement> execute_through(const std::string& program, const std::strin
     return make_error("measuring through " + program + ": " + ok.error().message);
   if (auto valid = placement.check(graph, cluster, "the placement to measure"); !valid) return valid.error();
   try {
-    ScratchFolder folder;
-    write_file(folder.file("graph.json"), graph_to_json(graph));
-    write_file(folder.file("placement.json"), placement_to_json(placement, fingerprint(graph).hex(), cluster.name()));
+    TempFolder folder("gantry-exec");
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"graph.json", graph_to_json(graph)},
+                                     {"placement.json", placement_to_json(placement, fingerprint(graph).hex(), cluster.name())}})
+      if (Status written = write_text_file(folder.file(name), text); !written) return written.error();
     std::vector<std::string> args = {
         "--graph", folder.file("graph.json"), "--placement", folder.file("placement.json"),
         "--backend", backend, "--devices", std::to_string(cluster.size()),
         "--streams", per_device(cluster, [&](int d) { return std::max(1, cluster.device(d).streams); }),
         "--repeats", std::to_string(options.repeats), "--warmup", std::to_string(options.warmup),
         "--out", folder.file("measurement.json")};
-    // Only where a device differs from the backend's default (older builds know no --copy-engines).
+    // Only where a device differs from the backend's default (copy engines on GPUs, none on cores).
     for (int d = 0; d < cluster.size(); ++d)
       if (cluster.device(d).copy_engine != (backend == "cuda")) {
         args.insert(args.end(), {"--copy-engines", per_device(cluster, [&](int e) { return cluster.device(e).copy_engine ? 1 : 0; })});

@@ -78,4 +78,8 @@ void add_profile_samples(const Graph& graph, const Cluster& cluster, const RunRe
   }
 }
 
+bool gives_profile_samples(const std::string& backend, int gpus, const Cluster& cluster) {
+  return backend != "cuda" || gpus >= cluster.size();
+}
+
 }  // namespace gantry

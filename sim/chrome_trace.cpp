@@ -1,4 +1,3 @@
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "sim/timeline_export.hpp"
@@ -38,14 +37,6 @@ std::string chrome_trace_json(const Graph& graph, const SimResult& result, const
   json root = {{"traceEvents", events}, {"displayTimeUnit", "ms"},
                {"otherData", {{"title", labels.title}, {"makespan", result.makespan}, {"unit", labels.time_unit}}}};
   return root.dump();
-}
-
-Status write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary);
-  if (!file) return make_error(path + ": cannot open file for writing");
-  file << text;
-  if (!file) return make_error(path + ": write failed");
-  return Ok{};
 }
 
 }  // namespace gantry

@@ -22,7 +22,4 @@ struct TimelineLabels {
 std::string chrome_trace_json(const Graph& graph, const SimResult& result, const TimelineLabels& labels);
 std::string svg_gantt(const Graph& graph, const SimResult& result, const TimelineLabels& labels);
 
-// Writes text to a file; the error names the path.
-Status write_text_file(const std::string& path, const std::string& text);
-
 }  // namespace gantry

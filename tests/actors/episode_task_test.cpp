@@ -68,7 +68,7 @@ TEST_CASE("a learner trains on episodes from the rollout pool's workers", "[acto
   std::vector<TrainingProblem> problems{make_training_problem("ffnn", f.graph, f.cluster, f.costs, f.sim)};
   std::vector<ProblemSpec> specs{make_problem_spec(f.graph, f.cluster, f.sim, "ffnn")};
   gantry::testing::TempDir tmp;
-  auto store = Store::open(tmp.sub("db"));
+  auto store = Store::open(tmp.file("db"));
   REQUIRE(store.ok());
   ProblemCache cache;  // before the actor system: its actors use it until the system is gone
   caf::actor_system_config cfg;

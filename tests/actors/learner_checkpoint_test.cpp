@@ -37,7 +37,7 @@ struct CheckpointSetup {
     return o;
   }();
   gantry::testing::TempDir tmp;
-  std::shared_ptr<Store> store{std::move(Store::open(tmp.sub("db")).value())};
+  std::shared_ptr<Store> store{std::move(Store::open(tmp.file("db")).value())};
   ProblemCache cache;  // before the actor system: its actors use it until the system is gone
   caf::actor_system_config cfg;
   caf::actor_system system{(configure_message_scheduler(cfg), cfg)};

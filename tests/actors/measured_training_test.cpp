@@ -25,7 +25,7 @@ TEST_CASE("a stage III job stopped while it measures ends CANCELLED and keeps it
   spec.train.stage = "real";
   spec.train.episodes = 1000000;  // far more than it has time for: the stop ends it
   spec.train.batch = 4;
-  auto store = Store::open(tmp.sub("db"));
+  auto store = Store::open(tmp.file("db"));
   REQUIRE(store);
   std::atomic<bool> cancel{false};
   std::optional<LearnerReport> report;

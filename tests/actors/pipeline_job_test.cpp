@@ -242,7 +242,7 @@ TEST_CASE("a pipeline job tunes on the pool's workers as the tuner alone, stores
   REQUIRE(expected);
 
   auto run = [&](std::optional<PipelineJobReport>& report) {
-    auto store = Store::open(tmp.sub("db"));
+    auto store = Store::open(tmp.file("db"));
     REQUIRE(store);
     EmbeddedJobOptions options;
     options.rollouts = 2;
@@ -262,7 +262,7 @@ TEST_CASE("a pipeline job tunes on the pool's workers as the tuner alone, stores
   CHECK(first->stored);
   CHECK(outcome.value().best.makespan == first->tuned.best_result.iteration_time);
   {
-    auto store = Store::open(tmp.sub("db"));
+    auto store = Store::open(tmp.file("db"));
     REQUIRE(store);
     auto best = store.value()->best(source.value().problem, source.value().runtime);
     REQUIRE(best);
@@ -285,7 +285,7 @@ TEST_CASE("a pipeline job tunes on the pool's workers as the tuner alone, stores
 TEST_CASE("a cancelled pipeline job ends CANCELLED with its best so far stored", "[actors][pipeline][cluster]") {
   gantry::testing::TempDir tmp;
   const PipelineProblemSpec problem = llama_problem(8, 32);  // seconds of tuning: the cancel lands first
-  auto store = Store::open(tmp.sub("db"));
+  auto store = Store::open(tmp.file("db"));
   REQUIRE(store);
   std::atomic<bool> cancel{true};
   std::optional<PipelineJobReport> report;
@@ -304,7 +304,7 @@ TEST_CASE("a cancelled pipeline job ends CANCELLED with its best so far stored",
 
 TEST_CASE("a coordinator refuses a job whose kind does not match its problem", "[actors][pipeline][cluster]") {
   gantry::testing::TempDir tmp;
-  auto store = Store::open(tmp.sub("db"));
+  auto store = Store::open(tmp.file("db"));
   REQUIRE(store);
   std::shared_ptr<Store> shared(std::move(store).value());
   JobSpec tune_of_pipeline = pipeline_job(llama_problem(4, 8));

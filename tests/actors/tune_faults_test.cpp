@@ -58,28 +58,28 @@ TEST_CASE("an evaluation budget is honoured exactly, heuristics included", "[act
   SECTION("deterministic batches; the last ones get only what is left") {
     for (long budget : {3000L, 1000L, 777L}) {
       TempDir dir;
-      auto t = run_tune_job(f.problem(), deterministic(dir.path, budget)).value();
+      auto t = run_tune_job(f.problem(), deterministic(dir.path(), budget)).value();
       INFO(budget);
       CHECK(t.evaluations == budget);
-      CHECK(episode_evaluations(dir.path, t.job_id) == budget);  // the heuristics are episode 0
+      CHECK(episode_evaluations(dir.path(), t.job_id) == budget);  // the heuristics are episode 0
       CHECK(t.stop_reason == "evaluation budget used");
     }
   }
   SECTION("threaded rollouts with time-sized batches") {
     TempDir dir;
     TuneOptions o;
-    o.data_dir = dir.path;
+    o.data_dir = dir.path();
     o.rollouts = 3;
     o.budget_seconds = 0;
     o.budget_evaluations = 1000;
     o.batch_seconds = 0.05;
     auto t = run_tune_job(f.problem(), o).value();
     CHECK(t.evaluations == 1000);
-    CHECK(episode_evaluations(dir.path, t.job_id) == 1000);  // the heuristics are episode 0
+    CHECK(episode_evaluations(dir.path(), t.job_id) == 1000);  // the heuristics are episode 0
   }
   SECTION("a budget the heuristics use up runs no batch") {
     TempDir dir;
-    auto t = run_tune_job(f.problem(), deterministic(dir.path, 5)).value();
+    auto t = run_tune_job(f.problem(), deterministic(dir.path(), 5)).value();
     CHECK(t.batches == 0);
     CHECK(t.evaluations == t.heuristic_evaluations);
     CHECK(t.stop_reason == "evaluation budget used by the heuristics");
@@ -89,19 +89,19 @@ TEST_CASE("an evaluation budget is honoured exactly, heuristics included", "[act
 TEST_CASE("a job stopped by --patience says so", "[actors]") {
   Fixture f;
   TempDir dir;
-  TuneOptions o = deterministic(dir.path, 1000000);
+  TuneOptions o = deterministic(dir.path(), 1000000);
   o.patience_seconds = 1e-9;  // any batch is longer than that
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::complete);
   CHECK(t.evaluations < 1000000);
   CHECK_THAT(t.stop_reason, Catch::Contains("--patience"));
-  CHECK_THAT(stored_job(dir.path, t.job_id).message, Catch::Contains("--patience") && !Catch::Contains("budget"));
+  CHECK_THAT(stored_job(dir.path(), t.job_id).message, Catch::Contains("--patience") && !Catch::Contains("budget"));
 }
 
 TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") {
   Fixture f;
   TempDir dir;
-  TuneOptions o = deterministic(dir.path);
+  TuneOptions o = deterministic(dir.path());
   o.faults.store_puts = 1000;
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::failed);
@@ -110,7 +110,7 @@ TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") 
   CHECK(t.best.makespan == f.simulate(t.best.placement));
   CHECK(t.best.makespan <= t.heuristic_makespan);
   CHECK(t.evaluations < 3000);  // it stopped at the first failure
-  const JobRecord job = stored_job(dir.path, t.job_id);
+  const JobRecord job = stored_job(dir.path(), t.job_id);
   CHECK(job.state == JobState::failed);
   CHECK_THAT(job.message, Catch::Contains("storing the best failed"));
 }
@@ -118,14 +118,14 @@ TEST_CASE("a store failure ends the job FAILED with its best kept", "[actors]") 
 TEST_CASE("a batch that fails on its worker runs again; nothing is lost or counted twice", "[actors]") {
   Fixture f;
   TempDir dir;
-  TuneOptions o = deterministic(dir.path, 3000);
+  TuneOptions o = deterministic(dir.path(), 3000);
   o.faults.batch = 3;
   o.faults.batch_times = 2;  // fails twice, the third attempt runs
   auto t = run_tune_job(f.problem(), o).value();
   CHECK(t.state == JobState::complete);
   CHECK(t.evaluations == 3000);
-  CHECK(episode_evaluations(dir.path, t.job_id) == 3000);  // the heuristics are episode 0
-  auto store = Store::open_read_only(dir.path).value();
+  CHECK(episode_evaluations(dir.path(), t.job_id) == 3000);  // the heuristics are episode 0
+  auto store = Store::open_read_only(dir.path()).value();
   auto episodes = store->episodes(t.job_id).value();
   CHECK(std::any_of(episodes.begin(), episodes.end(), [](const EpisodeRecord& e) { return e.sequence == 3; }));
 }
@@ -133,7 +133,7 @@ TEST_CASE("a batch that fails on its worker runs again; nothing is lost or count
 TEST_CASE("a batch that keeps failing ends the job FAILED with its best kept", "[actors]") {
   Fixture f;
   TempDir dir;
-  TuneOptions o = deterministic(dir.path);
+  TuneOptions o = deterministic(dir.path());
   o.faults.batch = 3;
   o.faults.batch_times = 3;  // the pool's limit of attempts
   auto t = run_tune_job(f.problem(), o).value();
@@ -141,8 +141,8 @@ TEST_CASE("a batch that keeps failing ends the job FAILED with its best kept", "
   CHECK_THAT(t.stop_reason, Catch::Contains("anneal task 3 failed 3 times") && Catch::Contains("injected fault in batch 3"));
   CHECK(t.best.makespan == f.simulate(t.best.placement));
   CHECK(t.best.makespan <= t.heuristic_makespan);
-  CHECK(stored_job(dir.path, t.job_id).state == JobState::failed);
-  auto store = Store::open_read_only(dir.path).value();  // what it found before is stored
+  CHECK(stored_job(dir.path(), t.job_id).state == JobState::failed);
+  auto store = Store::open_read_only(dir.path()).value();  // what it found before is stored
   auto best = store->best(fingerprint(f.graph), runtime_fingerprint(f.cluster, f.sim)).value();
   REQUIRE(best.has_value());
   CHECK(best->makespan >= t.best.makespan);
@@ -151,16 +151,16 @@ TEST_CASE("a batch that keeps failing ends the job FAILED with its best kept", "
 TEST_CASE("a corrupted table file ends the job FAILED, not COMPLETE", "[actors]") {
   Fixture f;
   TempDir dir;
-  REQUIRE(run_tune_job(f.problem(), deterministic(dir.path, 500)).ok());
-  testing::flush_all(dir.path);
-  const auto files = testing::table_files(dir.path, "schedules");
+  REQUIRE(run_tune_job(f.problem(), deterministic(dir.path(), 500)).ok());
+  testing::flush_all(dir.path());
+  const auto files = testing::table_files(dir.path(), "schedules");
   REQUIRE(files.size() == 1);
   {
     std::fstream file(files.front(), std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(20);
     file.write("\xde\xad\xbe\xef\xde\xad\xbe\xef", 8);
   }
-  auto t = run_tune_job(f.problem(), deterministic(dir.path, 500));
+  auto t = run_tune_job(f.problem(), deterministic(dir.path(), 500));
   REQUIRE(t.ok());
   CHECK(t.value().state == JobState::failed);
   CHECK_THAT(t.value().stop_reason, Catch::Contains("Corruption"));
@@ -171,7 +171,7 @@ TEST_CASE("rollouts are capped, and a thread that cannot start is an error, not 
   Fixture f;
   TempDir dir;
   TuneOptions o;
-  o.data_dir = dir.path;
+  o.data_dir = dir.path();
   o.budget_seconds = 0.2;
   o.rollouts = max_rollouts() + 1;
   auto too_many = run_tune_job(f.problem(), o);
@@ -196,7 +196,7 @@ TEST_CASE("after a job was killed, it shows INTERRUPTED and the next one resumes
   if (child == 0) _exit(0);
   waitpid(child, nullptr, 0);
   {
-    auto store = Store::open(dir.path).value();
+    auto store = Store::open(dir.path()).value();
     ScheduleRecord r;
     r.graph = fingerprint(f.graph);
     r.cluster = runtime_fingerprint(f.cluster, f.sim);
@@ -211,18 +211,18 @@ TEST_CASE("after a job was killed, it shows INTERRUPTED and the next one resumes
     killed.owner_host = host_name();
     REQUIRE(store->put_job(killed).ok());
   }
-  CHECK(stored_job(dir.path, "killed").state == JobState::interrupted);
-  auto t = run_tune_job(f.problem(), deterministic(dir.path, 500)).value();
+  CHECK(stored_job(dir.path(), "killed").state == JobState::interrupted);
+  auto t = run_tune_job(f.problem(), deterministic(dir.path(), 500)).value();
   CHECK(t.resumed);
   CHECK(t.resumed_makespan == makespan);
   CHECK(t.best.makespan <= makespan);
-  CHECK(stored_job(dir.path, "killed").state == JobState::interrupted);
-  CHECK(stored_job(dir.path, t.job_id).state == JobState::complete);
+  CHECK(stored_job(dir.path(), "killed").state == JobState::interrupted);
+  CHECK(stored_job(dir.path(), t.job_id).state == JobState::complete);
 }
 
 TEST_CASE("the store actor's WAL sync keeps running after a failed sync", "[actors]") {
   TempDir dir;
-  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  std::shared_ptr<Store> store = Store::open(dir.path()).value();
   store->inject_faults({1, 0});
   caf::actor_system_config cfg;
   cfg.set("scheduler.policy", caf::atom("testing"));
@@ -292,7 +292,7 @@ struct ScriptedCluster {
   std::function<void(Store&)> before_start;  // what the store holds when the coordinator starts
   TempDir dir;
   Fixture f;
-  std::shared_ptr<Store> store = Store::open(dir.path).value();
+  std::shared_ptr<Store> store = Store::open(dir.path()).value();
   caf::actor_system_config cfg = [] {
     caf::actor_system_config c;
     configure_message_scheduler(c);
@@ -318,7 +318,7 @@ struct ScriptedCluster {
   std::string submit(long evaluations) {
     std::string id;
     client->request(node.coordinator, std::chrono::seconds(10), submit_atom::value,
-                    make_job_spec(f.problem(), deterministic(dir.path, evaluations)), JobHooks{})
+                    make_job_spec(f.problem(), deterministic(dir.path(), evaluations)), JobHooks{})
         .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(system.render(e)); });
     return id;
   }
@@ -387,7 +387,7 @@ void send_from_client(ScriptedCluster& c, wire::Type type, std::uint64_t request
   wire::Request request;
   request.id = request_id;
   request.key = key;
-  if (type == wire::Type::submit) request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path, 1000));
+  if (type == wire::Type::submit) request.spec = make_job_spec(c.f.problem(), deterministic(c.dir.path(), 1000));
   c.client->send(c.node.coordinator, net_in_atom::value, wire::Envelope{"client", type, wire::encode(request)});
 }
 

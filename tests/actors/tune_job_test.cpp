@@ -24,8 +24,8 @@ using gantry::testing::deterministic_options;
 TEST_CASE("a tuning job is deterministic under the test scheduler and stores its best", "[actors]") {
   Fixture f;
   TempDir a, b;
-  auto first = run_tune_job(f.problem(), deterministic_options(a.path));
-  auto second = run_tune_job(f.problem(), deterministic_options(b.path));
+  auto first = run_tune_job(f.problem(), deterministic_options(a.path()));
+  auto second = run_tune_job(f.problem(), deterministic_options(b.path()));
   REQUIRE(first.ok());
   REQUIRE(second.ok());
   const TuneOutcome& t = first.value();
@@ -38,7 +38,7 @@ TEST_CASE("a tuning job is deterministic under the test scheduler and stores its
   Simulator sim(f.graph, f.costs, f.cluster, f.sim);
   CHECK(sim.makespan(t.best.placement) == t.best.makespan);
 
-  auto store = Store::open_read_only(a.path);
+  auto store = Store::open_read_only(a.path());
   REQUIRE(store.ok());
   auto best = store.value()->best(fingerprint(f.graph), runtime_fingerprint(f.cluster, f.sim));
   REQUIRE(best.ok());
@@ -61,9 +61,9 @@ TEST_CASE("a tuning job is deterministic under the test scheduler and stores its
 TEST_CASE("a job started again on the same problem resumes from the stored best", "[actors]") {
   Fixture f;
   TempDir dir;
-  auto first = run_tune_job(f.problem(), deterministic_options(dir.path));
+  auto first = run_tune_job(f.problem(), deterministic_options(dir.path()));
   REQUIRE(first.ok());
-  TuneOptions again = deterministic_options(dir.path);
+  TuneOptions again = deterministic_options(dir.path());
   again.seed = 12;
   again.budget_evaluations = 500;
   auto second = run_tune_job(f.problem(), again);
@@ -77,13 +77,13 @@ TEST_CASE("a cancelled job ends CANCELLED and keeps its best", "[actors]") {
   Fixture f;
   TempDir dir;
   std::atomic<bool> cancel{true};
-  TuneOptions o = deterministic_options(dir.path);
+  TuneOptions o = deterministic_options(dir.path());
   o.cancel = &cancel;
   auto outcome = run_tune_job(f.problem(), o);
   INFO((outcome.ok() ? "" : outcome.error().message));
   REQUIRE(outcome.ok());
   CHECK(outcome.value().state == JobState::cancelled);
-  auto store = Store::open_read_only(dir.path);
+  auto store = Store::open_read_only(dir.path());
   REQUIRE(store.ok());
   auto job = store.value()->job(outcome.value().job_id);
   REQUIRE(job.ok());
@@ -98,7 +98,7 @@ TEST_CASE("threaded jobs with real rollout threads end and shut down", "[actors]
   Fixture f;
   TempDir dir;
   TuneOptions o;
-  o.data_dir = dir.path;
+  o.data_dir = dir.path();
   o.rollouts = 2;
   o.budget_seconds = 0.5;
   o.batch_seconds = 0.05;

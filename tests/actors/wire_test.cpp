@@ -381,29 +381,29 @@ TEST_CASE("authorized-keys files: comments, names, pasted .pub lines, and keys c
   // Z85 (ZeroMQ RFC 32) includes '#': a key may contain it anywhere.
   const std::string with_hash = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]#yZ";
   const std::string plain = "Yne@$w-vo<fVvi]a<NY6T1ed:M$fCG*[IaLV{hID";
-  std::ofstream(dir.sub("authorized_keys")) << "# workers\n\n" << with_hash << " worker-1\npublic-key: " << plain << "\n";
-  auto keys = read_authorized_keys(dir.sub("authorized_keys"));
+  std::ofstream(dir.file("authorized_keys")) << "# workers\n\n" << with_hash << " worker-1\npublic-key: " << plain << "\n";
+  auto keys = read_authorized_keys(dir.file("authorized_keys"));
   REQUIRE(keys.ok());
   CHECK(keys.value() == std::vector<std::string>{with_hash, plain});
-  std::ofstream(dir.sub("bad")) << plain.substr(0, 39) << "\n";
-  auto bad = read_authorized_keys(dir.sub("bad"));
+  std::ofstream(dir.file("bad")) << plain.substr(0, 39) << "\n";
+  auto bad = read_authorized_keys(dir.file("bad"));
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Catch::Contains("bad:1"));
   // A generated pair reads back from its files.
   auto pair = generate_curve_key_pair().value();
-  REQUIRE(write_curve_key_files(dir.path, "node", pair).ok());
-  CHECK(read_curve_key_pair(dir.sub("node.key")).value().secret_key == pair.secret_key);
-  CHECK(read_curve_public_key(dir.sub("node.pub")).value() == pair.public_key);
-  CHECK_FALSE(write_curve_key_files(dir.path, "node", pair).ok());  // never overwrites a key
+  REQUIRE(write_curve_key_files(dir.path(), "node", pair).ok());
+  CHECK(read_curve_key_pair(dir.file("node.key")).value().secret_key == pair.secret_key);
+  CHECK(read_curve_public_key(dir.file("node.pub")).value() == pair.public_key);
+  CHECK_FALSE(write_curve_key_files(dir.path(), "node", pair).ok());  // never overwrites a key
   struct stat info {};
-  REQUIRE(::stat(dir.sub("node.key").c_str(), &info) == 0);
+  REQUIRE(::stat(dir.file("node.key").c_str(), &info) == 0);
   CHECK((info.st_mode & 0777) == 0600);  // the secret is private from its creation
   // A name, not a path: nothing is written outside the folder, nor a hidden ".key".
   for (const std::string name : {"../evil", "", ".hidden", "a/b"}) {
     INFO(name);
-    CHECK_THAT(write_curve_key_files(dir.path, name, pair).error().message, Catch::Contains("key name '" + name + "'"));
+    CHECK_THAT(write_curve_key_files(dir.path(), name, pair).error().message, Catch::Contains("key name '" + name + "'"));
   }
-  CHECK_FALSE(std::filesystem::exists(dir.path + "/../evil.key"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/../evil.key"));
 }
 
 TEST_CASE("a measurement job's settings cross the wire and the store's spec text; a bad one is named", "[actors]") {

@@ -358,7 +358,7 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   // The program is a script that notes each call and runs gantry-exec: the note shows the
   // measurement went through it, the answer that gantry-exec's run came back.
   const testing::TempDir dir;
-  const std::string script = testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.sub("calls");
+  const std::string script = testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.file("calls");
   ProblemCache cache;
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};

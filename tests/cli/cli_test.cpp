@@ -51,7 +51,7 @@ TEST_CASE("place prints JSON with method, makespan, lower bound and placement", 
 
 TEST_CASE("simulate replays a placement written by place", "[cli]") {
   const gantry::testing::TempDir dir;  // never the current directory
-  const std::string file = dir.sub("placement.json");
+  const std::string file = dir.file("placement.json");
   {
     std::ofstream out(file);
     out << run_gantry({"place", "--graph", kData + "/doppler/ffnn_192nodes.txt", "--cluster", "identical:4",
@@ -76,14 +76,14 @@ TEST_CASE("bad input is a clear error", "[cli]") {
   // Output files whose folder is missing are refused before minutes of training or tuning, not after.
   const gantry::testing::TempDir dir;
   CHECK_THROWS_WITH(run_gantry({"train", "--graph", stg, "--cluster", "identical:2", "--episodes", "8", "--data",
-                                dir.sub("data"), "--save", dir.sub("missing/x.policy")}),
-                    Catch::Contains("--save " + dir.sub("missing/x.policy") + ": the folder " + dir.sub("missing") + " does not exist"));
-  CHECK_FALSE(std::filesystem::exists(dir.sub("data")));  // refused before the store was opened
+                                dir.file("data"), "--save", dir.file("missing/x.policy")}),
+                    Catch::Contains("--save " + dir.file("missing/x.policy") + ": the folder " + dir.file("missing") + " does not exist"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("data")));  // refused before the store was opened
   CHECK_THROWS_WITH(run_gantry({"train", "--graph", stg, "--cluster", "identical:2", "--episodes", "8", "--no-store",
-                                "--curve", dir.sub("missing/c.svg")}),
+                                "--curve", dir.file("missing/c.svg")}),
                     Catch::Contains("--curve") && Catch::Contains("does not exist"));
   CHECK_THROWS_WITH(run_gantry({"pipeline", "tune", "--model", "llama-3-8b", "--pp", "2", "--no-store", "--save-scheme",
-                                dir.sub("missing/s.json")}),
+                                dir.file("missing/s.json")}),
                     Catch::Contains("--save-scheme") && Catch::Contains("does not exist"));
 }
 
@@ -136,7 +136,7 @@ TEST_CASE("execute measures a placement for real and sets the simulator's predic
 
 TEST_CASE("execute --gantry-exec measures through that program; the flag is refused where it cannot serve", "[cli]") {
   const gantry::testing::TempDir dir;
-  const std::string script = gantry::testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.sub("calls");
+  const std::string script = gantry::testing::recorded_gantry_exec(dir, GANTRY_EXEC_BINARY), calls = dir.file("calls");
   const std::vector<std::string> problem{"--workload", "ffnn:layers=2,blocks=2,batch=64,hidden=64", "--cluster", "cpu-2"};
   const auto with_problem = [&](std::vector<std::string> args) {
     args.insert(args.begin() + 1, problem.begin(), problem.end());
@@ -158,10 +158,10 @@ TEST_CASE("execute --gantry-exec measures through that program; the flag is refu
 
   CHECK_THROWS_WITH(run_gantry(with_problem({"execute", "--method", "single", "--gantry-exec", script, "--coordinator",
                                              "tcp://127.0.0.1:1"})),
-                    Catch::Contains("--gantry-exec is for a run on this machine"));
+                    Catch::Contains("--gantry-exec is for a run in this process"));
   CHECK_THROWS_WITH(run_gantry({"worker", "--gantry-exec", script}), Catch::Contains("needs --devices"));
-  CHECK_THROWS_WITH(run_gantry({"worker", "--devices", "cuda:1", "--gantry-exec", dir.sub("none")}),
-                    Catch::Contains("cannot start " + dir.sub("none")));
+  CHECK_THROWS_WITH(run_gantry({"worker", "--devices", "cuda:1", "--gantry-exec", dir.file("none")}),
+                    Catch::Contains("cannot start " + dir.file("none")));
   CHECK_THROWS_WITH(run_gantry(with_problem({"tune", "--method", "search", "--gantry-exec", script})),
                     Catch::Contains("--gantry-exec " + script + " needs --devices"));
   CHECK_THROWS_WITH(run_gantry(with_problem({"train", "--stage", "sim", "--gantry-exec", script})),
@@ -207,23 +207,23 @@ TEST_CASE("tune --method doppler with executor devices follows stages I and II w
     return nlohmann::json::parse(
         run_gantry({"query", "best", "--workload", graph, "--cluster", "cpu-2", "--data", data, "-f", "json"}));
   };
-  const auto with = tune(dir.sub("with"), {"--devices", "cpu:2"});
+  const auto with = tune(dir.file("with"), {"--devices", "cpu:2"});
   REQUIRE(with["measured"].is_object());
   CHECK(with["measured"]["median"].get<double>() > 0);
-  const auto without = tune(dir.sub("without"), {});
+  const auto without = tune(dir.file("without"), {});
   CHECK(without["measured"].is_null());
   CHECK(without["method"] == "doppler");
 }
 
 TEST_CASE("profile --import adds samples measured elsewhere to the store's profiles", "[cli]") {
   const gantry::testing::TempDir dir;
-  const std::string data = dir.sub("data");
+  const std::string data = dir.file("data");
   // A GEMM measured at 1 and 3 ms on an H200 (as gantry-exec --profile-out writes them): mean 2 ms.
   gantry::ProfileTable measured;
   const gantry::OpSignature gemm{"matmul/f32", "matmul/f32 [64x64] [64x64]", 2.0 * 64 * 64 * 64, {6, 6, 6}};
   measured.add("H200", gemm, 1e-3);
   measured.add("H200", gemm, 3e-3);
-  const std::string file = dir.sub("h200.json");
+  const std::string file = dir.file("h200.json");
   {
     std::ofstream out(file);
     out << gantry::profiles_to_json(measured);
@@ -241,13 +241,13 @@ TEST_CASE("profile --import adds samples measured elsewhere to the store's profi
   CHECK(entries[0].seconds.mean == Approx(2e-3));
   CHECK(profiles.value().op_time("H200", gemm).value() == Approx(2e-3));
   // Files that are not profiles are named; importing measures nothing, so --workload is refused.
-  const std::string bad = dir.sub("bad.json");
+  const std::string bad = dir.file("bad.json");
   {
     std::ofstream out(bad);
     out << "{\"format\": \"gantry-graph\"}";
   }
   CHECK_THROWS_WITH(run_gantry({"profile", "--import", bad, "--data", data}), Catch::Contains(bad));
-  CHECK_THROWS_WITH(run_gantry({"profile", "--import", dir.sub("none.json"), "--data", data}), Catch::Contains("none.json"));
+  CHECK_THROWS_WITH(run_gantry({"profile", "--import", dir.file("none.json"), "--data", data}), Catch::Contains("none.json"));
   CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--workload", "chainmm", "--data", data}),
                     Catch::Contains("--workload does not apply"));
   CHECK_THROWS_WITH(run_gantry({"profile", "--import", file, "--cluster", "cpu-2", "--data", data}),
@@ -258,7 +258,7 @@ TEST_CASE("profile --import adds samples measured elsewhere to the store's profi
 
 TEST_CASE("train --profiled learns on the calibrated simulator and stores its best under the profiles' key", "[cli]") {
   const gantry::testing::TempDir dir;
-  const std::string data = dir.sub("data");
+  const std::string data = dir.file("data");
   const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";
   const std::vector<std::string> problem{"--workload", graph, "--cluster", "cpu-2", "--data", data};
   auto with = [&](std::vector<std::string> verb, const std::vector<std::string>& extra = {}) {
@@ -277,7 +277,7 @@ TEST_CASE("train --profiled learns on the calibrated simulator and stores its be
   auto best = nlohmann::json::parse(run_gantry(with({"query", "best", "--profiled", "-f", "json"})));
   CHECK(best["method"] == "doppler");
   CHECK_THROWS_WITH(run_gantry(with({"query", "best", "-f", "json"})), Catch::Contains("no stored placement"));
-  const std::string placement = dir.sub("p.json");
+  const std::string placement = dir.file("p.json");
   {
     std::ofstream out(placement);
     out << run_gantry(with({"query", "export", "--profiled"}));
@@ -290,7 +290,7 @@ TEST_CASE("train --profiled learns on the calibrated simulator and stores its be
 
 TEST_CASE("train --stage real learns on measured makespans and stores the best with its measurement", "[cli]") {
   const gantry::testing::TempDir dir;
-  const std::string data = dir.sub("data");
+  const std::string data = dir.file("data");
   const std::string graph = "ffnn:layers=1,blocks=2,batch=64,hidden=64";
   run_gantry({"train", "--workload", graph, "--cluster", "cpu-2", "--stage", "real", "--episodes", "8", "--batch", "4",
               "--data", data});
@@ -302,7 +302,7 @@ TEST_CASE("train --stage real learns on measured makespans and stores the best w
   CHECK(best["measured"]["backend"] == "cpu");
   CHECK(best["measured"]["median"].get<double>() > 0);
   // The stored makespan is the simulated one of the same placement, what every other record holds.
-  const std::string placement = dir.sub("p.json");
+  const std::string placement = dir.file("p.json");
   {
     std::ofstream out(placement);
     out << run_gantry({"query", "export", "--workload", graph, "--cluster", "cpu-2", "--data", data});
@@ -316,7 +316,7 @@ TEST_CASE("train --stage real learns on measured makespans and stores the best w
 
   // With simulated exploration beside it (a quarter of the requests measured), the final best is
   // still measured and stored with its measurement.
-  const std::string mixed = dir.sub("mixed");
+  const std::string mixed = dir.file("mixed");
   run_gantry({"train", "--workload", graph, "--cluster", "cpu-2", "--stage", "real", "--measured-share", "0.25",
               "--episodes", "16", "--batch", "2", "--threads", "2", "--data", mixed});
   auto mixed_best = nlohmann::json::parse(
@@ -343,7 +343,7 @@ TEST_CASE("train -f json reports each graph's teacher and best as the other verb
   CHECK(g["teacher_makespan"].get<double>() == Approx(cp["makespan"].get<double>()));
   CHECK(g["ops"].get<std::size_t>() == cp["placement"].size());
   // The best placement simulates to the best makespan.
-  const std::string placement = dir.sub("best.json");
+  const std::string placement = dir.file("best.json");
   {
     std::ofstream out(placement);
     out << nlohmann::json{{"placement", g["best_placement"]}}.dump();

@@ -48,9 +48,9 @@ struct LoopbackCluster {
 
   // On a free port, or on `bind` (a restart on the port the workers know).
   void start_coordinator(const std::string& bind = "tcp://127.0.0.1:0", std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{GANTRY_BINARY, "coordinator", "--bind", bind, "--data", dir.sub("data")};
+    std::vector<std::string> args{GANTRY_BINARY, "coordinator", "--bind", bind, "--data", dir.file("data")};
     args.insert(args.end(), extra.begin(), extra.end());
-    coordinator = std::make_unique<ChildProcess>(args, dir.sub("coordinator.log"));
+    coordinator = std::make_unique<ChildProcess>(args, dir.file("coordinator.log"));
     std::smatch m;
     std::string log;
     const std::regex listening("listening on (tcp://127\\.0\\.0\\.1:[0-9]+)");
@@ -63,7 +63,7 @@ struct LoopbackCluster {
   ChildProcess& start_worker(const std::string& name, int slots = 1, std::vector<std::string> extra = {}) {
     std::vector<std::string> args{GANTRY_BINARY, "worker", "--connect", endpoint, "--rollouts", std::to_string(slots), "--name", name};
     args.insert(args.end(), extra.begin(), extra.end());
-    workers.push_back(std::make_unique<ChildProcess>(args, dir.sub(name + ".log")));
+    workers.push_back(std::make_unique<ChildProcess>(args, dir.file(name + ".log")));
     return *workers.back();
   }
 
@@ -85,7 +85,7 @@ struct LoopbackCluster {
   bool slots_are(int slots) { return status()["slots"] == slots; }
 
   std::string write_job(long evals, long batch_evals) {
-    const std::string path = dir.sub("job.yaml");
+    const std::string path = dir.file("job.yaml");
     std::ofstream(path) << "graph: " << kFfnn << "\ncluster: identical:4\nsim: doppler\nevals: " << evals
                         << "\nbatch-evals: " << batch_evals << "\nseed: 5\n";
     return path;
@@ -99,7 +99,7 @@ struct LoopbackCluster {
   }
 
   JobRecord job(const std::string& id) {
-    auto store = Store::open_read_only(dir.sub("data")).value();
+    auto store = Store::open_read_only(dir.file("data")).value();
     return *store->job(id).value();
   }
 
@@ -162,7 +162,7 @@ TEST_CASE("a coordinator and 2 worker processes run a job: evaluations exact, th
   CHECK(job.state == JobState::complete);
   CHECK(job.evaluations == budget);
   Expected e;
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK(episode_evaluations(*store, id) == budget);
   CHECK(heuristics_episode(*store, id) == e.heuristic_evaluations(budget));
   // Both workers ran batches.
@@ -237,7 +237,7 @@ TEST_CASE("a worker killed mid-job loses nothing; a worker joining mid-job gets 
   CHECK(job.state == JobState::complete);
   CHECK(job.evaluations == budget);
   Expected e;
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK(episode_evaluations(*store, id) == budget);
   CHECK(heuristics_episode(*store, id) == e.heuristic_evaluations(budget));
   const auto status = c.status();
@@ -259,7 +259,7 @@ TEST_CASE("a coordinator killed mid-job and restarted on its data resumes the jo
   Expected e;
   double best_before = 0;
   {
-    auto store = Store::open_read_only(c.dir.sub("data")).value();
+    auto store = Store::open_read_only(c.dir.file("data")).value();
     auto best = store->best(fingerprint(e.graph), runtime_fingerprint(e.cluster, e.sim)).value();
     REQUIRE(best.has_value());
     best_before = best->makespan;
@@ -271,7 +271,7 @@ TEST_CASE("a coordinator killed mid-job and restarted on its data resumes the jo
   INFO(c.coordinator->log());
   CHECK(job.state == JobState::complete);
   CHECK(job.evaluations == budget);
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK(episode_evaluations(*store, id) == budget);
   auto best = store->best(fingerprint(e.graph), runtime_fingerprint(e.cluster, e.sim)).value();
   REQUIRE(best.has_value());
@@ -283,13 +283,13 @@ TEST_CASE("a coordinator killed mid-job and restarted on its data resumes the jo
 TEST_CASE("with CURVE, only authorized keys can take work, submit or ask", "[cluster]") {
   TempDir keys;
   for (const char* who : {"coordinator", "good", "bad"})
-    REQUIRE(run_cli({"keys", "generate", who, "--dir", keys.path}).code == 0);
-  std::ofstream(keys.sub("authorized_keys")) << "# the only key allowed in\n"
-                                             << gantry::testing::read_text(keys.sub("good.pub")).substr(
-                                                    gantry::testing::read_text(keys.sub("good.pub")).find("public-key:"));
-  LoopbackCluster c({"--curve-key", keys.sub("coordinator.key"), "--authorized-keys", keys.sub("authorized_keys")});
-  const std::vector<std::string> good{"--curve-key", keys.sub("good.key"), "--coordinator-key", keys.sub("coordinator.pub")};
-  const std::vector<std::string> bad{"--curve-key", keys.sub("bad.key"), "--coordinator-key", keys.sub("coordinator.pub")};
+    REQUIRE(run_cli({"keys", "generate", who, "--dir", keys.path()}).code == 0);
+  std::ofstream(keys.file("authorized_keys")) << "# the only key allowed in\n"
+                                             << gantry::testing::read_text(keys.file("good.pub")).substr(
+                                                    gantry::testing::read_text(keys.file("good.pub")).find("public-key:"));
+  LoopbackCluster c({"--curve-key", keys.file("coordinator.key"), "--authorized-keys", keys.file("authorized_keys")});
+  const std::vector<std::string> good{"--curve-key", keys.file("good.key"), "--coordinator-key", keys.file("coordinator.pub")};
+  const std::vector<std::string> bad{"--curve-key", keys.file("bad.key"), "--coordinator-key", keys.file("coordinator.pub")};
   c.client_keys = good;
   c.start_worker("good", 1, good);
   c.start_worker("bad", 1, bad);
@@ -376,7 +376,7 @@ TEST_CASE("names and paths that are not UTF-8 do not stop the coordinator", "[cl
   c.start_worker(latin1_worker);
   REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
   CHECK(c.worker(c.status(), "w\xef\xbf\xbd") != nullptr);
-  const std::string graph = c.dir.sub("g\xe9.txt");
+  const std::string graph = c.dir.file("g\xe9.txt");
   std::ofstream(graph) << std::ifstream(kFfnn).rdbuf();
   const auto tuned = run_cli({"tune", "--coordinator", c.endpoint, "--graph", graph, "--cluster", "identical:4",
                               "--sim", "doppler", "--evals", "2000", "--seed", "5"});
@@ -434,7 +434,7 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
     return run_cli(args);
   };
   // --save and --curve fetch the policy and its learning curve from the coordinator's store.
-  const std::string saved = c.dir.sub("remote.policy"), curve = c.dir.sub("remote.csv");
+  const std::string saved = c.dir.file("remote.policy"), curve = c.dir.file("remote.csv");
   const auto first = train({"--name", "remote", "--save", saved, "--curve", curve});
   INFO(first.err);
   REQUIRE(first.code == 0);
@@ -447,7 +447,7 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
   CHECK(jobs[0]["kind"] == "train");
   CHECK_THAT(jobs[0]["message"].get<std::string>(), Catch::Contains("policy remote:1 stored"));
   {
-    auto store = Store::open_read_only(c.dir.sub("data")).value();
+    auto store = Store::open_read_only(c.dir.file("data")).value();
     CHECK(episode_evaluations(*store, id) >= 96);  // episodes, one summary per batch
     const auto policy = store->policy("remote").value();
     REQUIRE(policy.has_value());
@@ -466,7 +466,7 @@ TEST_CASE("train --coordinator runs a learner job on the worker processes; the c
   CHECK((record["name"] == "remote" && record["version"] == 1 && record["job"] == id));
   const std::string csv = gantry::testing::read_text(curve);
   CHECK(record["curve"].size() + 1 == static_cast<std::size_t>(std::count(csv.begin(), csv.end(), '\n')));
-  const std::string svg = c.dir.sub("remote.svg");
+  const std::string svg = c.dir.file("remote.svg");
   const auto by_name = run_cli({"query", "policy", "remote:1", "--coordinator", c.endpoint, "--curve", svg});
   INFO(by_name.err);
   REQUIRE(by_name.code == 0);
@@ -514,7 +514,7 @@ TEST_CASE("a coordinator killed or stopped mid-training and restarted goes on fr
   ChildProcess client({GANTRY_BINARY, "train", "--coordinator", c.endpoint, "--episodes", "4000", "--batch", "8", "--hidden",
                        "8", "--head", "8", "--state", "4", "--steps", "1", "--workload", "ffnn:costs=doppler,layers=2",
                        "--cluster", "identical:4", "--sim", "doppler", "--name", "resumed"},
-                      c.dir.sub("client.log"));
+                      c.dir.file("client.log"));
   std::string id;
   REQUIRE(wait_until([&] {
     const auto run = run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"});
@@ -526,7 +526,7 @@ TEST_CASE("a coordinator killed or stopped mid-training and restarted goes on fr
   }, 30));
   // Imitation (800 episodes) ends with a checkpoint of stage 2 (reinforce, 3200 episodes to go).
   REQUIRE(wait_until([&] {
-    auto store = Store::open_read_only(c.dir.sub("data"));
+    auto store = Store::open_read_only(c.dir.file("data"));
     if (!store) return false;
     auto bytes = store.value()->checkpoint(id).value();
     return bytes && decode_checkpoint(*bytes).value().stage >= 1;
@@ -540,7 +540,7 @@ TEST_CASE("a coordinator killed or stopped mid-training and restarted goes on fr
   INFO("client: " << client.log());
   CHECK(c.job(id).state == JobState::complete);
   CHECK_THAT(c.coordinator->log(), Catch::Contains("job " + id + ": resumed from its checkpoint (stage 2 of 2"));
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK_FALSE(store->checkpoint(id).value().has_value());  // dropped when the job ended
   const auto policy = store->policy("resumed").value();
   REQUIRE(policy.has_value());
@@ -549,7 +549,7 @@ TEST_CASE("a coordinator killed or stopped mid-training and restarted goes on fr
 
 TEST_CASE("a learner job with no worker to serve it can be cancelled or ends with its budget; it stores nothing", "[cluster]") {
   LoopbackCluster c;  // no workers
-  const std::string path = c.dir.sub("train.log");
+  const std::string path = c.dir.file("train.log");
   ChildProcess client({GANTRY_BINARY, "train", "--coordinator", c.endpoint, "--workload", "ffnn:costs=doppler,layers=2",
                        "--cluster", "identical:4", "--sim", "doppler", "--budget", "10m", "--name", "idle"},
                       path);
@@ -575,7 +575,7 @@ TEST_CASE("a learner job with no worker to serve it can be cancelled or ends wit
                               "identical:4", "--sim", "doppler", "--budget", "1s", "--name", "idle"});
   CHECK(timed.code == 1);
   CHECK_THAT(timed.err, Catch::Contains("no episodes came back before the job ended"));
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK(store->policies().value().empty());
 }
 
@@ -658,7 +658,7 @@ TEST_CASE("pipeline tune --coordinator runs a pipeline job on the worker process
     return false;
   }, 60));
   // A job file of kind pipeline (its keys are the same flags, paths relative to the file).
-  const std::string file = c.dir.sub("pipeline.yaml");
+  const std::string file = c.dir.file("pipeline.yaml");
   {
     std::ofstream out(file);
     out << "kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 4\nmicrobatches: 32\nmax-chunks: 2\n";
@@ -740,7 +740,7 @@ TEST_CASE("execute --coordinator and train --stage real measure on the worker wi
   CHECK(best["measured"]["median"].get<double>() == Approx(median));
   CHECK(best["measured"]["runs"] == 4);
   const Graph graph = make_workload(workload).value();
-  auto store = Store::open_read_only(c.dir.sub("data")).value();
+  auto store = Store::open_read_only(c.dir.file("data")).value();
   const ProfileTable profiles = store->profiles().value();
   double op_samples = 0;
   for (const ProfileEntry& e : profiles.entries())

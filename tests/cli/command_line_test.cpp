@@ -65,7 +65,7 @@ TEST_CASE("a coordinator refuses an endpoint it cannot bind as written", "[cli]"
            {"tcp://127.0.0.1:-1", "the port must be a number"},
            {"foo", "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME"},
            {"tcp://:7700", "no host before the port"}}) {
-    Run run = run_cli({"coordinator", "--bind", bind, "--data", dir.sub("data")});
+    Run run = run_cli({"coordinator", "--bind", bind, "--data", dir.file("data")});
     INFO(bind);
     CHECK(run.code == 1);
     CHECK_THAT(run.err, Catch::Contains("--bind: endpoint '" + bind + "': " + why));
@@ -77,16 +77,16 @@ TEST_CASE("simulate refuses a placement made for another graph or with an imposs
   const std::string stg1 = kData + "/stg/50/rand0001.stg", stg2 = kData + "/stg/50/rand0002.stg";
   Run placed = run_cli({"place", "--graph", stg1, "--cluster", "identical:2", "--method", "cp", "-f", "json"});
   REQUIRE(placed.code == 0);
-  write(dir.sub("p.json"), placed.out);
-  Run same = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.sub("p.json")});
+  write(dir.file("p.json"), placed.out);
+  Run same = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.file("p.json")});
   CHECK(same.code == 0);
-  Run other = run_cli({"simulate", "--graph", stg2, "--cluster", "identical:2", "--placement", dir.sub("p.json")});
+  Run other = run_cli({"simulate", "--graph", stg2, "--cluster", "identical:2", "--placement", dir.file("p.json")});
   CHECK(other.code == 1);
   CHECK_THAT(other.err, Catch::Contains("the placement was made for graph"));
   nlohmann::json huge = nlohmann::json::parse(placed.out);
   huge["placement"][3] = 1099511627776LL;  // 2^40 would wrap to device 0 in 32 bits
-  write(dir.sub("huge.json"), huge.dump());
-  Run wrapped = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.sub("huge.json")});
+  write(dir.file("huge.json"), huge.dump());
+  Run wrapped = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.file("huge.json")});
   CHECK(wrapped.code == 1);
   CHECK_THAT(wrapped.err, Catch::Contains("$.placement[3]: 1099511627776 is not a device index"));
 }
@@ -96,18 +96,18 @@ TEST_CASE("simulate --noise reports the mean and spread over --repeats draws", "
   // standard deviation sqrt(exp(0.04) - 1) = 0.2020. Over 4000 draws the sample mean is within
   // 0.1 (3 standard errors) of 10 and the sample sd within 0.1 of 2.02.
   TempDir dir;
-  write(dir.sub("one.json"), R"({"ops":[{"name":"x","cost":10}]})");
-  write(dir.sub("p.json"), R"({"placement":[0]})");
-  Run run = run_cli({"simulate", "--graph", dir.sub("one.json"), "--cluster", "identical:1", "--placement",
-                    dir.sub("p.json"), "--noise", "0.2", "--repeats", "4000", "-f", "json"});
+  write(dir.file("one.json"), R"({"ops":[{"name":"x","cost":10}]})");
+  write(dir.file("p.json"), R"({"placement":[0]})");
+  Run run = run_cli({"simulate", "--graph", dir.file("one.json"), "--cluster", "identical:1", "--placement",
+                    dir.file("p.json"), "--noise", "0.2", "--repeats", "4000", "-f", "json"});
   REQUIRE(run.code == 0);
   auto j = nlohmann::json::parse(run.out);
   CHECK(j["noise"]["draws"] == 4000);
   CHECK(j["noise"]["mean"].get<double>() == Approx(10).margin(0.1));
   CHECK(j["noise"]["stddev"].get<double>() == Approx(10 * std::sqrt(std::exp(0.04) - 1)).margin(0.1));
   CHECK(j["noise"]["min"].get<double>() < j["noise"]["max"].get<double>());
-  Run no_noise = run_cli({"simulate", "--graph", dir.sub("one.json"), "--cluster", "identical:1", "--placement",
-                         dir.sub("p.json"), "--repeats", "5"});
+  Run no_noise = run_cli({"simulate", "--graph", dir.file("one.json"), "--cluster", "identical:1", "--placement",
+                         dir.file("p.json"), "--repeats", "5"});
   CHECK(no_noise.code == 1);
   CHECK_THAT(no_noise.err, Catch::Contains("--repeats needs --noise"));
 }
@@ -139,12 +139,12 @@ TEST_CASE("placement files: overflowing numbers and malformed fingerprints are e
   std::string devices = "[0";
   for (int i = 1; i < 50; ++i) devices += ",0";
   devices += "]";
-  write(dir.sub("big.json"), R"({"placement":)" + devices + R"(,"priority":[1e400]})");
-  Run big = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.sub("big.json")});
+  write(dir.file("big.json"), R"({"placement":)" + devices + R"(,"priority":[1e400]})");
+  Run big = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.file("big.json")});
   CHECK(big.code == 1);
   CHECK_THAT(big.err, Catch::Contains("big.json: invalid JSON"));
-  write(dir.sub("fp.json"), R"({"placement":)" + devices + R"(,"graph_fingerprint":"48c8cca2"})");
-  Run fp = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.sub("fp.json")});
+  write(dir.file("fp.json"), R"({"placement":)" + devices + R"(,"graph_fingerprint":"48c8cca2"})");
+  Run fp = run_cli({"simulate", "--graph", stg, "--cluster", "identical:2", "--placement", dir.file("fp.json")});
   CHECK(fp.code == 1);
   CHECK_THAT(fp.err, Catch::Contains("fp.json: $.graph_fingerprint: \"48c8cca2\" is not a graph fingerprint"));
 }
@@ -160,7 +160,7 @@ TEST_CASE("tune --method doppler refuses the search settings it would ignore", "
 
 TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked before anything is sent", "[cli]") {
   TempDir dir;
-  const std::string file = dir.sub("job.yaml");
+  const std::string file = dir.file("job.yaml");
   // Nothing listens there: each error must come before any attempt to reach it.
   auto submit = [&](const std::string& text) {
     write(file, text);

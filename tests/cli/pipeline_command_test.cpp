@@ -47,7 +47,7 @@ TEST_CASE("a saved scheme reloads with its own partition and placement: same tim
   for (const std::string schedule : {"gpipe", "1f1b", "interleaved", "zb", "zbv"})
     for (std::size_t i = 0; i < partitions.size(); ++i) {
       INFO(schedule << " x " << partitions[i]);
-      const std::string file = dir.sub(schedule + "-" + partitions[i] + ".json");
+      const std::string file = dir.file(schedule + "-" + partitions[i] + ".json");
       const std::vector<std::string> model = {"simulate", "--model", "nemotron-h-8b", "--pp", "4"};
       auto args = model;
       for (const char* a : {"--microbatches", "8", "--partition", partitions[i].c_str(), "--schedule",
@@ -68,7 +68,7 @@ TEST_CASE("a saved scheme reloads with its own partition and placement: same tim
   const std::string stages = std::string(GANTRY_SOURCE_DIR) + "/configs/pipelines/zb-example.json";
   for (const std::string schedule : {"interleaved:3", "zbv"}) {
     INFO(schedule);
-    const std::string file = dir.sub("file-" + schedule + ".json");
+    const std::string file = dir.file("file-" + schedule + ".json");
     json saved = run_json({"simulate", "--stages", stages, "--schedule", schedule, "--save-scheme", file});
     json loaded = run_json({"simulate", "--stages", stages, "--scheme", file});
     saved.erase("schedule");
@@ -79,7 +79,7 @@ TEST_CASE("a saved scheme reloads with its own partition and placement: same tim
 
 TEST_CASE("a scheme whose partition does not fit the model is an error naming the file and field", "[cli][pipeline]") {
   TempDir dir;
-  const std::string file = dir.sub("scheme.json");
+  const std::string file = dir.file("scheme.json");
   auto load = [&](const std::string& partition) {
     write(file, two_stage_scheme(partition));
     return run_pipeline({"simulate", "--model", "nemotron-h-8b", "--scheme", file});
@@ -98,7 +98,7 @@ TEST_CASE("a scheme whose partition does not fit the model is an error naming th
   CHECK_THROWS_WITH(load("[[0, \"x\"], [27, 54]]"), Catch::Contains(file + ": partition[0]"));
   // A model's scheme with per-stage costs, and the pipeline degree or microbatches disagreeing.
   write(file, two_stage_scheme("[[0, 27], [27, 54]]"));
-  const std::string stages = dir.sub("stages.json");
+  const std::string stages = dir.file("stages.json");
   write(stages, kStages);
   CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", stages, "--scheme", file}),
                     Catch::Contains(file + ": partition"));
@@ -110,7 +110,7 @@ TEST_CASE("a scheme whose partition does not fit the model is an error naming th
 
 TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli][pipeline]") {
   TempDir dir;
-  const std::string stages = dir.sub("stages.json");
+  const std::string stages = dir.file("stages.json");
   write(stages, kStages);
   const std::vector<std::string> base = {"simulate", "--stages", stages};  // schedule 1f1b
   auto with = [&](std::vector<std::string> extra) {
@@ -126,11 +126,11 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
   CHECK_THROWS_WITH(with({"--mem-limit", "nanGiB"}), Catch::Contains("--mem-limit 'nanGiB'"));
   CHECK_THROWS_WITH(with({"--pp", "2"}), Catch::Contains("--pp") && Catch::Contains("--stages"));
   // A misspelt key is an error, not a default (max_mems ran without a memory limit).
-  const std::string typo = dir.sub("typo.json");
+  const std::string typo = dir.file("typo.json");
   write(typo, R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1, "max_mems": 1})");
   CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", typo}),
                     Catch::Contains(typo + ": unknown key \"max_mems\"") && Catch::Contains("max_mem"));
-  const std::string odd = dir.sub("odd-scheme.json");
+  const std::string odd = dir.file("odd-scheme.json");
   write(odd, R"({"format": "gantry-graph", "microbatches": 2, "placement": [0, 1],
                     "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
   CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": format \"gantry-graph\""));
@@ -148,7 +148,7 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
                     Catch::Contains("--microbatches") && Catch::Contains("exceeds the limit"));
   CHECK_THROWS_WITH(with({"--schedule", "interleaved:999999", "--microbatches", "2"}),
                     Catch::Contains("--microbatches") && Catch::Contains("exceeds the limit"));
-  const std::string huge = dir.sub("huge.json");
+  const std::string huge = dir.file("huge.json");
   for (const std::string n : {"1e8", "100000000"}) {
     write(huge, R"({"n_stages": 2, "n_micro": )" + n + R"(, "cost_f": 1, "cost_b": 1, "cost_w": 1})");
     CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", huge}),
@@ -157,11 +157,11 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
   write(huge, R"({"n_stages": 2, "n_micro": 2.5, "cost_f": 1, "cost_b": 1, "cost_w": 1})");
   CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", huge}), Catch::Contains(huge + ": 'n_micro'"));
   // max_mem: -1 is not "no limit".
-  const std::string limit = dir.sub("limit.json");
+  const std::string limit = dir.file("limit.json");
   write(limit, R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1, "max_mem": -1})");
   CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", limit}), Catch::Contains(limit + ": max_mem[0]"));
   // Schemes: a task listed as both BW and B, an extra field, a huge microbatch count.
-  const std::string scheme = dir.sub("scheme.json");
+  const std::string scheme = dir.file("scheme.json");
   write(scheme, two_stage_scheme("[]", "\"F 0 0\", \"B 0 0\""));
   CHECK_THROWS_WITH(run_pipeline({"simulate", "--stages", stages, "--scheme", scheme}),
                     Catch::Contains(scheme) && Catch::Contains("(0,0) needs either BW or both B and W"));
@@ -178,7 +178,7 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
 
 TEST_CASE("pipeline compare takes a comma list of schedules", "[cli][pipeline]") {
   TempDir dir;
-  const std::string stages = dir.sub("stages.json");
+  const std::string stages = dir.file("stages.json");
   write(stages, kStages);
   json both = run_json({"compare", "--stages", stages, "--schedules", "gpipe,1f1b"});
   REQUIRE(both.is_array());
@@ -194,7 +194,7 @@ TEST_CASE("pipeline compare takes a comma list of schedules", "[cli][pipeline]")
 TEST_CASE("pipeline compare runs the schedules these sizes allow and says why the others cannot be built",
           "[cli][pipeline]") {
   TempDir dir;
-  const std::string stages = dir.sub("stages.json");
+  const std::string stages = dir.file("stages.json");
   write(stages, kStages);
   // Interleaving needs the microbatches (3) to be a multiple of the devices (2); 1F1B runs.
   json rows = run_json({"compare", "--stages", stages, "--microbatches", "3", "--schedules", "1f1b,interleaved"});
@@ -218,7 +218,7 @@ TEST_CASE("pipeline compare runs the schedules these sizes allow and says why th
 TEST_CASE("pipeline tune that finds no scheme fitting in memory exits 1", "[cli][pipeline]") {
   // Each stage's F allocates 4 and the devices hold 1: no order fits.
   TempDir dir;
-  const std::string stages = dir.sub("nofit.json");
+  const std::string stages = dir.file("nofit.json");
   write(stages, R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1, "mem_f": 4, "mem_b": -3,
                     "mem_w": -1, "max_mem": 1})");
   int code = -1;
@@ -233,7 +233,7 @@ TEST_CASE("pipeline tune that finds no scheme fitting in memory exits 1", "[cli]
 TEST_CASE("pipeline tune: the tuned scheme round-trips through --save-scheme / --scheme with the same time",
           "[cli][pipeline]") {
   TempDir dir;
-  const std::string file = dir.sub("tuned.json");
+  const std::string file = dir.file("tuned.json");
   const std::vector<std::string> model = {"--model", "nemotron-h-8b", "--pp", "4", "--microbatches", "8"};
   auto args = model;
   args.insert(args.begin(), "tune");
@@ -265,7 +265,7 @@ TEST_CASE("pipeline tune: bad flags are errors naming the flag", "[cli][pipeline
 TEST_CASE("pipeline tune stores its best: query best and export answer it, a second run resumes from it",
           "[cli][pipeline]") {
   TempDir dir;
-  const std::string data = dir.sub("data");
+  const std::string data = dir.file("data");
   const std::vector<std::string> problem = {"--model", "llama-3-8b", "--pp", "2", "--microbatches", "4", "--data", data};
   auto args = problem;
   args.insert(args.begin(), "tune");
@@ -285,7 +285,7 @@ TEST_CASE("pipeline tune stores its best: query best and export answer it, a sec
   // The exported scheme simulates to the stored time.
   std::vector<std::string> exported = {"query", "export"};
   exported.insert(exported.end(), problem.begin(), problem.end());
-  const std::string file = dir.sub("best.json");
+  const std::string file = dir.file("best.json");
   write(file, gantry::testing::run_verbs(exported));
   json simulated = run_json({"simulate", "--model", "llama-3-8b", "--pp", "2", "--scheme", file});
   CHECK(simulated["iteration_time"] == tuned);

@@ -36,7 +36,7 @@ const std::string kFfnn = std::string(GANTRY_TEST_DATA) + "/doppler/ffnn_192node
 
 // Three ops: a (3) feeds b (4) and c (5); the file's path.
 std::string write_abc_graph(const TempDir& data) {
-  const std::string path = data.sub("abc.json");
+  const std::string path = data.file("abc.json");
   std::ofstream out(path);
   out << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 3}, {"id": 1, "cost": 4},
             {"id": 2, "cost": 5}], "edges": [[0, 1], [0, 2]]})";
@@ -75,12 +75,12 @@ TEST_CASE("query finds what tune stored, by the same key; jobs and verify see th
     return head;
   };
   auto tuned = nlohmann::json::parse(
-      gantry_cli(with({"tune", "--data", data.path, "--evals", "300", "--rollouts", "2", "-f", "json"})));
+      gantry_cli(with({"tune", "--data", data.path(), "--evals", "300", "--rollouts", "2", "-f", "json"})));
   CHECK(tuned["state"] == "COMPLETE");
   CHECK(tuned["evaluations"] == 300);
   CHECK(tuned["stop_reason"] == "evaluation budget used");
 
-  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path, "-f", "json"})));
+  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path(), "-f", "json"})));
   CHECK(best["makespan"] == tuned["makespan"]);
   CHECK(best["graph_fingerprint"] == tuned["graph_fingerprint"]);
   CHECK(best["runtime_fingerprint"] == tuned["runtime_fingerprint"]);
@@ -89,36 +89,36 @@ TEST_CASE("query finds what tune stored, by the same key; jobs and verify see th
   CHECK(best["stale"] == false);
 
   // The short key `query list` prints finds the same record.
-  const std::string list = gantry_cli({"query", "list", "--data", data.path});
+  const std::string list = gantry_cli({"query", "list", "--data", data.path()});
   const std::string short_key = tuned["graph_fingerprint"].get<std::string>().substr(0, 8) + ":" +
                                 tuned["runtime_fingerprint"].get<std::string>().substr(0, 8);
   CHECK_THAT(list, Catch::Contains(short_key) && Catch::Contains("current"));
   auto by_key = nlohmann::json::parse(
-      gantry_cli({"query", "best", "--data", data.path, "--fingerprint", short_key, "-f", "json"}));
+      gantry_cli({"query", "best", "--data", data.path(), "--fingerprint", short_key, "-f", "json"}));
   CHECK(by_key["makespan"] == tuned["makespan"]);
-  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--fingerprint", "0000:0000"}),
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path(), "--fingerprint", "0000:0000"}),
                     Catch::Contains("no stored best") && Catch::Contains("0000:0000"));
-  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--fingerprint", "xyz"}),
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path(), "--fingerprint", "xyz"}),
                     Catch::Contains("GRAPH:RUNTIME"));
 
   // A different runtime is a different key: nothing stored there.
   // It says which bests the graph has under other keys (here the DOPPLER runtime's), and how to read one.
-  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path, "--graph", kFfnn, "--cluster", "identical:4"}),
+  CHECK_THROWS_WITH(gantry_cli({"query", "best", "--data", data.path(), "--graph", kFfnn, "--cluster", "identical:4"}),
                     Catch::Contains("no stored placement") && Catch::Contains("bests under other simulator options") &&
                         Catch::Contains("sim doppler") &&
                         Catch::Contains("--fingerprint " + tuned["graph_fingerprint"].get<std::string>() + ":" +
                                         tuned["runtime_fingerprint"].get<std::string>()));
 
-  auto jobs = nlohmann::json::parse(gantry_cli({"jobs", "--data", data.path, "-f", "json"}));
+  auto jobs = nlohmann::json::parse(gantry_cli({"jobs", "--data", data.path(), "-f", "json"}));
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0]["id"] == tuned["job"]);
   CHECK(jobs[0]["state"] == "COMPLETE");
   CHECK(jobs[0]["evaluations"] == 300);
   CHECK(jobs[0]["owner_pid"] == static_cast<long>(getpid()));
-  CHECK_THAT(gantry_cli({"db", "verify", "--data", data.path}), Catch::Contains("no problems found"));
+  CHECK_THAT(gantry_cli({"db", "verify", "--data", data.path()}), Catch::Contains("no problems found"));
 
   // The stored cluster is its content, which reads back to the key's cluster.
-  auto store = Store::open_read_only(data.path).value();
+  auto store = Store::open_read_only(data.path()).value();
   Fingerprint runtime;
   REQUIRE(Fingerprint::from_hex(tuned["runtime_fingerprint"].get<std::string>(), runtime));
   auto yaml = store->cluster(runtime).value();
@@ -133,7 +133,7 @@ TEST_CASE("a stale best is shown as stale and db resimulate recomputes it", "[cl
   // On identical:2 (free links) b and c run side by side after a: makespan 3 + max(4, 5) = 8.
   const std::string graph_file = write_abc_graph(data);
   const Cluster cluster = Cluster::identical(2).value();
-  const std::string db = data.sub("db");
+  const std::string db = data.file("db");
   // What gantry wrote before model versions: no version field, the --cluster string as cluster.
   put_stale_abc(*Store::open(db).value(), graph_file, runtime_fingerprint(cluster, SimOptions{}, 1), "identical:2", 1, "");
   const std::vector<std::string> key = {"--data", db, "--graph", graph_file, "--cluster", "identical:2"};
@@ -167,7 +167,7 @@ TEST_CASE("a stale best tuned --profiled is re-simulated with the store's profil
   TempDir data;
   const std::string graph_file = write_abc_graph(data);
   const Cluster cluster = Cluster::identical(2).value();
-  const std::string db = data.sub("db");
+  const std::string db = data.file("db");
   ProfileTable profiles;  // ops beside a busy neighbour take 1.5x
   profiles.add_co_run_slowdown("identical", 1.5);
   {
@@ -208,14 +208,14 @@ TEST_CASE("SIGTERM and SIGHUP during tune cancel the job: exit 130, best kept", 
       }
     });
     int code = -1;
-    const std::string out = gantry_cli({"tune", "--data", data.path, "--graph", kFfnn, "--cluster", "identical:4",
+    const std::string out = gantry_cli({"tune", "--data", data.path(), "--graph", kFfnn, "--cluster", "identical:4",
                                         "--sim", "doppler", "--budget", "60s", "--rollouts", "2", "-f", "json"},
                                        &code);
     killer.join();
     CHECK(code == kExitCancelled);
     auto j = nlohmann::json::parse(out);
     CHECK(j["state"] == "CANCELLED");
-    auto store = Store::open_read_only(data.path).value();
+    auto store = Store::open_read_only(data.path()).value();
     CHECK(store->job(j["job"].get<std::string>()).value()->state == JobState::cancelled);
     Fingerprint g, r;
     REQUIRE(Fingerprint::from_hex(j["graph_fingerprint"].get<std::string>(), g));
@@ -230,7 +230,7 @@ TEST_CASE("SIGTERM and SIGHUP during tune cancel the job: exit 130, best kept", 
 TEST_CASE("query list into a reader that leaves early neither dies of SIGPIPE nor leaves its directory", "[cli]") {
   TempDir data;
   {  // enough rows to overflow a pipe buffer
-    auto store = Store::open(data.path).value();
+    auto store = Store::open(data.path()).value();
     for (std::uint64_t i = 0; i < 120; ++i) {
       ScheduleRecord r;
       r.graph = Fingerprint{i + 1, 7};
@@ -250,7 +250,7 @@ TEST_CASE("query list into a reader that leaves early neither dies of SIGPIPE no
     close(fds[0]);
     close(fds[1]);
     signal(SIGPIPE, SIG_DFL);
-    execl(GANTRY_BINARY, GANTRY_BINARY, "query", "list", "--data", data.path.c_str(), static_cast<char*>(nullptr));
+    execl(GANTRY_BINARY, GANTRY_BINARY, "query", "list", "--data", data.path().c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -270,7 +270,7 @@ TEST_CASE("query list into a reader that leaves early neither dies of SIGPIPE no
 TEST_CASE("store CLI faults: bench store refuses a store, tune caps rollouts, backup needs no lock", "[cli]") {
   TempDir data;
   {
-    auto store = Store::open(data.sub("db")).value();
+    auto store = Store::open(data.file("db")).value();
     ScheduleRecord r;
     r.graph = Fingerprint{1, 2};
     r.cluster = Fingerprint{3, 4};
@@ -278,16 +278,16 @@ TEST_CASE("store CLI faults: bench store refuses a store, tune caps rollouts, ba
     r.placement.device = {0};
     REQUIRE(store->put_if_better(r).value());
     // The writer stays open: the backup goes through a read-only instance.
-    CHECK_THAT(gantry_cli({"db", "backup", data.sub("copy"), "--data", data.sub("db")}), Catch::Contains("written to"));
+    CHECK_THAT(gantry_cli({"db", "backup", data.file("copy"), "--data", data.file("db")}), Catch::Contains("written to"));
   }
-  CHECK(Store::open_read_only(data.sub("copy")).value()->list_best().value().size() == 1);
-  CHECK_THROWS_WITH(gantry_cli({"bench", "store", "--dir", data.sub("db"), "--schedules", "10"}),
+  CHECK(Store::open_read_only(data.file("copy")).value()->list_best().value().size() == 1);
+  CHECK_THROWS_WITH(gantry_cli({"bench", "store", "--dir", data.file("db"), "--schedules", "10"}),
                     Catch::Contains("not an empty directory"));
-  CHECK(Store::open_read_only(data.sub("db")).value()->list_best().value().size() == 1);  // untouched
-  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.sub("t"), "--graph", kFfnn, "--cluster", "identical:2",
+  CHECK(Store::open_read_only(data.file("db")).value()->list_best().value().size() == 1);  // untouched
+  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.file("t"), "--graph", kFfnn, "--cluster", "identical:2",
                                 "--rollouts", "100000"}),
                     Catch::Contains("--rollouts 100000") && Catch::Contains(std::to_string(max_rollouts())));
-  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.sub("t"), "--graph", kFfnn, "--cluster", "identical:2",
+  CHECK_THROWS_WITH(gantry_cli({"tune", "--data", data.file("t"), "--graph", kFfnn, "--cluster", "identical:2",
                                 "--evals", "-1"}),
                     Catch::Contains("--evals -1"));
 }
@@ -302,21 +302,21 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
     return head;
   };
   int code = -1;
-  const std::string saved = data.path + "/trained.policy", curve = data.path + "/trained.csv";
-  gantry_cli(with({"train", "--data", data.path, "--episodes", "64", "--name", "tiny", "--hidden", "8", "--head", "8",
+  const std::string saved = data.path() + "/trained.policy", curve = data.path() + "/trained.csv";
+  gantry_cli(with({"train", "--data", data.path(), "--episodes", "64", "--name", "tiny", "--hidden", "8", "--head", "8",
                    "--state", "4", "--steps", "1", "--save", saved, "--curve", curve}),
              &code);
   REQUIRE(code == 0);
   // The store keeps the policy with its curve: `query policy` writes what train wrote.
-  const std::string fetched = data.path + "/fetched.policy", fetched_curve = data.path + "/fetched.csv";
-  const std::string shown = gantry_cli({"query", "policy", "tiny", "--data", data.path, "--save", fetched, "--curve", fetched_curve}, &code);
+  const std::string fetched = data.path() + "/fetched.policy", fetched_curve = data.path() + "/fetched.csv";
+  const std::string shown = gantry_cli({"query", "policy", "tiny", "--data", data.path(), "--save", fetched, "--curve", fetched_curve}, &code);
   REQUIRE(code == 0);
   CHECK_THAT(shown, Catch::Contains("policy   tiny:1 (dual, il+sim, 4 devices"));
   CHECK(gantry::testing::read_text(fetched) == gantry::testing::read_text(saved));
   CHECK(gantry::testing::read_text(fetched_curve) == gantry::testing::read_text(curve));
   CHECK_FALSE(gantry::testing::read_text(curve).empty());
 
-  auto policies = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path, "-f", "json"}));
+  auto policies = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path(), "-f", "json"}));
   REQUIRE(policies.size() == 1);
   CHECK(policies[0]["name"] == "tiny");
   CHECK(policies[0]["version"] == 1);
@@ -325,12 +325,12 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
   CHECK(policies[0]["devices"] == 4);
 
   // Trained on clusters of two sizes, a policy has no one device count: it says so.
-  gantry_cli({"train", "--data", data.path, "--episodes", "16", "--name", "both", "--hidden", "8", "--head", "8", "--state",
+  gantry_cli({"train", "--data", data.path(), "--episodes", "16", "--name", "both", "--hidden", "8", "--head", "8", "--state",
               "4", "--steps", "1", "--workload", "ffnn:costs=doppler,layers=2", "--cluster", "identical:2", "--cluster",
               "identical:3", "--sim", "doppler"},
              &code);
   REQUIRE(code == 0);
-  auto both = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path, "-f", "json"}));
+  auto both = nlohmann::json::parse(gantry_cli({"query", "policies", "--data", data.path(), "-f", "json"}));
   REQUIRE(both.size() == 2);
   CHECK(both[0]["name"] == "both");
   CHECK(both[0]["devices"] == 0);
@@ -338,13 +338,13 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
 
   // The best placement is stored under the key `tune` would use, as found by method doppler, and
   // re-simulates to its makespan.
-  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path, "-f", "json"})));
+  auto best = nlohmann::json::parse(gantry_cli(with({"query", "best", "--data", data.path(), "-f", "json"})));
   CHECK(best["method"] == "doppler");
   CHECK(best["stale"] == false);
 
   // Its episodes are summarised in the store, one record per batch received.
   {
-    auto store = Store::open_read_only(data.path);
+    auto store = Store::open_read_only(data.path());
     REQUIRE(store.ok());
     auto episodes = store.value()->episodes(best["job"].get<std::string>());
     REQUIRE(episodes.ok());
@@ -353,9 +353,9 @@ TEST_CASE("train stores a policy, its episodes and its bests; place and query us
     CHECK(total >= 64);
   }
 
-  auto placed = nlohmann::json::parse(gantry_cli(with({"place", "--method", "doppler", "--policy", "tiny", "--data", data.path, "-f", "json"})));
+  auto placed = nlohmann::json::parse(gantry_cli(with({"place", "--method", "doppler", "--policy", "tiny", "--data", data.path(), "-f", "json"})));
   CHECK(placed["method"] == "doppler");
   CHECK(placed["makespan"].get<double>() > 0);
-  CHECK_THROWS_WITH(gantry_cli(with({"place", "--method", "doppler", "--policy", "nosuch", "--data", data.path})),
+  CHECK_THROWS_WITH(gantry_cli(with({"place", "--method", "doppler", "--policy", "nosuch", "--data", data.path()})),
                     Catch::Contains("policy 'nosuch' is not in"));
 }

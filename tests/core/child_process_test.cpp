@@ -15,17 +15,17 @@ using namespace gantry;
 
 TEST_CASE("a child's exit status and output are its own", "[core]") {
   const testing::TempDir dir;
-  ChildProcess child({"sh", "-c", "echo said; exit 3"}, dir.sub("log"));
+  ChildProcess child({"sh", "-c", "echo said; exit 3"}, dir.file("log"));
   CHECK(child.wait(10) == 3);
   CHECK(child.log() == "said\n");
-  CHECK_THROWS_WITH(ChildProcess({dir.sub("none")}, dir.sub("log2")), Catch::Contains("cannot start " + dir.sub("none")));
+  CHECK_THROWS_WITH(ChildProcess({dir.file("none")}, dir.file("log2")), Catch::Contains("cannot start " + dir.file("none")));
 }
 
 TEST_CASE("a talking child answers line by line; silence times out; its end closes the line", "[core]") {
   const testing::TempDir dir;
   // Echoes each line it reads with a prefix, the first answer in two writes (a line split in transit).
   ChildProcess child({"sh", "-c", "read a; printf 'got '; sleep 0.1; echo \"$a\"; while read b; do echo \"got $b\"; done"},
-                     dir.sub("log"), ChildOptions{true, true});
+                     dir.file("log"), ChildOptions{true, true});
   std::string line;
   CHECK(child.read_line(&line, 0.2) == 0);  // nothing sent yet: nothing said
   REQUIRE(child.send_line("one"));
@@ -45,8 +45,8 @@ TEST_CASE("a talking child answers line by line; silence times out; its end clos
 
 TEST_CASE("stopping a child that leads its process group stops what it started too", "[core]") {
   const testing::TempDir dir;
-  const std::string pid_file = dir.sub("grandchild");
-  ChildProcess child({"sh", "-c", "sleep 60 & echo $! > " + pid_file + "; wait"}, dir.sub("log"), ChildOptions{true, false});
+  const std::string pid_file = dir.file("grandchild");
+  ChildProcess child({"sh", "-c", "sleep 60 & echo $! > " + pid_file + "; wait"}, dir.file("log"), ChildOptions{true, false});
   int grandchild = 0;
   for (int i = 0; i < 100 && grandchild == 0; ++i) {
     std::ifstream in(pid_file);

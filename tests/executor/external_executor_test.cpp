@@ -139,13 +139,13 @@ default_link: {bandwidth_gbs: 5, latency_us: 1}
   auto measured = execute_through(program, "cpu", g, spread(g, 2), mixed.value(), quick());
   INFO((measured.ok() ? std::string() : measured.error().message));
   REQUIRE(measured.ok());
-  const std::string calls = read_text_file(dir.sub("calls")).value();
+  const std::string calls = read_text_file(dir.file("calls")).value();
   CHECK_THAT(calls, Catch::Contains(R"("--streams","1,2")"));
   CHECK_THAT(calls, Catch::Contains(R"("--copy-engines","1,0")"));
   // On cpu-2 (one stream each, no copy engines: gantry-exec's defaults) one value and no list, a
   // request to the same server.
   REQUIRE(execute_through(program, "cpu", g, spread(g, 2), cpu_cluster(2), quick()).ok());
-  const std::string both = read_text_file(dir.sub("calls")).value();
+  const std::string both = read_text_file(dir.file("calls")).value();
   CHECK_THAT(both.substr(calls.size()), Catch::Contains(R"("--streams","1",)"));
   CHECK_THAT(both.substr(calls.size()), !Catch::Contains("--copy-engines"));
   CHECK(std::count(both.begin(), both.end(), '\n') == 3);  // started once (--serve ...), two requests
@@ -156,7 +156,7 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   const Graph g = small_ffnn();
   const Placement p = spread(g, 2);
   const auto begin = std::chrono::steady_clock::now();
-  const std::string sleeper = dir.sub("sleeper");
+  const std::string sleeper = dir.file("sleeper");
   auto slow = execute_through(recording_program(dir, "slow.sh", "(sleep 60 & echo $! > " + sleeper + "; wait)"), "cpu", g,
                               p, cpu_cluster(2), quick(), 1);
   REQUIRE_FALSE(slow.ok());
@@ -179,18 +179,18 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   REQUIRE(real.ok());
   Measurement moved = real.value();
   moved.median_run.ops[0].device = 1 - p.device[0];
-  std::ofstream(dir.sub("moved.json")) << measurement_to_json(g, 2, moved);
+  std::ofstream(dir.file("moved.json")) << measurement_to_json(g, 2, moved);
   // A server that answers every request with that file.
   const std::string answer = recording_program(
       dir, "answer.sh",
       "while IFS= read -r line; do out=$(printf '%s' \"$line\" | python3 -c 'import json, sys; a = json.load(sys.stdin); "
-      "print(a[a.index(\"--out\") + 1])'); cp " + dir.sub("moved.json") + " \"$out\"; echo '{\"status\": 0}'; done");
+      "print(a[a.index(\"--out\") + 1])'); cp " + dir.file("moved.json") + " \"$out\"; echo '{\"status\": 0}'; done");
   auto wrong = execute_through(answer, "cpu", g, p, cpu_cluster(2), quick());
   REQUIRE_FALSE(wrong.ok());
   CHECK_THAT(wrong.error().message, Catch::Contains("op 0 ran on device " + std::to_string(1 - p.device[0])));
   ExecOptions five = quick();
   five.repeats = 5;
-  std::ofstream(dir.sub("moved.json")) << measurement_to_json(g, 2, real.value());
+  std::ofstream(dir.file("moved.json")) << measurement_to_json(g, 2, real.value());
   auto fewer = execute_through(answer, "cpu", g, p, cpu_cluster(2), five);
   REQUIRE_FALSE(fewer.ok());
   CHECK_THAT(fewer.error().message, Catch::Contains("3 timed runs, not 5"));
@@ -209,7 +209,7 @@ TEST_CASE("gantry-exec's device count is read from it", "[executor]") {
 namespace {
 
 int servers_started(const testing::TempDir& dir) {
-  const std::string calls = read_text_file(dir.sub("calls")).value();
+  const std::string calls = read_text_file(dir.file("calls")).value();
   int starts = 0;
   for (std::size_t at = calls.find("--serve"); at != std::string::npos; at = calls.find("--serve", at + 1)) ++starts;
   return starts;
@@ -232,7 +232,7 @@ TEST_CASE("a server that failed a request or ended is replaced by the next reque
   CHECK(execute_through(program, "cpu", g, p, cpu_cluster(2), quick()).ok());
   CHECK(servers_started(dir) == 2);  // kept while it answers
   // Killed between requests (its whole process group: the wrapper, tee and gantry-exec).
-  const int pid = std::stoi(read_text_file(dir.sub("pid")).value());
+  const int pid = std::stoi(read_text_file(dir.file("pid")).value());
   REQUIRE(kill(-pid, SIGKILL) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   auto again = execute_through(program, "cpu", g, p, cpu_cluster(2), quick());

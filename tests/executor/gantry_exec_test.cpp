@@ -33,12 +33,12 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
   const testing::TempDir dir;
   const Graph g = small_ffnn();
   const Placement p = spread(g, 3);
-  write(dir.sub("g.json"), graph_to_json(g));
-  write(dir.sub("p.json"), placement_to_json(p, "", "cpu-3"));
-  const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                              dir.sub("p.json") + " --repeats 3 --no-pin --check --out " + dir.sub("m.json") + " 2>" + dir.sub("err");
+  write(dir.file("g.json"), graph_to_json(g));
+  write(dir.file("p.json"), placement_to_json(p, "", "cpu-3"));
+  const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.file("g.json") + " --placement " +
+                              dir.file("p.json") + " --repeats 3 --no-pin --check --out " + dir.file("m.json") + " 2>" + dir.file("err");
   REQUIRE(std::system(command.c_str()) == 0);
-  std::ifstream in(dir.sub("m.json"));
+  std::ifstream in(dir.file("m.json"));
   const auto m = nlohmann::json::parse(in);
   CHECK(m["backend"] == "cpu");
   CHECK(m["devices"] == 3);
@@ -67,10 +67,10 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
 
   // What a refused run says: it fails, and its error names the flag.
   const auto refusal = [&](const std::string& flags) {
-    const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                                dir.sub("p.json") + " " + flags + " 2>" + dir.sub("err");
+    const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.file("g.json") + " --placement " +
+                                dir.file("p.json") + " " + flags + " 2>" + dir.file("err");
     CHECK(std::system(command.c_str()) != 0);
-    std::ifstream err(dir.sub("err"));
+    std::ifstream err(dir.file("err"));
     std::stringstream text;
     text << err.rdbuf();
     return text.str();
@@ -87,16 +87,16 @@ TEST_CASE("gantry-exec --serve answers every request piped in, in order", "[exec
   // Requests from a pipe whose writer has closed before the first run ends: all are answered.
   const testing::TempDir dir;
   const Graph g = small_ffnn();
-  write(dir.sub("g.json"), graph_to_json(g));
-  write(dir.sub("p.json"), placement_to_json(spread(g, 2), "", "cpu-2"));
-  const std::string run = R"(["--graph",")" + dir.sub("g.json") + R"(","--placement",")" + dir.sub("p.json") +
+  write(dir.file("g.json"), graph_to_json(g));
+  write(dir.file("p.json"), placement_to_json(spread(g, 2), "", "cpu-2"));
+  const std::string run = R"(["--graph",")" + dir.file("g.json") + R"(","--placement",")" + dir.file("p.json") +
                           R"(","--repeats","1","--no-pin","--out",")";
-  write(dir.sub("requests"), run + dir.sub("m1.json") + "\"]\n[\"--devices-visible\"]\n[\"--help\"]\n" + run +
-                                 dir.sub("m2.json") + "\"]\n");
-  const std::string command = "cat " + dir.sub("requests") + " | " + GANTRY_EXEC_BINARY + " --serve > " + dir.sub("answers") +
-                              " 2> " + dir.sub("log");
+  write(dir.file("requests"), run + dir.file("m1.json") + "\"]\n[\"--devices-visible\"]\n[\"--help\"]\n" + run +
+                                 dir.file("m2.json") + "\"]\n");
+  const std::string command = "cat " + dir.file("requests") + " | " + GANTRY_EXEC_BINARY + " --serve > " + dir.file("answers") +
+                              " 2> " + dir.file("log");
   REQUIRE(std::system(command.c_str()) == 0);
-  std::ifstream in(dir.sub("answers"));
+  std::ifstream in(dir.file("answers"));
   std::vector<nlohmann::json> answers;
   for (std::string line; std::getline(in, line);) answers.push_back(nlohmann::json::parse(line));
   REQUIRE(answers.size() == 4);
@@ -105,29 +105,29 @@ TEST_CASE("gantry-exec --serve answers every request piped in, in order", "[exec
   CHECK(answers[1]["devices"] == cuda_device_count());
   CHECK(answers[2]["status"] == 1);  // --help is the command line's, not a request
   CHECK(answers[3]["status"] == 0);
-  CHECK(std::ifstream(dir.sub("m1.json")).good());
-  CHECK(std::ifstream(dir.sub("m2.json")).good());
+  CHECK(std::ifstream(dir.file("m1.json")).good());
+  CHECK(std::ifstream(dir.file("m2.json")).good());
 }
 
 TEST_CASE("gantry-exec writes its one-device run's op times as profile samples of the kind it is told", "[executor]") {
   const testing::TempDir dir;
   const Graph g = small_ffnn();
-  write(dir.sub("g.json"), graph_to_json(g));
-  write(dir.sub("one.json"), placement_to_json(spread(g, 1), "", "cpu-1"));
-  write(dir.sub("three.json"), placement_to_json(spread(g, 3), "", "cpu-3"));
+  write(dir.file("g.json"), graph_to_json(g));
+  write(dir.file("one.json"), placement_to_json(spread(g, 1), "", "cpu-1"));
+  write(dir.file("three.json"), placement_to_json(spread(g, 3), "", "cpu-3"));
   const auto run = [&](const std::string& placement, const std::string& flags, const std::string& err) {
-    const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.sub("g.json") + " --placement " +
-                                dir.sub(placement) + " --repeats 1 --no-pin " + flags + " 2>" + dir.sub(err);
+    const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.file("g.json") + " --placement " +
+                                dir.file(placement) + " --repeats 1 --no-pin " + flags + " 2>" + dir.file(err);
     return std::system(command.c_str());
   };
   const auto said = [&](const std::string& err) {
-    std::ifstream in(dir.sub(err));
+    std::ifstream in(dir.file(err));
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
   };
-  REQUIRE(run("one.json", "--device-kind H200 --profile-out " + dir.sub("profiles.json") + " --out " + dir.sub("m.json"), "err") == 0);
-  std::ifstream written(dir.sub("profiles.json"));
+  REQUIRE(run("one.json", "--device-kind H200 --profile-out " + dir.file("profiles.json") + " --out " + dir.file("m.json"), "err") == 0);
+  std::ifstream written(dir.file("profiles.json"));
   const auto profiles = nlohmann::json::parse(written);
   CHECK(profiles["format"] == "gantry-profiles");
   // Every op of the run once, under the kind given; no transfers on one device.
@@ -138,7 +138,7 @@ TEST_CASE("gantry-exec writes its one-device run's op times as profile samples o
   }
   CHECK(op_samples == g.size());
   // Ops timed beside other devices are not solo times: refused, and so is a kind without the file.
-  CHECK(run("three.json", "--profile-out " + dir.sub("three-profiles.json"), "three") != 0);
+  CHECK(run("three.json", "--profile-out " + dir.file("three-profiles.json"), "three") != 0);
   CHECK_THAT(said("three"), Catch::Contains("--profile-out needs a placement on one device (this one uses 3)"));
   CHECK(run("one.json", "--device-kind H200", "alone") != 0);
   CHECK_THAT(said("alone"), Catch::Contains("--device-kind H200 needs --profile-out"));

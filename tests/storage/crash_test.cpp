@@ -154,7 +154,7 @@ TEST_CASE(kChildTest, "[.][storage-crash-child]") {
 
 TEST_CASE("acknowledged bests survive SIGKILL at random points", "[storage][slow]") {
   TempDir tmp;
-  const std::string db = tmp.path + "/db";
+  const std::string db = tmp.path() + "/db";
   std::mt19937 rng(20240611);
   std::uniform_int_distribution<int> delay_ms(5, 50);
   constexpr int kRounds = 10;

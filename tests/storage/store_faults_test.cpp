@@ -39,7 +39,7 @@ ScheduleRecord record(double makespan) {
 // A store whose best went 50 -> 40, each in its own table file: losing the newer file would
 // silently bring back 50.
 std::string two_generations(const TempDir& tmp) {
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   {
     auto store = Store::open(db).value();
     REQUIRE(store->put_if_better(record(50)).value());
@@ -129,7 +129,7 @@ TEST_CASE("a corrupted table file makes reads and verify fail", "[storage]") {
 
 TEST_CASE("a RUNNING job whose process is gone is INTERRUPTED, once and for all", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   JobRecord gone, alive, elsewhere;
   gone.id = "gone";
   gone.owner_pid = dead_pid();
@@ -170,10 +170,10 @@ TEST_CASE("a RUNNING job whose process is gone is INTERRUPTED, once and for all"
 
 TEST_CASE("a reader without permission is told so, not that there is no database", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   Store::open(db).value().reset();
   // Root reads everything: the check runs as user nobody in a child process.
-  REQUIRE(chmod(tmp.path.c_str(), 0755) == 0);
+  REQUIRE(chmod(tmp.path().c_str(), 0755) == 0);
   REQUIRE(chmod(db.c_str(), 0700) == 0);
   int fds[2];
   REQUIRE(pipe(fds) == 0);
@@ -202,7 +202,7 @@ TEST_CASE("a reader without permission is told so, not that there is no database
 
 TEST_CASE("injected sync failures fail sync_wal that many times, then it succeeds", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   store->inject_faults({1, 1});
   CHECK_FALSE(store->sync_wal().ok());
   CHECK(store->sync_wal().ok());

@@ -203,7 +203,7 @@ TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
 
 TEST_CASE("a reopened store keeps all its data", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   {
     auto opened = Store::open(db);
     REQUIRE(opened.ok());
@@ -279,7 +279,7 @@ TEST_CASE("a reopened store keeps all its data", "[storage]") {
 
 TEST_CASE("episodes written together land together, or not at all", "[storage]") {
   TempDir tmp;
-  auto opened = Store::open(tmp.sub("db"));
+  auto opened = Store::open(tmp.file("db"));
   REQUIRE(opened.ok());
   Store& store = *opened.value();
   std::vector<EpisodeRecord> episodes;
@@ -296,7 +296,7 @@ TEST_CASE("episodes written together land together, or not at all", "[storage]")
 
 TEST_CASE("a database written by a newer schema is refused", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   REQUIRE(Store::open(db).ok());  // creates it, closes it
   raw_put(db, "meta", "schema_version", codec::encode_schema_version(3));
   auto opened = Store::open(db);
@@ -311,7 +311,7 @@ TEST_CASE("a database written by a newer schema is refused", "[storage]") {
 
 TEST_CASE("a pipeline best keeps its scheme and candidate; placements read back without them", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   ScheduleRecord scheme = make_record(kGraph, kCluster, 2.5);
   scheme.placement = Placement{};
   scheme.scheme = R"({"format":"gantry-pipeline-scheme","microbatches":4})";
@@ -330,7 +330,7 @@ TEST_CASE("a pipeline best keeps its scheme and candidate; placements read back 
 
 TEST_CASE("put_if_better keeps the better result and records each improvement", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   CHECK_FALSE(store->best(kGraph, kCluster).value().has_value());
   CHECK(store->history(kGraph, kCluster).value().empty());
 
@@ -362,7 +362,7 @@ TEST_CASE("put_if_better keeps the better result and records each improvement", 
 
 TEST_CASE("concurrent put_if_better never lets a worse result win", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   constexpr int kThreads = 8, kPerThread = 200;
   std::vector<double> minima(kThreads, INFINITY);
   std::atomic<int> errors{0};
@@ -393,7 +393,7 @@ TEST_CASE("concurrent put_if_better never lets a worse result win", "[storage]")
 
 TEST_CASE("a second writer is told which process holds the database", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   const std::string expected =
       "database " + db + " in use by PID " + std::to_string(getpid()) + " on host " + host_name();
   auto first = Store::open(db);
@@ -405,7 +405,7 @@ TEST_CASE("a second writer is told which process holds the database", "[storage]
     REQUIRE_FALSE(second.ok());
     CHECK(second.error().message == expected);
     for (const std::string& spelling :
-         {db + "/.", db + "/", tmp.path + "/../" + std::filesystem::path(tmp.path).filename().string() + "/db"}) {
+         {db + "/.", db + "/", tmp.path() + "/../" + std::filesystem::path(tmp.path()).filename().string() + "/db"}) {
       auto third = Store::open(spelling);  // another spelling of the same path
       REQUIRE_FALSE(third.ok());
       CHECK_THAT(third.error().message, Catch::Contains("in use by PID " + std::to_string(getpid())));
@@ -427,8 +427,8 @@ TEST_CASE("a second writer is told which process holds the database", "[storage]
 
 TEST_CASE("a read-only secondary sees the primary's writes and refuses its own", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
-  CHECK_FALSE(Store::open_read_only(tmp.sub("missing")).ok());
+  const std::string db = tmp.file("db");
+  CHECK_FALSE(Store::open_read_only(tmp.file("missing")).ok());
 
   auto primary = Store::open(db).value();
   REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 50)).value());
@@ -457,12 +457,12 @@ TEST_CASE("a read-only secondary sees the primary's writes and refuses its own",
   CHECK_THAT(reader.put_cluster(kCluster, "x").error().message, Catch::Contains("read-only"));
   CHECK(reader.verify().value().problems.empty());
   // A backup needs no writer's lock: the primary stays open (and writable) the whole time.
-  REQUIRE(reader.backup(tmp.sub("backup")).ok());
-  CHECK_FALSE(reader.backup(tmp.sub("backup")).ok());  // never overwrites
+  REQUIRE(reader.backup(tmp.file("backup")).ok());
+  CHECK_FALSE(reader.backup(tmp.file("backup")).ok());  // never overwrites
   CHECK(reader.stats().value().families.size() == 11);
   REQUIRE(primary->put_if_better(make_record(kGraph, kCluster, 35)).value());
   CHECK(primary->best(kGraph, kCluster).value()->makespan == 35);
-  auto copy = Store::open(tmp.sub("backup"));
+  auto copy = Store::open(tmp.file("backup"));
   REQUIRE(copy.ok());
   CHECK(copy.value()->best(kGraph, kCluster).value()->makespan == 40);  // as of the backup
   CHECK(copy.value()->history(kGraph, kCluster).value().size() == 2);
@@ -472,15 +472,15 @@ TEST_CASE("a read-only secondary sees the primary's writes and refuses its own",
 
 TEST_CASE("a backup is a database with the same bests", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
   REQUIRE(store->put_if_better(make_record(kOtherGraph, kCluster, 31)).value());
   REQUIRE(store->put_graph(kGraph, "{}").ok());
-  REQUIRE(store->backup(tmp.sub("backup")).ok());
-  CHECK_FALSE(store->backup(tmp.sub("backup")).ok());                        // never overwrites
+  REQUIRE(store->backup(tmp.file("backup")).ok());
+  CHECK_FALSE(store->backup(tmp.file("backup")).ok());                        // never overwrites
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 20)).value());  // after the backup
 
-  auto copy = Store::open(tmp.sub("backup"));
+  auto copy = Store::open(tmp.file("backup"));
   REQUIRE(copy.ok());
   auto bests = copy.value()->list_best().value();
   REQUIRE(bests.size() == 2);
@@ -492,7 +492,7 @@ TEST_CASE("a backup is a database with the same bests", "[storage]") {
 
 TEST_CASE("verify is clean on a healthy store and names damaged values", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   {
     auto store = Store::open(db).value();
     REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
@@ -521,11 +521,11 @@ TEST_CASE("verify is clean on a healthy store and names damaged values", "[stora
 
 TEST_CASE("stats list all eleven column families", "[storage]") {
   TempDir tmp;
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   REQUIRE(store->put_if_better(make_record(kGraph, kCluster, 30)).value());
   auto stats = store->stats().value();
   CHECK(stats.schema_version == 2);  // 2: job specs apart from job records
-  CHECK(stats.path == tmp.sub("db"));
+  CHECK(stats.path == tmp.file("db"));
   std::vector<std::string> names;
   for (const auto& f : stats.families) names.push_back(f.name);
   CHECK(names == std::vector<std::string>{"meta", "graphs", "clusters", "profiles", "episodes", "schedules", "history",
@@ -560,7 +560,7 @@ TEST_CASE("a job's spec is kept apart from its record: listings leave it out, a 
   job.state = JobState::queued;
   job.spec = spec;
   {
-    auto store = Store::open(tmp.sub("db")).value();
+    auto store = Store::open(tmp.file("db")).value();
     REQUIRE(store->put_job(job).ok());
     const std::vector<JobRecord> listed = store->jobs().value(), whole = store->jobs(true).value();
     REQUIRE(listed.size() == 1);
@@ -579,7 +579,7 @@ TEST_CASE("a job's spec is kept apart from its record: listings leave it out, a 
     CHECK((read->spec == spec));
   }
   // A listing's cost does not grow with the specs: the jobs family holds the records only.
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   const StoreStats stats = store->stats().value();
   for (const auto& f : stats.families) {
     INFO(f.name);
@@ -594,13 +594,13 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
   JobRecord job;
   job.id = "job-old";
   job.state = JobState::complete;
-  { REQUIRE(Store::open(tmp.sub("db")).value()->put_job(job).ok()); }
+  { REQUIRE(Store::open(tmp.file("db")).value()->put_job(job).ok()); }
   // The old layout, written under the store: the record's map with "spec" in it.
   nlohmann::json old = nlohmann::json::from_msgpack(codec::encode(job));
   const std::string spec = "{\"kind\": \"tune\", \"graph\": \"" + incompressible_text(3 << 20) + "\"}";
   old["spec"] = spec;
   const std::vector<std::uint8_t> bytes = nlohmann::json::to_msgpack(old);
-  gantry::testing::with_raw_db(tmp.sub("db"), [&](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  gantry::testing::with_raw_db(tmp.file("db"), [&](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
     for (auto* h : handles) {
       if (h->GetName() == "jobs")
         REQUIRE(db.Put(rocksdb::WriteOptions(), h, "job-old", std::string(bytes.begin(), bytes.end())).ok());
@@ -608,7 +608,7 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
         REQUIRE(db.Put(rocksdb::WriteOptions(), h, codec::kSchemaVersionKey, codec::encode_schema_version(1)).ok());
     }
   });
-  auto store = Store::open(tmp.sub("db")).value();
+  auto store = Store::open(tmp.file("db")).value();
   const auto read = store->job("job-old").value();
   REQUIRE(read.has_value());
   CHECK((read->spec == spec));
@@ -626,7 +626,7 @@ TEST_CASE("a record written with its spec inside (before specs were kept apart) 
 
 TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is verified and dropped", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   const std::string bytes("\x00\xff learner state", 16);  // opaque bytes, zeros included
   {
     auto store = Store::open(db).value();
@@ -661,7 +661,7 @@ TEST_CASE("a job's checkpoint is replaced by the next, survives a reopen, is ver
 
 TEST_CASE("opening a store drops the checkpoints of jobs that ended or are not recorded", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   {
     auto store = Store::open(db).value();
     for (const auto& [id, state] : {std::pair<const char*, JobState>{"done", JobState::complete},
@@ -686,7 +686,7 @@ TEST_CASE("opening a store drops the checkpoints of jobs that ended or are not r
 
 TEST_CASE("policies get successive versions per name and keep their bytes across a reopen", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   std::string weights(70000, '\0');
   for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<char>(i * 31 % 256);  // every byte value
   {
@@ -756,7 +756,7 @@ TEST_CASE("policies get successive versions per name and keep their bytes across
 
 TEST_CASE("profiles merge their running statistics across writes and survive a reopen", "[storage]") {
   TempDir tmp;
-  const std::string db = tmp.sub("db");
+  const std::string db = tmp.file("db");
   const OpSignature mm{"matmul/f32", "matmul/f32/out=[8,8]", 1024, {}};
   {
     auto opened = Store::open(db);
@@ -786,7 +786,7 @@ TEST_CASE("profiles merge their running statistics across writes and survive a r
 
 TEST_CASE("a measurement is recorded with the best only while the best has its placement", "[storage]") {
   TempDir tmp;
-  auto opened = Store::open(tmp.sub("db"));
+  auto opened = Store::open(tmp.file("db"));
   REQUIRE(opened.ok());
   Store& store = *opened.value();
   ScheduleRecord r = make_record(kGraph, kCluster, 10);

@@ -11,9 +11,9 @@
 namespace gantry::testing {
 
 inline std::string recording_program(const TempDir& dir, const std::string& name, const std::string& then) {
-  const std::string path = dir.sub(name);
-  std::ofstream(path) << "#!/bin/sh\necho $$ > " << dir.sub("pid") << "\necho \"$@\" >> " << dir.sub("calls") << "\ntee -a "
-                      << dir.sub("calls") << " | " << then << "\n";
+  const std::string path = dir.file(name);
+  std::ofstream(path) << "#!/bin/sh\necho $$ > " << dir.file("pid") << "\necho \"$@\" >> " << dir.file("calls") << "\ntee -a "
+                      << dir.file("calls") << " | " << then << "\n";
   std::filesystem::permissions(path, std::filesystem::perms::owner_all);
   return path;
 }

@@ -42,15 +42,16 @@ struct GraphRuns {
 };
 
 // D partitions of one GPU as the simulator sees them: devices of the label's kind, one stream each,
-// copy engines (gantry-exec's cuda devices).
-Cluster partitions(int devices, const std::string& label) {
+// copying as gantry-exec's devices of the run's backend do (copy engines on cuda; a core copies
+// itself in the CPU dry run).
+Cluster partitions(int devices, const std::string& label, const std::string& backend) {
   std::vector<Device> list;
   for (int d = 0; d < devices; ++d) {
     Device device;
     device.name = "gpu0." + std::to_string(d);
     device.kind = kind_of(label);
     device.streams = 1;
-    device.copy_engine = true;
+    device.copy_engine = backend == "cuda";
     list.push_back(device);
   }
   return Cluster("1xGPU-as-" + std::to_string(devices) + "-" + label, std::move(list));
@@ -117,7 +118,7 @@ ProfileTable solo_profiles(const std::vector<GraphRuns>& graphs) {
   ProfileTable table;
   for (const GraphRuns& g : graphs)
     for (const auto& [label, run] : solo_runs(g))
-      add_profile_samples(g.graph, partitions(solo_devices(label), label), run->median_run, &table);
+      add_profile_samples(g.graph, partitions(solo_devices(label), label, run->backend), run->median_run, &table);
   return table;
 }
 
@@ -135,14 +136,10 @@ PartitionFit fit(const std::vector<GraphRuns>& graphs, std::size_t skip) {
     if (i == skip) continue;
     const GraphRuns& g = graphs[i];
     for (const auto& [label, run] : solo_runs(g))  // each op's time with no busy neighbour
-      for (const OpRecord& r : run->median_run.ops)
-        samples.push_back({kind_of(label), op_signature(g.graph, r.op).signature, r.end - r.start, 0.0});
+      add_co_run_samples(g.graph, partitions(solo_devices(label), label, run->backend), run->median_run, &samples);
     for (const PartitionedRun& run : g.partitioned) {
-      const Cluster cluster = partitions(run.devices, run.label);
-      const std::vector<double> shares = co_run_shares(run.measurement.median_run, cluster);
-      for (const OpRecord& r : run.measurement.median_run.ops)
-        samples.push_back({kind_of(run.label), op_signature(g.graph, r.op).signature, r.end - r.start,
-                           shares[static_cast<std::size_t>(r.op)]});
+      const Cluster cluster = partitions(run.devices, run.label, run.measurement.backend);
+      add_co_run_samples(g.graph, cluster, run.measurement.median_run, &samples);
       ProfileTable all;
       add_profile_samples(g.graph, cluster, run.measurement.median_run, &all);
       for (const ProfileEntry& e : all.entries())
@@ -168,7 +165,7 @@ double factor_of(const PartitionFit& fitted, const std::string& label) {
 }
 
 double predict(const GraphRuns& g, const PartitionedRun& run, const ProfileTable& profiles) {
-  const Cluster cluster = partitions(run.devices, run.label);
+  const Cluster cluster = partitions(run.devices, run.label, run.measurement.backend);
   const CostTable costs(g.graph, cluster, &profiles);
   return Simulator(g.graph, costs, cluster).makespan(run.placement);
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "core/op_signature.hpp"
+
 namespace gantry {
 
 namespace {
@@ -60,6 +62,14 @@ std::vector<double> co_run_slowdowns(const Cluster& cluster, const ProfileTable*
 }
 
 double solo_seconds(double seconds, double share, double slowdown) { return seconds / (1 + (slowdown - 1) * share); }
+
+void add_co_run_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run,
+                        std::vector<CoRunSample>* samples) {
+  const std::vector<double> shares = co_run_shares(run, cluster);
+  for (const OpRecord& r : run.ops)
+    samples->push_back({cluster.device(r.device).kind, op_signature(graph, r.op).signature, r.end - r.start,
+                        shares[static_cast<std::size_t>(r.op)]});
+}
 
 namespace {
 

@@ -32,6 +32,10 @@ struct CoRunSample {
   double seconds = 0, share = 0;
 };
 
+// `run`'s ops as samples: each op's time on its device's kind, with its co-run share.
+void add_co_run_samples(const Graph& graph, const Cluster& cluster, const RunRecord& run,
+                        std::vector<CoRunSample>* samples);
+
 // Per device kind, the factor s in [1, 4] that best explains its samples as solo time x
 // (1 + (s - 1) x share), one solo time per signature (least squares in log time). A kind is left
 // out when none of its signatures was measured both mostly alone (share < 1/4) and mostly beside

@@ -65,12 +65,7 @@ struct MeasuredRun {
 // Per device kind, the co-run slowdown its runs show (executor/co_run.hpp).
 std::map<std::string, double> fit_slowdowns(const Cluster& cluster, const std::vector<MeasuredRun>& measured) {
   std::vector<CoRunSample> samples;
-  for (const MeasuredRun& m : measured) {
-    const std::vector<double> shares = co_run_shares(m.run, cluster);
-    for (const OpRecord& r : m.run.ops)
-      samples.push_back({cluster.device(r.device).kind, op_signature(*m.plan->graph, r.op).signature, r.end - r.start,
-                         shares[static_cast<std::size_t>(r.op)]});
-  }
+  for (const MeasuredRun& m : measured) add_co_run_samples(*m.plan->graph, cluster, m.run, &samples);
   return fit_co_run_slowdowns(samples);
 }
 

@@ -191,6 +191,8 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.peer_queue = options.peer_queue;
   c.coordinator.cache = &cache;
   c.coordinator.submit_keys = true;
+  c.coordinator.improve_seconds = options.improve_seconds;
+  c.coordinator.improve_after = options.improve_after;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
   caf::anon_send(node.value().coordinator, recover_atom::value);

@@ -93,6 +93,7 @@ struct CoordinatorServeOptions {
   int peer_queue = 100000;
   PoolOptions pool;
   CurveSettings curve;
+  double improve_seconds = 0, improve_after = 10;  // background improvement (CoordinatorOptions)
 };
 Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
                          const std::function<void(const std::string& endpoint)>& ready);

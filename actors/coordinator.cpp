@@ -2,16 +2,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <tuple>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "actors/background_improvement.hpp"
 #include "actors/learner_actor.hpp"
 #include "actors/learner_run.hpp"
 #include "actors/log_line.hpp"
@@ -57,6 +60,9 @@ struct Job {
   // Set with `stop` when the coordinator shuts down: the job is not over, a restart reruns it.
   std::shared_ptr<std::atomic<bool>> shutdown = std::make_shared<std::atomic<bool>>(false);
   TunerConfig::Resume resume;
+  // A background improvement run (actors/background_improvement.hpp): the job whose spec it runs again.
+  std::string background_of;
+  bool background() const { return !background_of.empty(); }
 };
 
 // How a cancel is answered: whether the job is known here, and what became of it. Called once,
@@ -84,6 +90,12 @@ struct CoordinatorState {
   std::deque<std::string> ended_order;
   long next_order = 0;
   long malformed = 0;                           // client requests that could not be read
+  // Background improvement: a run being prepared or running (its id once it has one), and when a
+  // client job was last queued or running.
+  bool improving = false;
+  std::string improving_id;
+  double clients_last_seen = 0;
+  std::uint64_t improvement_runs = 0;
   static inline const char* name = "coordinator";
 };
 
@@ -103,6 +115,10 @@ void put_job(Self self, const JobRecord& record, std::function<void(const std::s
 
 void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
   CoordinatorState& s = self->state;
+  if (id == s.improving_id) {
+    s.improving = false;
+    s.improving_id.clear();
+  }
   for (auto& promise : s.waiters[id]) promise.deliver(outcome);
   s.waiters.erase(id);
   s.ended[id] = outcome;
@@ -115,6 +131,13 @@ void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
 
 void start_next(Self self);
 
+// A job's record message: a background run's says it is one, and of which job.
+std::string record_message(const Job& job, const std::string& text) {
+  if (!job.background()) return text;
+  const std::string what = std::string(kBackgroundMessage) + " of job " + job.background_of;
+  return text.empty() ? what : what + ": " + text;
+}
+
 void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
   CoordinatorState& s = self->state;
   auto it = s.running.find(id);
@@ -122,7 +145,7 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
   JobRecord record = it->second.record;
   record.state = outcome.state;
   record.finished = unix_now();
-  record.message = outcome.stop_reason;
+  record.message = record_message(it->second, outcome.stop_reason);
   record.evaluations = outcome.evaluations;
   record.best_makespan = outcome.best.makespan;
   self->send(s.pool, drop_problem_atom::value, it->second.problem->key);
@@ -314,9 +337,16 @@ Status check_spec(const JobSpec& spec) {
   return Ok{};
 }
 
-// Queues a job: priority first, then submission order.
+void cancel(Self self, const std::string& id, const CancelAnswer& answer);
+
+// Queues a job: priority first, then submission order. A client's job stops a background run: the
+// cluster is the clients' (the run's improvements are stored as they come).
 void enqueue(Self self, Job job) {
   CoordinatorState& s = self->state;
+  if (!job.background() && !s.improving_id.empty()) {
+    log_line("gantry: job " + job.id + " came: background run " + s.improving_id + " stops");
+    cancel(self, s.improving_id, [](bool, const std::string&) {});
+  }
   auto at = s.queue.begin();
   while (at != s.queue.end() && at->spec.priority >= job.spec.priority) ++at;
   s.queue.insert(at, std::move(job));
@@ -420,7 +450,7 @@ void cancel_unstarted(Self self, const Job& job, std::vector<CancelAnswer> cance
   JobRecord record = job.record;
   record.state = JobState::cancelled;
   record.finished = unix_now();
-  record.message = why;
+  record.message = record_message(job, why);
   const std::string id = job.id;
   put_job(self, record, [id, cancels](const std::string& error) {
     const std::string text = "job " + id + " cancelled (it had not started)" +
@@ -591,6 +621,83 @@ void recover(Self self) {
   });
 }
 
+// Background improvement (options.improve_seconds > 0): a tick every 2 s; once no client job has
+// been queued or running for options.improve_after seconds, one stored problem is tuned again
+// (actors/background_improvement.hpp), one run at a time, back to back while the cluster is idle.
+constexpr auto kImprovementTick = std::chrono::seconds(2);
+constexpr std::size_t kImprovementTries = 20;  // stored jobs asked for their spec per attempt
+
+bool clients_busy(const CoordinatorState& s) {
+  const auto client = [](const Job& j) { return !j.background(); };
+  return !s.recording.empty() || std::any_of(s.queue.begin(), s.queue.end(), client) ||
+         std::any_of(s.running.begin(), s.running.end(), [&](const auto& entry) { return client(entry.second); });
+}
+
+// No run started: another try after another idle stretch (quietly when there was nothing to run).
+void improvement_not_started(Self self, const std::string& why) {
+  if (!why.empty()) log_line("gantry: no background improvement: " + why);
+  self->state.improving = false;
+  self->state.clients_last_seen = unix_now();
+}
+
+void start_improvement(Self self, JobSpec spec, const std::string& source) {
+  CoordinatorState& s = self->state;
+  spec.budget_seconds = s.options.improve_seconds;
+  spec.budget_evaluations = 0;
+  spec.patience_seconds = 0;
+  spec.priority = std::numeric_limits<int>::min();
+  spec.seed += ++s.improvement_runs;  // each run searches on from the same best another way
+  spec.fail_batch = -1;
+  ProblemCache* cache = s.options.cache;
+  // Not durable: the run stores no copy of its spec (its source job keeps one), and a restart
+  // does not resume it (the next idle stretch starts another).
+  off_thread<PreparedJob>(self, [spec = std::move(spec), cache]() mutable { return prepare_job(std::move(spec), cache, false, {}); },
+                          [=](Result<PreparedJob> prepared) {
+    if (!prepared) return improvement_not_started(self, "job " + source + "'s spec: " + prepared.error().message);
+    if (clients_busy(self->state)) return improvement_not_started(self, "");  // a client's job came meanwhile
+    Job job = make_job(self, std::move(prepared).value(), {});
+    job.background_of = source;
+    job.record.message = record_message(job, "");
+    self->state.improving_id = job.id;
+    log_line("gantry: job " + job.id + ": " + job.record.message + " (" + job.record.graph_label + " on " +
+             job.record.cluster_name + ", " + std::to_string(static_cast<long>(job.spec.budget_seconds)) +
+             " s from its stored best; a submitted job stops it)");
+    put_job(self, job.record);
+    admit(self, std::move(job));
+  });
+}
+
+// The spec of job ids[i], or of the next one that has one, run again.
+void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i) {
+  if (i >= ids.size() || i >= kImprovementTries) return improvement_not_started(self, "");
+  self->request(self->state.store, kStoreTimeout, get_job_atom::value, ids[i])
+      .then(
+          [=](const StoredJobs& stored) {
+            if (!stored.error.empty()) return improvement_not_started(self, "job " + ids[i] + ": " + stored.error);
+            if (stored.jobs.empty() || stored.jobs.front().spec.empty()) return improve_from(self, ids, i + 1);
+            auto spec = wire::parse_job_spec_text(stored.jobs.front().spec);
+            if (!spec) return improve_from(self, ids, i + 1);
+            start_improvement(self, std::move(spec).value(), ids[i]);
+          },
+          [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
+}
+
+void improvement_tick(Self self) {
+  CoordinatorState& s = self->state;
+  self->delayed_send(self, kImprovementTick, improve_atom::value);
+  const double now = unix_now();
+  if (clients_busy(s)) s.clients_last_seen = now;
+  if (s.improving || now - s.clients_last_seen < s.options.improve_after) return;
+  s.improving = true;
+  self->request(s.store, kStoreTimeout, get_jobs_atom::value, false)
+      .then(
+          [=](const StoredJobs& stored) {
+            if (!stored.error.empty()) return improvement_not_started(self, "cannot list the stored jobs: " + stored.error);
+            improve_from(self, improvement_order(stored.jobs), 0);
+          },
+          [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
+}
+
 void cancel(Self self, const std::string& id, const CancelAnswer& answer) {
   CoordinatorState& s = self->state;
   for (auto it = s.queue.begin(); it != s.queue.end(); ++it) {
@@ -755,6 +862,8 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
   });
   if (options.submit_keys) read_submit_keys(self);
   else s.keys_read = true;  // none stored to wait for
+  s.clients_last_seen = unix_now();
+  if (options.improve_seconds > 0) self->send(self, improve_atom::value);
   return {
       [=](submit_atom, JobSpec spec, JobHooks hooks) -> caf::result<std::string> {
         auto promise = self->make_response_promise();
@@ -787,9 +896,11 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         JobRecord& r = it->second.record;
         if (evaluations >= 0) r.evaluations = evaluations;
         if (best > 0) r.best_makespan = best;
-        r.message = message;  // a learner's or pipeline tuner's progress line; a placement tuner has none
+        // A learner's or pipeline tuner's progress line; a placement tuner has none.
+        r.message = record_message(it->second, message);
       },
       [=](recover_atom) { recover(self); },
+      [=](improve_atom) { improvement_tick(self); },
   };
 }
 

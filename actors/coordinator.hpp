@@ -27,6 +27,11 @@ struct CoordinatorOptions {
   // Clients' submit keys: read the stored jobs' keys at start, so that a client's retry after a
   // restart finds its job (a served coordinator; an embedded one gets no keyed submits).
   bool submit_keys = false;
+  // Background improvement (actors/background_improvement.hpp): once no client job has been
+  // queued or running for `improve_after` seconds, a stored problem is tuned again for
+  // `improve_seconds` (0: never) at the lowest priority; a job submitted meanwhile stops it.
+  double improve_seconds = 0;
+  double improve_after = 10;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options);

@@ -85,6 +85,11 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         auto r = store->jobs(with_specs);
         return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
       },
+      [=](get_job_atom, const std::string& id) {
+        auto r = store->job(id);
+        if (!r) return StoredJobs{{}, r.error().message};
+        return r.value() ? StoredJobs{{*r.value()}, {}} : StoredJobs{};
+      },
       [=](put_content_atom, const Fingerprint& graph, const std::string& graph_json, const Fingerprint& runtime,
           const std::string& cluster_yaml) {
         // The content, not a --cluster string: a file can move, a preset can change.

@@ -7,6 +7,7 @@
 #include "actors/net/gateway.hpp"
 #include "cli/cli_common.hpp"
 #include "cli/commands.hpp"
+#include "cli/duration.hpp"
 #include "cli/stop_signals.hpp"
 #include "storage/store.hpp"
 
@@ -20,7 +21,15 @@ struct CoordinatorArgs {
   int peer_queue = 100000;
   double lease_seconds = 60;
   bool insecure = false;
+  std::string improve, improve_after = "10s";
 };
+
+double duration_of(const std::string& flag, const std::string& text) {
+  auto seconds = parse_duration(text);
+  if (!seconds || !(seconds.value() > 0))
+    throw CliError(flag + " " + text + ": expected a duration above 0 such as 30s, 5m or 1h");
+  return seconds.value();
+}
 
 void run_coordinator(const CoordinatorArgs& args) {
   CoordinatorServeOptions options;
@@ -44,11 +53,15 @@ void run_coordinator(const CoordinatorArgs& args) {
   options.max_running = args.max_jobs;
   options.peer_queue = args.peer_queue;
   options.pool.lease_seconds = args.lease_seconds;
+  if (!args.improve.empty()) options.improve_seconds = duration_of("--improve", args.improve);
+  options.improve_after = duration_of("--improve-after", args.improve_after);
   StopSignals signals;
   auto served = serve_coordinator(options, StopSignals::requested(), [&](const std::string& endpoint) {
     std::cout << "gantry coordinator: listening on " << endpoint << (options.curve.enabled ? " (CURVE, " + std::to_string(options.curve.authorized.size()) + " authorized keys)" : "")
               << ", store " << options.data_dir
-              << ", up to " << args.max_jobs << " jobs at once (Ctrl-C stops)" << std::endl;
+              << ", up to " << args.max_jobs << " jobs at once"
+              << (args.improve.empty() ? "" : ", improving stored problems " + args.improve + " at a time when idle")
+              << " (Ctrl-C stops)" << std::endl;
   });
   if (!served) throw CliError(served.error().message);
   std::cout << "gantry coordinator: stopped" << std::endl;
@@ -73,6 +86,13 @@ void add_coordinator_command(CLI::App& app) {
                   "reading loses replies; an assign dropped for a worker runs elsewhere after --lease-seconds; the "
                   "coordinator never waits)")
       ->check(CLI::Range(10, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--improve", args->improve,
+                  "keep improving in the background: once no submitted job has been queued or running for --improve-after, "
+                  "tune a stored problem again (the tune and pipeline jobs submitted before, least recently tuned first, "
+                  "each from its stored best, at the lowest priority) for this long (e.g. 5m), one after another while the "
+                  "cluster stays idle; a job submitted meanwhile stops it, keeping what it found. Off by default");
+  cmd->add_option("--improve-after", args->improve_after, "with --improve: how long the cluster must be idle first")
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
   cmd->add_option("--curve-key", args->curve_key, "the coordinator's CURVE key pair (gantry keys generate coordinator): traffic is encrypted");

@@ -84,11 +84,21 @@ struct LoopbackCluster {
 
   bool slots_are(int slots) { return status()["slots"] == slots; }
 
-  std::string write_job(long evals, long batch_evals) {
-    const std::string path = dir.file("job.yaml");
-    std::ofstream(path) << "graph: " << kFfnn << "\ncluster: identical:4\nsim: doppler\nevals: " << evals
+  std::string write_job(long evals, long batch_evals, int devices = 4) {
+    const std::string path = dir.file("job" + std::to_string(devices) + ".yaml");
+    std::ofstream(path) << "graph: " << kFfnn << "\ncluster: identical:" << devices << "\nsim: doppler\nevals: " << evals
                         << "\nbatch-evals: " << batch_evals << "\nseed: 5\n";
     return path;
+  }
+
+  // Every job the coordinator lists, oldest first.
+  nlohmann::json jobs() {
+    auto run = run_cli({"jobs", "--coordinator", endpoint, "-f", "json"});
+    INFO(run.err);
+    REQUIRE(run.code == 0);
+    nlohmann::json all = nlohmann::json::parse(run.out);
+    std::sort(all.begin(), all.end(), [](const nlohmann::json& a, const nlohmann::json& b) { return a["started"] < b["started"]; });
+    return all;
   }
 
   std::string submit(const std::string& job_file) {
@@ -577,6 +587,58 @@ TEST_CASE("a learner job with no worker to serve it can be cancelled or ends wit
   CHECK_THAT(timed.err, Catch::Contains("no episodes came back before the job ended"));
   auto store = Store::open_read_only(c.dir.file("data")).value();
   CHECK(store->policies().value().empty());
+}
+
+// The coordinator's background runs so far, oldest first.
+std::vector<nlohmann::json> background_runs(LoopbackCluster& c) {
+  std::vector<nlohmann::json> out;
+  for (const auto& j : c.jobs())
+    if (j["message"].get<std::string>().rfind("background improvement of job ", 0) == 0) out.push_back(j);
+  return out;
+}
+
+TEST_CASE("an idle coordinator with --improve tunes the stored problems again in turn, least recently tuned first", "[cluster]") {
+  LoopbackCluster c({"--improve", "1s", "--improve-after", "1s"});
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  // Both at once, so that no background run starts between them (the 4-device job starts first).
+  const std::string on4 = c.submit(c.write_job(4000, 250, 4));
+  const std::string on3 = c.submit(c.write_job(4000, 250, 3));
+  REQUIRE(wait_until([&] { return c.ended(on4) && c.ended(on3); }, 60));
+  std::vector<nlohmann::json> runs;
+  REQUIRE(wait_until([&] { runs = background_runs(c); return runs.size() >= 3 && runs[2]["state"] != "RUNNING"; }, 60));
+  // The 4-device problem was tuned longest ago, then the 3-device one, then the 4-device one again.
+  const std::vector<std::string> sources = {on4, on3, on4};
+  const std::vector<std::string> clusters = {"identical:4", "identical:3", "identical:4"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("background run " << i << ": " << runs[i].dump());
+    CHECK(runs[i]["message"].get<std::string>().rfind("background improvement of job " + sources[i], 0) == 0);
+    CHECK(runs[i]["cluster"] == clusters[i]);
+    CHECK(runs[i]["state"] == "COMPLETE");
+    CHECK(runs[i]["evaluations"].get<long>() > 0);
+  }
+  // Each run searched on from the best stored before it: none ends above its problem's first job.
+  CHECK(runs[0]["best_makespan"].get<double>() <= c.job(on4).best_makespan);
+  CHECK(runs[2]["best_makespan"].get<double>() <= runs[0]["best_makespan"].get<double>());
+}
+
+TEST_CASE("a job submitted while the coordinator improves in the background stops that run and runs in full", "[cluster]") {
+  LoopbackCluster c({"--improve", "10m", "--improve-after", "1s"});
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  const std::string first = c.submit(c.write_job(4000, 250, 4));
+  REQUIRE(wait_until([&] { return c.ended(first); }, 60));
+  REQUIRE(wait_until([&] { auto runs = background_runs(c); return !runs.empty() && runs[0]["state"] == "RUNNING"; }, 30));
+  const std::string second = c.submit(c.write_job(3000, 250, 3));
+  REQUIRE(wait_until([&] { return c.ended(second); }, 60));
+  const JobRecord done = c.job(second);
+  CHECK(done.state == JobState::complete);
+  CHECK(done.evaluations == 3000);
+  std::vector<nlohmann::json> runs;
+  REQUIRE(wait_until([&] { runs = background_runs(c); return !runs.empty() && runs[0]["state"] != "RUNNING"; }, 20));
+  INFO(runs[0].dump());
+  CHECK(runs[0]["state"] == "CANCELLED");
+  CHECK(runs[0]["message"].get<std::string>().rfind("background improvement of job " + first, 0) == 0);
 }
 
 TEST_CASE("jobs shows a running job's live evaluations and best, which its stored record gets only at the end", "[cluster]") {

@@ -1,0 +1,26 @@
+#pragma once
+// Background improvement (`gantry coordinator --improve`): when the cluster has been idle a while,
+// the coordinator tunes a stored problem again, starting from its stored best, so the answers keep
+// improving while nobody asks for work. This file decides which: the problems of the tune and
+// pipeline jobs clients submitted (their specs are stored), least recently tuned first, so every
+// problem takes its turn; a background run counts as tuning its problem.
+#include <string>
+#include <vector>
+
+#include "storage/records.hpp"
+
+namespace gantry {
+
+// The record message of a background run starts with this.
+inline constexpr const char* kBackgroundMessage = "background improvement";
+
+bool is_background_run(const JobRecord& record);
+
+// Jobs whose spec may be run again, in the order to try them: per problem (kind, graph, runtime)
+// of tune and pipeline jobs that are neither queued nor running, its jobs newest first but
+// background runs left out (they store no spec); problems ordered by when any of their jobs,
+// background runs included, last started (the least recently tuned first, ties by the problem's
+// newest job id). Problems with a job queued or running are left out.
+std::vector<std::string> improvement_order(const std::vector<JobRecord>& records);
+
+}  // namespace gantry

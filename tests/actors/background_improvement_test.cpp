@@ -1,0 +1,59 @@
+// Which stored problem a coordinator tunes again when idle: the least recently tuned first, each
+// through the spec of its newest job that has one, background runs counted as tuning.
+#include <catch2/catch.hpp>
+
+#include "actors/background_improvement.hpp"
+
+using namespace gantry;
+
+namespace {
+
+Fingerprint fp(std::uint64_t n) {
+  Fingerprint f;
+  f.hi = n;
+  f.lo = n * 7 + 1;
+  return f;
+}
+
+JobRecord job(const std::string& id, const std::string& kind, std::uint64_t graph, std::uint64_t runtime, double started,
+              JobState state = JobState::complete, const std::string& message = "evaluation budget used") {
+  JobRecord r;
+  r.id = id;
+  r.kind = kind;
+  r.graph = fp(graph);
+  r.cluster = fp(runtime);
+  r.started = started;
+  r.state = state;
+  r.message = message;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("background improvement takes the least recently tuned problem first, its newest submitted job first", "[actors]") {
+  const std::vector<JobRecord> records = {
+      job("a", "tune", 1, 1, 100),
+      job("b", "tune", 1, 1, 300, JobState::complete, "background improvement of job a: time budget used"),
+      job("c", "pipeline", 2, 2, 200),
+      job("d", "tune", 3, 1, 50, JobState::running),  // its problem is being tuned: left out
+      job("d2", "tune", 3, 1, 40),
+      job("e", "train", 4, 1, 10),                     // not a tuning job
+      job("f", "tune", 1, 1, 150),
+      job("g", "tune", 5, 1, 10, JobState::cancelled, "background improvement of job x"),  // no submitted job left
+      job("h", "tune", 1, 2, 250),                     // the same graph on another runtime: another problem
+      job("i", "measure", 6, 1, 5),
+  };
+  // Problem (2, 2) last started at 200, (1, 2) at 250, (1, 1) at 300 (its background run).
+  CHECK(improvement_order(records) == std::vector<std::string>{"c", "h", "f", "a"});
+}
+
+TEST_CASE("background improvement: nothing to tune without stored tuning jobs, or while each is busy", "[actors]") {
+  CHECK(improvement_order({}).empty());
+  CHECK(improvement_order({job("q", "tune", 1, 1, 5, JobState::queued), job("r", "tune", 1, 1, 1)}).empty());
+  CHECK(improvement_order({job("t", "train", 1, 1, 1)}).empty());
+}
+
+TEST_CASE("a background run is told by its record's message", "[actors]") {
+  CHECK(is_background_run(job("b", "tune", 1, 1, 1, JobState::complete, "background improvement of job a")));
+  CHECK_FALSE(is_background_run(job("a", "tune", 1, 1, 1, JobState::complete, "time budget used; background improvement")));
+}

@@ -95,6 +95,7 @@ struct CoordinatorState {
   bool improving = false;
   std::string improving_id;
   double clients_last_seen = 0;
+  double improvement_started = 0;  // when the last run started: at most one per --improve duration
   std::uint64_t improvement_runs = 0;
   static inline const char* name = "coordinator";
 };
@@ -623,7 +624,8 @@ void recover(Self self) {
 
 // Background improvement (options.improve_seconds > 0): a tick every 2 s; once no client job has
 // been queued or running for options.improve_after seconds, one stored problem is tuned again
-// (actors/background_improvement.hpp), one run at a time, back to back while the cluster is idle.
+// (actors/background_improvement.hpp), one run at a time and at most one per improve_seconds,
+// while the cluster stays idle.
 constexpr auto kImprovementTick = std::chrono::seconds(2);
 constexpr std::size_t kImprovementTries = 20;  // stored jobs asked for their spec per attempt
 
@@ -659,6 +661,7 @@ void start_improvement(Self self, JobSpec spec, const std::string& source) {
     job.background_of = source;
     job.record.message = record_message(job, "");
     self->state.improving_id = job.id;
+    self->state.improvement_started = unix_now();
     log_line("gantry: job " + job.id + ": " + job.record.message + " (" + job.record.graph_label + " on " +
              job.record.cluster_name + ", " + std::to_string(static_cast<long>(job.spec.budget_seconds)) +
              " s from its stored best; a submitted job stops it)");
@@ -687,7 +690,11 @@ void improvement_tick(Self self) {
   self->delayed_send(self, kImprovementTick, improve_atom::value);
   const double now = unix_now();
   if (clients_busy(s)) s.clients_last_seen = now;
-  if (s.improving || now - s.clients_last_seen < s.options.improve_after) return;
+  // One run per duration at most: a search that converges early (a pipeline tune often does) must
+  // not turn an idle cluster into a job record every tick.
+  if (s.improving || now - s.clients_last_seen < s.options.improve_after ||
+      now - s.improvement_started < s.options.improve_seconds)
+    return;
   s.improving = true;
   self->request(s.store, kStoreTimeout, get_jobs_atom::value, false)
       .then(

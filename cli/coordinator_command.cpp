@@ -90,8 +90,9 @@ void add_coordinator_command(CLI::App& app) {
   cmd->add_option("--improve", args->improve,
                   "keep improving in the background: once no submitted job has been queued or running for --improve-after, "
                   "tune a stored problem again (the tune and pipeline jobs submitted before, least recently tuned first, "
-                  "each from its stored best, at the lowest priority) for this long (e.g. 5m), one after another while the "
-                  "cluster stays idle; a job submitted meanwhile stops it, keeping what it found. Off by default");
+                  "each from its stored best, at the lowest priority) for this long (e.g. 5m), one run per this long at most "
+                  "while the cluster stays idle, each recorded as a job; a job submitted meanwhile stops it, keeping what "
+                  "it found. Off by default");
   cmd->add_option("--improve-after", args->improve_after, "with --improve: how long the cluster must be idle first")
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");

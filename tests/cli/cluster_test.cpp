@@ -622,6 +622,23 @@ TEST_CASE("an idle coordinator with --improve tunes the stored problems again in
   CHECK(runs[2]["best_makespan"].get<double>() <= runs[0]["best_makespan"].get<double>());
 }
 
+TEST_CASE("background runs start at most once per --improve duration, also when each ends at once", "[cluster]") {
+  LoopbackCluster c({"--improve", "4s", "--improve-after", "1s"});
+  c.start_worker("w1");
+  REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
+  // A small pipeline tune converges in about a second, well inside its 4 s.
+  const std::string job = c.dir.file("pipeline.yaml");
+  std::ofstream(job) << "kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 4\nmicrobatches: 8\nbudget: 4s\n";
+  const std::string first = c.submit(job);
+  REQUIRE(wait_until([&] { return c.ended(first); }, 60));
+  std::vector<nlohmann::json> runs;
+  REQUIRE(wait_until([&] { runs = background_runs(c); return runs.size() >= 3; }, 60));
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    INFO(runs[i - 1].dump() << "\n" << runs[i].dump());
+    CHECK(runs[i]["started"].get<double>() - runs[i - 1]["started"].get<double>() >= 4.0 - 0.01);
+  }
+}
+
 TEST_CASE("a job submitted while the coordinator improves in the background stops that run and runs in full", "[cluster]") {
   LoopbackCluster c({"--improve", "10m", "--improve-after", "1s"});
   c.start_worker("w1");

@@ -6,7 +6,7 @@
 
 namespace gantry {
 
-bool is_background_run(const JobRecord& record) { return record.message.rfind(kBackgroundMessage, 0) == 0; }
+bool is_background_run(const JobRecord& record) { return !record.improves.empty(); }
 
 namespace {
 

@@ -11,14 +11,16 @@
 
 namespace gantry {
 
-// The record message of a background run starts with this.
+// The record message of a background run starts with this (for people: the record's `improves`
+// says it is one).
 inline constexpr const char* kBackgroundMessage = "background improvement";
 
 bool is_background_run(const JobRecord& record);
 
 // Jobs whose spec may be run again, in the order to try them: per problem (kind, graph, runtime)
 // of tune and pipeline jobs that are neither queued nor running, its jobs newest first but
-// background runs left out (they store no spec); problems ordered by when any of their jobs,
+// background runs left out (they store no spec; jobs run in their own process, `gantry tune`,
+// have none either: the caller skips them); problems ordered by when any of their jobs,
 // background runs included, last started (the least recently tuned first, ties by the problem's
 // newest job id). Problems with a job queued or running are left out.
 std::vector<std::string> improvement_order(const std::vector<JobRecord>& records);

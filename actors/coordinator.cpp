@@ -13,6 +13,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "actors/background_improvement.hpp"
 #include "actors/learner_actor.hpp"
@@ -97,6 +98,10 @@ struct CoordinatorState {
   double clients_last_seen = 0;
   double improvement_started = 0;  // when the last run started: at most one per --improve duration
   std::uint64_t improvement_runs = 0;
+  // Jobs found unfit to run again (no stored spec: run in their own process; a spec that no
+  // longer reads or builds), skipped from then on, so that they cannot stop the turns.
+  std::set<std::string> unfit_sources;
+  int submits_preparing = 0;  // submits whose problem is being built (not yet queued)
   static inline const char* name = "coordinator";
 };
 
@@ -119,6 +124,8 @@ void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
   if (id == s.improving_id) {
     s.improving = false;
     s.improving_id.clear();
+  } else {
+    s.clients_last_seen = unix_now();  // idle from now on, not from the next tick
   }
   for (auto& promise : s.waiters[id]) promise.deliver(outcome);
   s.waiters.erase(id);
@@ -344,6 +351,7 @@ void cancel(Self self, const std::string& id, const CancelAnswer& answer);
 // cluster is the clients' (the run's improvements are stored as they come).
 void enqueue(Self self, Job job) {
   CoordinatorState& s = self->state;
+  if (!job.background()) s.clients_last_seen = unix_now();
   if (!job.background() && !s.improving_id.empty()) {
     log_line("gantry: job " + job.id + " came: background run " + s.improving_id + " stops");
     cancel(self, s.improving_id, [](bool, const std::string&) {});
@@ -502,8 +510,10 @@ void submit_durable(Self self, const caf::actor& gateway, const std::string& pee
     for (const CancelAnswer& cancel_answer : cancels) cancel_answer(true, why);
     refuse(why);
   };
+  ++s.submits_preparing;
   off_thread<PreparedJob>(self, [spec = request.spec, cache, hook]() mutable { return prepare_job(std::move(spec), cache, true, hook); },
                           [=](Result<PreparedJob> prepared) {
+    --self->state.submits_preparing;
     if (!prepared) return refuse(prepared.error().message);
     auto job = std::make_shared<Job>(make_job(self, std::move(prepared).value(), {}));
     job->record.submit_key = key;
@@ -631,7 +641,8 @@ constexpr std::size_t kImprovementTries = 20;  // stored jobs asked for their sp
 
 bool clients_busy(const CoordinatorState& s) {
   const auto client = [](const Job& j) { return !j.background(); };
-  return !s.recording.empty() || std::any_of(s.queue.begin(), s.queue.end(), client) ||
+  return s.submits_preparing > 0 || !s.recording.empty() || !s.before_keys.empty() ||
+         std::any_of(s.queue.begin(), s.queue.end(), client) ||
          std::any_of(s.running.begin(), s.running.end(), [&](const auto& entry) { return client(entry.second); });
 }
 
@@ -642,23 +653,36 @@ void improvement_not_started(Self self, const std::string& why) {
   self->state.clients_last_seen = unix_now();
 }
 
-void start_improvement(Self self, JobSpec spec, const std::string& source) {
+void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i, std::size_t asked);
+
+// Job ids[i] cannot run again: noted (with why, when there is more to say than that it has no
+// stored spec) and the next one tried.
+void skip_source(Self self, const std::vector<std::string>& ids, std::size_t i, std::size_t asked, const std::string& why) {
+  if (!why.empty()) log_line("gantry: background improvement skips job " + ids[i] + ": " + why);
+  self->state.unfit_sources.insert(ids[i]);
+  improve_from(self, ids, i + 1, asked);
+}
+
+void start_improvement(Self self, JobSpec spec, const std::vector<std::string>& ids, std::size_t i, std::size_t asked) {
   CoordinatorState& s = self->state;
+  const std::string source = ids[i];
   spec.budget_seconds = s.options.improve_seconds;
   spec.budget_evaluations = 0;
   spec.patience_seconds = 0;
   spec.priority = std::numeric_limits<int>::min();
-  spec.seed += ++s.improvement_runs;  // each run searches on from the same best another way
+  // Each run searches on from the same best another way, also after a restart.
+  spec.seed += ++s.improvement_runs + static_cast<std::uint64_t>(unix_now() * 1000);
   spec.fail_batch = -1;
   ProblemCache* cache = s.options.cache;
   // Not durable: the run stores no copy of its spec (its source job keeps one), and a restart
   // does not resume it (the next idle stretch starts another).
   off_thread<PreparedJob>(self, [spec = std::move(spec), cache]() mutable { return prepare_job(std::move(spec), cache, false, {}); },
                           [=](Result<PreparedJob> prepared) {
-    if (!prepared) return improvement_not_started(self, "job " + source + "'s spec: " + prepared.error().message);
+    if (!prepared) return skip_source(self, ids, i, asked, "its spec: " + prepared.error().message);
     if (clients_busy(self->state)) return improvement_not_started(self, "");  // a client's job came meanwhile
     Job job = make_job(self, std::move(prepared).value(), {});
     job.background_of = source;
+    job.record.improves = source;
     job.record.message = record_message(job, "");
     self->state.improving_id = job.id;
     self->state.improvement_started = unix_now();
@@ -670,17 +694,22 @@ void start_improvement(Self self, JobSpec spec, const std::string& source) {
   });
 }
 
-// The spec of job ids[i], or of the next one that has one, run again.
-void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i) {
-  if (i >= ids.size() || i >= kImprovementTries) return improvement_not_started(self, "");
+// The first of ids[i..] that can run again (at most kImprovementTries store reads per attempt;
+// the unfit are remembered, so the next attempt goes further).
+void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i, std::size_t asked) {
+  const auto& unfit = self->state.unfit_sources;
+  while (i < ids.size() && unfit.count(ids[i]) > 0) ++i;
+  if (i >= ids.size() || asked >= kImprovementTries) return improvement_not_started(self, "");
   self->request(self->state.store, kStoreTimeout, get_job_atom::value, ids[i])
       .then(
           [=](const StoredJobs& stored) {
-            if (!stored.error.empty()) return improvement_not_started(self, "job " + ids[i] + ": " + stored.error);
-            if (stored.jobs.empty() || stored.jobs.front().spec.empty()) return improve_from(self, ids, i + 1);
+            if (!stored.error.empty()) return skip_source(self, ids, i, asked + 1, stored.error);
+            if (stored.jobs.empty() || stored.jobs.front().spec.empty()) return skip_source(self, ids, i, asked + 1, "");
             auto spec = wire::parse_job_spec_text(stored.jobs.front().spec);
-            if (!spec) return improve_from(self, ids, i + 1);
-            start_improvement(self, std::move(spec).value(), ids[i]);
+            if (!spec) return skip_source(self, ids, i, asked + 1, "its spec: " + spec.error().message);
+            if (spec.value().kind != "tune" && spec.value().kind != "pipeline")
+              return skip_source(self, ids, i, asked + 1, "its spec is a " + spec.value().kind + " job");
+            start_improvement(self, std::move(spec).value(), ids, i, asked + 1);
           },
           [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
 }
@@ -700,7 +729,7 @@ void improvement_tick(Self self) {
       .then(
           [=](const StoredJobs& stored) {
             if (!stored.error.empty()) return improvement_not_started(self, "cannot list the stored jobs: " + stored.error);
-            improve_from(self, improvement_order(stored.jobs), 0);
+            improve_from(self, improvement_order(stored.jobs), 0, 0);
           },
           [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
 }

@@ -395,6 +395,7 @@ std::string encode(const JobRecord& r) {
   if (r.owner_pid > 0) j["owner_pid"] = static_cast<std::int64_t>(r.owner_pid);
   if (!r.owner_host.empty()) j["owner_host"] = r.owner_host;
   if (!r.submit_key.empty()) j["submit_key"] = r.submit_key;
+  if (!r.improves.empty()) j["improves"] = r.improves;
   // The spec is kept apart (the store's job_specs); a record written before that may hold it.
   return to_bytes(j);
 }
@@ -420,6 +421,7 @@ Result<JobRecord> decode_job(std::string_view bytes) {
   f.integer("owner_pid", r.owner_pid);
   f.text("owner_host", r.owner_host);
   f.text("submit_key", r.submit_key);  // absent before submit keys, and for jobs without one
+  f.text("improves", r.improves);      // background runs only
   f.text("spec", r.spec);
   if (!f.ok()) return f.error();
   auto parsed = parse_job_state(state);

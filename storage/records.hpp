@@ -110,6 +110,8 @@ struct JobRecord {
   // The client's key for its submit: a submit sent again with it (a retry after a lost reply) is
   // answered with this job instead of making another, also after a coordinator restart.
   std::string submit_key;
+  // A background improvement run (gantry coordinator --improve): the job whose spec it ran again.
+  std::string improves;
 };
 
 }  // namespace gantry

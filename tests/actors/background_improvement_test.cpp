@@ -16,7 +16,7 @@ Fingerprint fp(std::uint64_t n) {
 }
 
 JobRecord job(const std::string& id, const std::string& kind, std::uint64_t graph, std::uint64_t runtime, double started,
-              JobState state = JobState::complete, const std::string& message = "evaluation budget used") {
+              JobState state = JobState::complete, const std::string& improves = "") {
   JobRecord r;
   r.id = id;
   r.kind = kind;
@@ -24,7 +24,9 @@ JobRecord job(const std::string& id, const std::string& kind, std::uint64_t grap
   r.cluster = fp(runtime);
   r.started = started;
   r.state = state;
-  r.message = message;
+  r.improves = improves;
+  // A restart rewrites a run's message ("interrupted: ..."): the record's `improves` still tells.
+  r.message = improves.empty() ? "evaluation budget used" : "interrupted: its process ended (background improvement)";
   return r;
 }
 
@@ -33,13 +35,13 @@ JobRecord job(const std::string& id, const std::string& kind, std::uint64_t grap
 TEST_CASE("background improvement takes the least recently tuned problem first, its newest submitted job first", "[actors]") {
   const std::vector<JobRecord> records = {
       job("a", "tune", 1, 1, 100),
-      job("b", "tune", 1, 1, 300, JobState::complete, "background improvement of job a: time budget used"),
+      job("b", "tune", 1, 1, 300, JobState::interrupted, "a"),
       job("c", "pipeline", 2, 2, 200),
       job("d", "tune", 3, 1, 50, JobState::running),  // its problem is being tuned: left out
       job("d2", "tune", 3, 1, 40),
       job("e", "train", 4, 1, 10),                     // not a tuning job
       job("f", "tune", 1, 1, 150),
-      job("g", "tune", 5, 1, 10, JobState::cancelled, "background improvement of job x"),  // no submitted job left
+      job("g", "tune", 5, 1, 10, JobState::cancelled, "x"),  // no submitted job left
       job("h", "tune", 1, 2, 250),                     // the same graph on another runtime: another problem
       job("i", "measure", 6, 1, 5),
   };
@@ -53,7 +55,9 @@ TEST_CASE("background improvement: nothing to tune without stored tuning jobs, o
   CHECK(improvement_order({job("t", "train", 1, 1, 1)}).empty());
 }
 
-TEST_CASE("a background run is told by its record's message", "[actors]") {
-  CHECK(is_background_run(job("b", "tune", 1, 1, 1, JobState::complete, "background improvement of job a")));
-  CHECK_FALSE(is_background_run(job("a", "tune", 1, 1, 1, JobState::complete, "time budget used; background improvement")));
+TEST_CASE("a background run is told by its record's source, whatever its message says", "[actors]") {
+  CHECK(is_background_run(job("b", "tune", 1, 1, 1, JobState::interrupted, "a")));
+  JobRecord client = job("a", "tune", 1, 1, 1);
+  client.message = "background improvement of job z";
+  CHECK_FALSE(is_background_run(client));
 }

@@ -189,6 +189,10 @@ TEST_CASE("codec keys are big-endian and values round-trip", "[storage]") {
   CHECK(codec::decode_job(codec::encode(job)).value().submit_key == "k-1");
   job.submit_key.clear();
   CHECK(nlohmann::json::from_msgpack(codec::encode(job)).count("submit_key") == 0);
+  job.improves = "job-0";  // a background run's source round-trips; other jobs write none
+  CHECK(codec::decode_job(codec::encode(job)).value().improves == "job-0");
+  job.improves.clear();
+  CHECK(nlohmann::json::from_msgpack(codec::encode(job)).count("improves") == 0);
   JobRecord old = job;
   old.kind = "ignored";
   nlohmann::json written = nlohmann::json::from_msgpack(codec::encode(old));

@@ -286,6 +286,7 @@ void run_job(Self self, Job job) {
   config.pool = s.pool;
   config.timers = s.options.timers;
   config.resume = job.resume;
+  config.record_episodes = !job.background();
   self->send(s.pool, add_problem_atom::value, job.problem->spec);
   const std::string graph_json = job.problem->spec.graph_json;
   const std::string cluster_yaml = job.problem->spec.is_pipeline() ? std::string() : job.problem->cluster.to_yaml();
@@ -785,7 +786,8 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCount
           {"committed", pool.committed}, {"requeued", pool.requeued}, {"stale_results", pool.stale},
           {"malformed", pool.malformed + s.malformed + gateway.malformed}, {"refused", gateway.refused}, {"dropped_sends", gateway.dropped_sends},
           {"jobs_queued", queued}, {"queue_length", s.queue.size()}, {"jobs_running", running},
-          {"submit_keys", s.options.submit_keys}};  // a client resends a keyed submit only where it is true
+          {"submit_keys", s.options.submit_keys},  // a client resends a keyed submit only where it is true
+          {"improve_seconds", s.options.improve_seconds}, {"background_run", s.improving_id}};
 }
 
 void on_client(Self self, const wire::Envelope& e) {

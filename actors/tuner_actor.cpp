@@ -243,7 +243,7 @@ void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, l
   s.outcome.evaluations += batch.evaluations;
   EpisodeRecord episode{s.config.job_id, static_cast<std::uint64_t>(sequence), chain,
                         batch.evaluations, batch.best_makespan, batch.mean_makespan, unix_now()};
-  self->send(s.config.store, put_episode_atom::value, episode);
+  if (s.config.record_episodes) self->send(s.config.store, put_episode_atom::value, episode);
   if (batch.best_makespan < s.outcome.best.makespan) {
     s.outcome.best.placement = batch.best;
     s.outcome.best.makespan = batch.best_makespan;
@@ -369,9 +369,10 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
         st.outcome.best = *heuristics;
         report(st, TuneProgress::Kind::improvement);
       }
-      self->send(st.config.store, put_episode_atom::value,
-                 EpisodeRecord{st.config.job_id, 0, -1, heuristics->evaluations, heuristics->makespan,
-                               heuristics->makespan, unix_now()});
+      if (st.config.record_episodes)
+        self->send(st.config.store, put_episode_atom::value,
+                   EpisodeRecord{st.config.job_id, 0, -1, heuristics->evaluations, heuristics->makespan,
+                                 heuristics->makespan, unix_now()});
     }
     begin_search(self);
   };

@@ -8,7 +8,10 @@
 
 namespace gantry::cli {
 
-void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const std::string& where) {
+void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const std::string& where, bool background) {
+  const auto ended_background = [](const JobRecord& r) { return !r.improves.empty() && is_final(r.state); };
+  const auto hidden = background ? 0 : std::count_if(jobs.begin(), jobs.end(), ended_background);
+  if (hidden > 0) jobs.erase(std::remove_if(jobs.begin(), jobs.end(), ended_background), jobs.end());
   std::sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) { return a.started < b.started; });
   if (json) {
     nlohmann::json j = nlohmann::json::array();
@@ -17,7 +20,7 @@ void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const
                    {"graph_fingerprint", r.graph.hex()}, {"runtime_fingerprint", r.cluster.hex()},
                    {"started", r.started}, {"finished", r.finished}, {"evaluations", r.evaluations},
                    {"best_makespan", r.best_makespan}, {"owner_pid", r.owner_pid}, {"owner_host", r.owner_host},
-                   {"message", r.message}});
+                   {"message", r.message}, {"improves", r.improves}});
     out << j.dump(2) << "\n";
     return;
   }
@@ -28,7 +31,9 @@ void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const
            r.best_makespan > 0 ? format_fixed(r.best_makespan, 6) : "-",
            r.owner_pid > 0 ? std::to_string(r.owner_pid) + "@" + r.owner_host : "-", r.message});
   t.print(out);
-  out << jobs.size() << " job(s) " << where << "\n";
+  out << jobs.size() << " job(s) " << where;
+  if (hidden > 0) out << " (and " << hidden << " background improvement runs: --background lists them)";
+  out << "\n";
 }
 
 }  // namespace gantry::cli

@@ -9,7 +9,10 @@
 
 namespace gantry::cli {
 
-// Sorted by start time; `where` ends the table ("3 job(s) in DIR").
-void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const std::string& where);
+// Sorted by start time; `where` ends the table ("3 job(s) in DIR"). Background improvement runs
+// that ended are left out unless `background` (an idle coordinator with --improve makes one every
+// few minutes); the table says how many.
+void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const std::string& where,
+                bool background = false);
 
 }  // namespace gantry::cli

@@ -15,6 +15,7 @@ namespace {
 
 struct JobsArgs {
   std::string data, job;
+  bool background = false;
   RemoteArgs remote;
   OutputArgs out;
 };
@@ -29,7 +30,7 @@ void run_jobs(const JobsArgs& args) {
     if (!reply) throw CliError(reply.error().message);
     auto jobs = wire::job_records_from_json(reply.value().data);
     if (!jobs) throw CliError("the coordinator at " + endpoint + " sent " + jobs.error().message);
-    print_jobs(std::cout, jobs.value(), args.out.json(), "at " + endpoint);
+    print_jobs(std::cout, jobs.value(), args.out.json(), "at " + endpoint, args.background || !args.job.empty());
     return;
   }
   const std::string dir = args.data.empty() ? default_data_dir() : args.data;
@@ -41,7 +42,7 @@ void run_jobs(const JobsArgs& args) {
   for (const JobRecord& j : jobs.value())
     if (args.job.empty() || j.id == args.job) list.push_back(j);
   if (!args.job.empty() && list.empty()) throw CliError("no job " + args.job + " in " + dir);
-  print_jobs(std::cout, list, args.out.json(), "in " + dir);
+  print_jobs(std::cout, list, args.out.json(), "in " + dir, args.background || !args.job.empty());
 }
 
 }  // namespace
@@ -51,6 +52,8 @@ void add_jobs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("jobs", "jobs (tune, train, pipeline tune, measure): of the local store (read-only: works while a job runs) or of a coordinator");
   cmd->add_option("job", args->job, "only this job");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
+  cmd->add_flag("--background", args->background,
+                "also the background improvement runs that ended (gantry coordinator --improve; left out by default)");
   args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
   args->out.add_to(*cmd, false);
   cmd->callback([args] { run_jobs(*args); });

@@ -28,6 +28,14 @@ void run_status(const StatusArgs& args) {
     std::cout << j.dump(2) << "\n";
     return;
   }
+  // Coordinators before background improvement send neither field.
+  const auto background_line = [](const nlohmann::json& status) -> std::string {
+    const double seconds = status.value("improve_seconds", 0.0);
+    if (!(seconds > 0)) return "";
+    const std::string run = status.value("background_run", "");
+    return "background improvement: on, " + format_fixed(seconds, 0) + " s runs when idle; " +
+           (run.empty() ? "none running" : "job " + run + " running") + "\n";
+  };
   TextTable workers({"worker", "host", "pid", "slots", "executors", "busy", "tasks done", "rollout time", "last heard"});
   for (const auto& w : j.value("workers", nlohmann::json::array())) {
     const std::string executors = w.value("executors", "");
@@ -39,6 +47,7 @@ void run_status(const StatusArgs& args) {
   std::cout << j["workers"].size() << " worker(s), " << j.value("slots", 0) << " slots, " << j.value("leases", 0L)
             << " tasks leased, " << j.value("queued_tasks", 0L) << " queued\n"
             << "jobs: " << j["jobs_running"].size() << " running, " << j.value("queue_length", 0L) << " queued\n"
+            << background_line(j)
             << "results: " << j.value("committed", 0L) << " committed, " << j.value("requeued", 0L) << " re-queued, "
             << j.value("stale_results", 0L) << " stale (dropped)\n"
             << "dropped: " << j.value("malformed", 0L) << " malformed messages, " << j.value("refused", 0L)

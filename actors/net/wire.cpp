@@ -184,7 +184,7 @@ void put(Writer& w, const HistoryRecord& h) {
 }
 
 void put(Writer& w, const JobRecord& j) {
-  w.map(14);
+  w.map(15);
   entry(w, "id", j.id);
   entry(w, "state", std::string(to_string(j.state)));
   entry(w, "graph", j.graph);
@@ -199,6 +199,7 @@ void put(Writer& w, const JobRecord& j) {
   entry(w, "owner_pid", j.owner_pid);
   entry(w, "owner_host", j.owner_host);
   entry(w, "kind", j.kind);
+  entry(w, "improves", j.improves);
 }
 
 const char* const kTaskFields[] = {"kind", "problem", "body", "seconds", "sequence", "attempt"};
@@ -338,12 +339,15 @@ bool read_schedule(Decoder& d, const std::string& what, ScheduleRecord& r) {
 
 const char* const kJobRecordFields[] = {"id",       "state",       "graph",         "cluster", "graph_label",
                                         "cluster_name", "started", "finished",      "evaluations",
-                                        "best_makespan", "message", "owner_pid",    "owner_host", "kind"};
-// "kind" is last and optional: coordinators before it did not send it (their jobs are "tune").
+                                        "best_makespan", "message", "owner_pid",    "owner_host", "kind",
+                                        "improves"};
+// "kind" and "improves" are last and optional: coordinators before them did not send them (their
+// jobs are "tune", and none a background run).
 bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
   return read_object(d, what, kJobRecordFields, [&](std::string_view key) -> const char* {
     if (key == "id") return get(d, j.id);
     if (key == "kind") return get(d, j.kind);
+    if (key == "improves") return get(d, j.improves);
     if (key == "state") {
       std::string state;
       if (const char* problem = get(d, state)) return problem;
@@ -363,7 +367,7 @@ bool read_job_record(Decoder& d, const std::string& what, JobRecord& j) {
     if (key == "message") return get(d, j.message);
     if (key == "owner_pid") return get(d, j.owner_pid);
     return get(d, j.owner_host);
-  }, std::size(kJobRecordFields) - 1);
+  }, std::size(kJobRecordFields) - 2);
 }
 
 // A policy: its weights as hex text (empty in listings, which leave the weights and curves out).

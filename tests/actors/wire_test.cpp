@@ -191,10 +191,12 @@ TEST_CASE("wire messages round-trip with every field", "[actors]") {
     j.evaluations = 10;
     j.best_makespan = 0.5;
     j.message = "waiting";
+    j.improves = "job-6";  // a background run's source
     auto back = job_records_from_json(job_records_json({j})).value();
     REQUIRE(back.size() == 1);
     CHECK((back[0].id == "job-7" && back[0].state == JobState::queued && back[0].graph == j.graph &&
            back[0].evaluations == 10 && back[0].best_makespan == 0.5 && back[0].message == "waiting"));
+    CHECK(back[0].improves == "job-6");
   }
 }
 

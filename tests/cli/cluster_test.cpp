@@ -93,7 +93,7 @@ struct LoopbackCluster {
 
   // Every job the coordinator lists, oldest first.
   nlohmann::json jobs() {
-    auto run = run_cli({"jobs", "--coordinator", endpoint, "-f", "json"});
+    auto run = run_cli({"jobs", "--background", "--coordinator", endpoint, "-f", "json"});
     INFO(run.err);
     REQUIRE(run.code == 0);
     nlohmann::json all = nlohmann::json::parse(run.out);
@@ -595,7 +595,7 @@ bool is_final_state(const nlohmann::json& job) { return is_final(*parse_job_stat
 std::vector<nlohmann::json> background_runs(LoopbackCluster& c) {
   std::vector<nlohmann::json> out;
   for (const auto& j : c.jobs())
-    if (j["message"].get<std::string>().rfind("background improvement of job ", 0) == 0) out.push_back(j);
+    if (!j["improves"].get<std::string>().empty()) out.push_back(j);
   return out;
 }
 
@@ -618,6 +618,23 @@ TEST_CASE("an idle coordinator with --improve tunes the stored problems again in
     CHECK(runs[i]["cluster"] == clusters[i]);
     CHECK(runs[i]["state"] == "COMPLETE");
     CHECK(runs[i]["evaluations"].get<long>() > 0);
+  }
+  // `jobs` leaves the ended runs out unless asked, and says so.
+  auto listed = run_cli({"jobs", "--coordinator", c.endpoint, "-f", "json"});
+  REQUIRE(listed.code == 0);
+  int clients = 0;
+  for (const auto& j : nlohmann::json::parse(listed.out)) {
+    INFO(j.dump());
+    CHECK((j["improves"].get<std::string>().empty() || !is_final_state(j)));
+    clients += j["improves"].get<std::string>().empty();
+  }
+  CHECK(clients == 2);
+  CHECK_THAT(run_cli({"jobs", "--coordinator", c.endpoint}).out, Catch::Contains("background improvement runs: --background lists them"));
+  // Background runs store no batch summaries (nothing resumes them); the submitted jobs do.
+  {
+    auto store = Store::open_read_only(c.dir.file("data")).value();
+    CHECK_FALSE(store->episodes(on4).value().empty());
+    for (const auto& run : runs) CHECK(store->episodes(run["id"].get<std::string>()).value().empty());
   }
   // Each run searched on from the best stored before it: none ends above its problem's first job.
   CHECK(runs[0]["best_makespan"].get<double>() <= c.job(on4).best_makespan);
@@ -674,13 +691,16 @@ TEST_CASE("a job submitted while the coordinator improves in the background stop
   REQUIRE(wait_until([&] { return c.slots_are(1); }, 20));
   const std::string first = c.submit(c.write_job(4000, 250, 4));
   REQUIRE(wait_until([&] { return c.ended(first); }, 60));
-  REQUIRE(wait_until([&] { auto runs = background_runs(c); return !runs.empty() && runs[0]["state"] == "RUNNING"; }, 30));
+  std::vector<nlohmann::json> runs;
+  REQUIRE(wait_until([&] { runs = background_runs(c); return !runs.empty() && runs[0]["state"] == "RUNNING"; }, 30));
+  const nlohmann::json status = c.status();  // says what runs in the background
+  CHECK(status["improve_seconds"] == 600.0);
+  CHECK(status["background_run"] == runs[0]["id"]);
   const std::string second = c.submit(c.write_job(3000, 250, 3));
   REQUIRE(wait_until([&] { return c.ended(second); }, 60));
   const JobRecord done = c.job(second);
   CHECK(done.state == JobState::complete);
   CHECK(done.evaluations == 3000);
-  std::vector<nlohmann::json> runs;
   REQUIRE(wait_until([&] { runs = background_runs(c); return !runs.empty() && is_final_state(runs[0]); }, 20));
   INFO(runs[0].dump());
   CHECK(runs[0]["state"] == "CANCELLED");

@@ -101,7 +101,9 @@ struct CoordinatorState {
   // Jobs found unfit to run again (no stored spec: run in their own process; a spec that no
   // longer reads or builds), skipped from then on, so that they cannot stop the turns.
   std::set<std::string> unfit_sources;
+  std::map<std::string, int> source_failures;  // failures that may pass (a store read, a build): 3 make unfit
   int submits_preparing = 0;  // submits whose problem is being built (not yet queued)
+  int recovering = 0;         // a restart's interrupted jobs being rebuilt (not yet queued)
   static inline const char* name = "coordinator";
 };
 
@@ -432,8 +434,10 @@ void admit(Self self, Job job) {
 void submit_embedded(Self self, JobSpec spec, JobHooks hooks, caf::response_promise promise) {
   ProblemCache* cache = self->state.options.cache;
   const auto hook = self->state.options.before_build;
+  ++self->state.submits_preparing;
   off_thread<PreparedJob>(self, [spec = std::move(spec), cache, hook]() mutable { return prepare_job(std::move(spec), cache, false, hook); },
                           [=](Result<PreparedJob> prepared) mutable {
+                            --self->state.submits_preparing;
                             if (!prepared) return promise.deliver(caf::make_error(caf::sec::invalid_argument, prepared.error().message));
                             Job job = make_job(self, std::move(prepared).value(), hooks);
                             put_job(self, job.record);
@@ -613,23 +617,29 @@ Result<Recovered> rebuild(const std::vector<JobRecord>& records, ProblemCache* c
 // them INTERRUPTED when this one opened it) go back to the queue, each to go on from its stored
 // episodes and best.
 void recover(Self self) {
+  ++self->state.recovering;  // the cluster is not idle while they are rebuilt (background improvement)
+  const auto done = [=](const std::string& error) {
+    --self->state.recovering;
+    if (!error.empty()) log_line(error);
+  };
   self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, true).then([=](const StoredJobs& stored) {
-    if (!stored.error.empty()) return log_line("gantry: cannot read the stored jobs, none resumed: " + stored.error);
+    if (!stored.error.empty()) return done("gantry: cannot read the stored jobs, none resumed: " + stored.error);
     std::vector<JobRecord> interrupted;
     for (const JobRecord& record : stored.jobs)
       if (record.state == JobState::interrupted && !record.spec.empty()) interrupted.push_back(record);
-    if (interrupted.empty()) return;
+    if (interrupted.empty()) return done("");
     ProblemCache* cache = self->state.options.cache;
     off_thread<Recovered>(self, [interrupted, cache] { return rebuild(interrupted, cache); }, [=](Result<Recovered> recovered) {
-      if (!recovered) return log_line("gantry: no job resumed: " + recovered.error().message);
+      if (!recovered) return done("gantry: no job resumed: " + recovered.error().message);
       for (const auto& [record, prepared] : recovered.value()) {
         if (!prepared) log_line("gantry: job " + record.id + " cannot be resumed: " + prepared.error().message);
         else resume(self, record, prepared.value());
       }
+      done("");
     });
   },
   [=](const caf::error& e) {
-    log_line("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + error_text(self->system(), e));
+    done("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + error_text(self->system(), e));
   });
 }
 
@@ -642,7 +652,7 @@ constexpr std::size_t kImprovementTries = 20;  // stored jobs asked for their sp
 
 bool clients_busy(const CoordinatorState& s) {
   const auto client = [](const Job& j) { return !j.background(); };
-  return s.submits_preparing > 0 || !s.recording.empty() || !s.before_keys.empty() ||
+  return s.submits_preparing > 0 || s.recovering > 0 || !s.recording.empty() || !s.before_keys.empty() ||
          std::any_of(s.queue.begin(), s.queue.end(), client) ||
          std::any_of(s.running.begin(), s.running.end(), [&](const auto& entry) { return client(entry.second); });
 }
@@ -656,12 +666,25 @@ void improvement_not_started(Self self, const std::string& why) {
 
 void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i, std::size_t asked);
 
-// Job ids[i] cannot run again: noted (with why, when there is more to say than that it has no
-// stored spec) and the next one tried.
+// Job ids[i] cannot run again (no stored spec, one that does not read, is not a tuning job or
+// fails its checks): noted, with why when there is more to say than that it has no stored spec,
+// and the next one tried.
 void skip_source(Self self, const std::vector<std::string>& ids, std::size_t i, std::size_t asked, const std::string& why) {
   if (!why.empty()) log_line("gantry: background improvement skips job " + ids[i] + ": " + why);
   self->state.unfit_sources.insert(ids[i]);
   improve_from(self, ids, i + 1, asked);
+}
+
+// Job ids[i] did not start for a reason that may pass (the store, a thread, the problem's build):
+// no run this time; the third such failure makes it unfit, so that it cannot hold the turns.
+void source_failed(Self self, const std::string& id, const std::string& why) {
+  CoordinatorState& s = self->state;
+  if (++s.source_failures[id] >= 3) {
+    s.unfit_sources.insert(id);
+    s.source_failures.erase(id);
+    return improvement_not_started(self, "job " + id + ": " + why + " (the third time: it is skipped from now on)");
+  }
+  improvement_not_started(self, "job " + id + ": " + why);
 }
 
 void start_improvement(Self self, JobSpec spec, const std::vector<std::string>& ids, std::size_t i, std::size_t asked) {
@@ -674,15 +697,23 @@ void start_improvement(Self self, JobSpec spec, const std::vector<std::string>& 
   // Each run searches on from the same best another way, also after a restart.
   spec.seed += ++s.improvement_runs + static_cast<std::uint64_t>(unix_now() * 1000);
   spec.fail_batch = -1;
+  if (Status ok = check_spec(spec); !ok) return skip_source(self, ids, i, asked, "its spec: " + ok.error().message);
   ProblemCache* cache = s.options.cache;
   // Not durable: the run stores no copy of its spec (its source job keeps one), and a restart
   // does not resume it (the next idle stretch starts another).
   off_thread<PreparedJob>(self, [spec = std::move(spec), cache]() mutable { return prepare_job(std::move(spec), cache, false, {}); },
                           [=](Result<PreparedJob> prepared) {
-    if (!prepared) return skip_source(self, ids, i, asked, "its spec: " + prepared.error().message);
-    if (clients_busy(self->state)) return improvement_not_started(self, "");  // a client's job came meanwhile
+    if (!prepared) return source_failed(self, source, prepared.error().message);
+    CoordinatorState& st = self->state;
+    // A client's job came meanwhile (it may even have ended: the idle time starts again).
+    if (clients_busy(st) || unix_now() - st.clients_last_seen < st.options.improve_after)
+      return improvement_not_started(self, "");
+    self->state.source_failures.erase(source);
     Job job = make_job(self, std::move(prepared).value(), {});
     job.background_of = source;
+    // As a resumed job: the heuristics' result is in the stored best, so the whole budget searches
+    // on from it (a job without a usable stored best runs them).
+    job.resume.active = true;
     job.record.improves = source;
     job.record.message = record_message(job, "");
     self->state.improving_id = job.id;
@@ -704,7 +735,7 @@ void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i,
   self->request(self->state.store, kStoreTimeout, get_job_atom::value, ids[i])
       .then(
           [=](const StoredJobs& stored) {
-            if (!stored.error.empty()) return skip_source(self, ids, i, asked + 1, stored.error);
+            if (!stored.error.empty()) return source_failed(self, ids[i], stored.error);
             if (stored.jobs.empty() || stored.jobs.front().spec.empty()) return skip_source(self, ids, i, asked + 1, "");
             auto spec = wire::parse_job_spec_text(stored.jobs.front().spec);
             if (!spec) return skip_source(self, ids, i, asked + 1, "its spec: " + spec.error().message);

@@ -9,7 +9,10 @@
 namespace gantry::cli {
 
 void print_jobs(std::ostream& out, std::vector<JobRecord> jobs, bool json, const std::string& where, bool background) {
-  const auto ended_background = [](const JobRecord& r) { return !r.improves.empty() && is_final(r.state); };
+  // Ended, or interrupted by a restart (a background run is never resumed).
+  const auto ended_background = [](const JobRecord& r) {
+    return !r.improves.empty() && r.state != JobState::running && r.state != JobState::queued;
+  };
   const auto hidden = background ? 0 : std::count_if(jobs.begin(), jobs.end(), ended_background);
   if (hidden > 0) jobs.erase(std::remove_if(jobs.begin(), jobs.end(), ended_background), jobs.end());
   std::sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) { return a.started < b.started; });

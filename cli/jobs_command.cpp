@@ -53,7 +53,8 @@ void add_jobs_command(CLI::App& app) {
   cmd->add_option("job", args->job, "only this job");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--background", args->background,
-                "also the background improvement runs that ended (gantry coordinator --improve; left out by default)");
+                "also the background improvement runs that ended (gantry coordinator --improve; left out by default, "
+                "in -f json too)");
   args->remote.add_to(*cmd, "ask this coordinator (tcp://HOST:PORT) instead of the local store");
   args->out.add_to(*cmd, false);
   cmd->callback([args] { run_jobs(*args); });

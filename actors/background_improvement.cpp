@@ -47,4 +47,19 @@ std::vector<std::string> improvement_order(const std::vector<JobRecord>& records
   return out;
 }
 
+std::vector<std::string> background_runs_beyond(const std::vector<JobRecord>& records, const Fingerprint& graph,
+                                                const Fingerprint& runtime, std::size_t keep) {
+  std::vector<const JobRecord*> runs;
+  for (const JobRecord& r : records)
+    if (is_background_run(r) && r.graph == graph && r.cluster == runtime) runs.push_back(&r);
+  std::sort(runs.begin(), runs.end(), [](const JobRecord* a, const JobRecord* b) {
+    return a->started != b->started ? a->started > b->started : a->id > b->id;
+  });
+  std::vector<std::string> out;
+  for (std::size_t k = keep; k < runs.size(); ++k)
+    if (runs[k]->state != JobState::running && runs[k]->state != JobState::queued) out.push_back(runs[k]->id);
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace gantry

@@ -25,4 +25,10 @@ bool is_background_run(const JobRecord& record);
 // newest job id). Problems with a job queued or running are left out.
 std::vector<std::string> improvement_order(const std::vector<JobRecord>& records);
 
+// The background runs of the problem (graph, runtime) beyond the newest `keep` that have ended
+// (or were interrupted), oldest first: an idle cluster makes one per run's length, and every
+// listing of the jobs reads them all, so a coordinator drops these.
+std::vector<std::string> background_runs_beyond(const std::vector<JobRecord>& records, const Fingerprint& graph,
+                                                const Fingerprint& runtime, std::size_t keep);
+
 }  // namespace gantry

@@ -193,6 +193,7 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.coordinator.submit_keys = true;
   c.coordinator.improve_seconds = options.improve_seconds;
   c.coordinator.improve_after = options.improve_after;
+  c.coordinator.improve_keep = options.improve_keep;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
   caf::anon_send(node.value().coordinator, recover_atom::value);

@@ -94,6 +94,7 @@ struct CoordinatorServeOptions {
   PoolOptions pool;
   CurveSettings curve;
   double improve_seconds = 0, improve_after = 10;  // background improvement (CoordinatorOptions)
+  int improve_keep = 10;
 };
 Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
                          const std::function<void(const std::string& endpoint)>& ready);

@@ -121,11 +121,14 @@ void put_job(Self self, const JobRecord& record, std::function<void(const std::s
             [=](const caf::error& e) { done(error_text(self->system(), e)); });
 }
 
+void drop_old_background_runs(Self self, const Fingerprint& graph, const Fingerprint& runtime);
+
 void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
   CoordinatorState& s = self->state;
   if (id == s.improving_id) {
     s.improving = false;
     s.improving_id.clear();
+    drop_old_background_runs(self, outcome.graph, outcome.runtime);
   } else {
     s.clients_last_seen = unix_now();  // idle from now on, not from the next tick
   }
@@ -655,6 +658,24 @@ bool clients_busy(const CoordinatorState& s) {
   return s.submits_preparing > 0 || s.recovering > 0 || !s.recording.empty() || !s.before_keys.empty() ||
          std::any_of(s.queue.begin(), s.queue.end(), client) ||
          std::any_of(s.running.begin(), s.running.end(), [&](const auto& entry) { return client(entry.second); });
+}
+
+// Keeps the newest options.improve_keep background runs of a problem in the store: an idle
+// cluster makes one per --improve duration, for months.
+void drop_old_background_runs(Self self, const Fingerprint& graph, const Fingerprint& runtime) {
+  const auto failed = [=](const std::string& why) { log_line("gantry: old background runs not dropped: " + why); };
+  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, false)
+      .then(
+          [=](const StoredJobs& stored) {
+            if (!stored.error.empty()) return failed(stored.error);
+            std::vector<std::string> old = background_runs_beyond(
+                stored.jobs, graph, runtime, static_cast<std::size_t>(self->state.options.improve_keep));
+            if (old.empty()) return;
+            self->request(self->state.store, kStoreTimeout, drop_jobs_atom::value, std::move(old))
+                .then([=](const StoreReply& reply) { if (!reply.ok) failed(reply.error); },
+                      [=](const caf::error& e) { failed(error_text(self->system(), e)); });
+          },
+          [=](const caf::error& e) { failed(error_text(self->system(), e)); });
 }
 
 // No run started: another try after another idle stretch (quietly when there was nothing to run).

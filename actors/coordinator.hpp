@@ -32,6 +32,7 @@ struct CoordinatorOptions {
   // `improve_seconds` (0: never) at the lowest priority; a job submitted meanwhile stops it.
   double improve_seconds = 0;
   double improve_after = 10;
+  int improve_keep = 10;  // background runs of a problem kept in the store; older ones are dropped
 };
 
 caf::actor spawn_coordinator(caf::actor_system& system, caf::actor store, caf::actor pool, CoordinatorOptions options);

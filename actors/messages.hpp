@@ -27,6 +27,7 @@ using put_job_atom = caf::atom_constant<caf::atom("putjob")>;
 using get_best_atom = caf::atom_constant<caf::atom("getbest")>;
 using get_jobs_atom = caf::atom_constant<caf::atom("getjobs")>;
 using get_job_atom = caf::atom_constant<caf::atom("getjob")>;  // (job id) -> StoredJobs: none, or it with its spec
+using drop_jobs_atom = caf::atom_constant<caf::atom("dropjobs")>;  // (job ids) -> StoreReply
 using list_best_atom = caf::atom_constant<caf::atom("listbest")>;
 using get_history_atom = caf::atom_constant<caf::atom("gethistory")>;
 using put_content_atom = caf::atom_constant<caf::atom("putcontent")>;

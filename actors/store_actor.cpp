@@ -85,6 +85,11 @@ caf::behavior store_actor(caf::event_based_actor* self, std::shared_ptr<Store> s
         auto r = store->jobs(with_specs);
         return r ? StoredJobs{r.value(), {}} : StoredJobs{{}, r.error().message};
       },
+      [=](drop_jobs_atom, const std::vector<std::string>& ids) {
+        for (const std::string& id : ids)
+          if (Status dropped = store->drop_job(id); !dropped) return StoreReply{false, false, dropped.error().message};
+        return StoreReply{};
+      },
       [=](get_job_atom, const std::string& id) {
         auto r = store->job(id);
         if (!r) return StoredJobs{{}, r.error().message};

@@ -22,6 +22,7 @@ struct CoordinatorArgs {
   double lease_seconds = 60;
   bool insecure = false;
   std::string improve, improve_after = "10s";
+  int improve_keep = 10;
 };
 
 double duration_of(const std::string& flag, const std::string& text) {
@@ -55,6 +56,7 @@ void run_coordinator(const CoordinatorArgs& args) {
   options.pool.lease_seconds = args.lease_seconds;
   if (!args.improve.empty()) options.improve_seconds = duration_of("--improve", args.improve);
   options.improve_after = duration_of("--improve-after", args.improve_after);
+  options.improve_keep = args.improve_keep;
   StopSignals signals;
   auto served = serve_coordinator(options, StopSignals::requested(), [&](const std::string& endpoint) {
     std::cout << "gantry coordinator: listening on " << endpoint << (options.curve.enabled ? " (CURVE, " + std::to_string(options.curve.authorized.size()) + " authorized keys)" : "")
@@ -94,6 +96,11 @@ void add_coordinator_command(CLI::App& app) {
                   "while the cluster stays idle, each recorded as a job; a job submitted meanwhile stops it, keeping what "
                   "it found. Off by default");
   cmd->add_option("--improve-after", args->improve_after, "with --improve: how long the cluster must be idle first")
+      ->capture_default_str();
+  cmd->add_option("--improve-keep", args->improve_keep,
+                  "with --improve: the background runs of each problem kept in the store (their job records); older "
+                  "ones are dropped (stored bests keep their job ids)")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
   cmd->add_option("--curve-key", args->curve_key, "the coordinator's CURVE key pair (gantry keys generate coordinator): traffic is encrypted");

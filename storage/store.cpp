@@ -932,6 +932,24 @@ Status Store::drop_checkpoint(const std::string& job_id) {
   return impl_->erase(kCheckpoints, job_id, /*sync=*/true, what.c_str());
 }
 
+Status Store::drop_job(const std::string& id) {
+  Impl& m = *impl_;
+  const std::string what = "dropping job " + id;
+  if (id.empty()) return make_error(what + ": the job id is empty");
+  if (m.read_only) return read_only_error(m.path, what.c_str());
+  rocksdb::WriteBatch batch;
+  rocksdb::Status s = batch.Delete(m.cf[kJobs], id);
+  if (s.ok()) s = batch.Delete(m.cf[kJobSpecs], id);
+  if (s.ok()) s = batch.Delete(m.cf[kCheckpoints], id);
+  Status listed = m.scan(kEpisodes, codec::episode_prefix(id), [&](std::string_view key, std::string_view) -> Status {
+    if (s.ok()) s = batch.Delete(m.cf[kEpisodes], rocksdb::Slice(key.data(), key.size()));
+    return Ok{};
+  });
+  if (!listed) return listed.error();
+  if (!s.ok()) return rocks_error(what + " in " + m.path, s);
+  return m.write(batch, /*sync=*/true, what);
+}
+
 Result<std::vector<JobRecord>> Store::jobs(bool with_specs) const {
   std::vector<JobRecord> out;
   Status st = impl_->scan(kJobs, "", [&](std::string_view key, std::string_view value) -> Status {

@@ -90,6 +90,10 @@ class Store {
   Result<std::optional<JobRecord>> job(const std::string& id) const;  // with its spec
   // Every job; their specs (megabytes each for large graphs) only when asked for.
   Result<std::vector<JobRecord>> jobs(bool with_specs = false) const;
+  // Removes a job: its record, spec, batch summaries and checkpoint, in one synced write. Stored
+  // bests and their history keep its id. (A coordinator keeps the newest background improvement
+  // runs of each problem only.)
+  Status drop_job(const std::string& id);
 
   // A running job's checkpoint (opaque bytes: what it needs to go on after its process died), one
   // per job id, replaced by each put (synced); dropped when the job ends, or by the next writable

@@ -61,3 +61,20 @@ TEST_CASE("a background run is told by its record's source, whatever its message
   client.message = "background improvement of job z";
   CHECK_FALSE(is_background_run(client));
 }
+
+TEST_CASE("the background runs of a problem beyond the newest ones to keep, oldest first, none running", "[actors]") {
+  const std::vector<JobRecord> records = {
+      job("client", "tune", 1, 1, 1),
+      job("r1", "tune", 1, 1, 10, JobState::complete, "client"),
+      job("r2", "tune", 1, 1, 20, JobState::cancelled, "client"),
+      job("r3", "tune", 1, 1, 30, JobState::interrupted, "client"),
+      job("r4", "tune", 1, 1, 40, JobState::complete, "client"),
+      job("other", "tune", 1, 2, 5, JobState::complete, "client2"),  // another runtime
+  };
+  CHECK(background_runs_beyond(records, fp(1), fp(1), 2) == std::vector<std::string>{"r1", "r2"});
+  CHECK(background_runs_beyond(records, fp(1), fp(1), 4).empty());
+  CHECK(background_runs_beyond(records, fp(1), fp(2), 0) == std::vector<std::string>{"other"});
+  std::vector<JobRecord> running = records;
+  running[1].state = JobState::running;  // r1: never dropped while it runs
+  CHECK(background_runs_beyond(running, fp(1), fp(1), 2) == std::vector<std::string>{"r2"});
+}

@@ -591,9 +591,14 @@ TEST_CASE("a learner job with no worker to serve it can be cancelled or ends wit
 
 // A coordinator that improves in the background (runs of `improve`, after 1 s idle) with one worker slot.
 struct ImprovingCluster : LoopbackCluster {
-  explicit ImprovingCluster(const std::string& improve) : LoopbackCluster({"--improve", improve, "--improve-after", "1s"}) {
+  explicit ImprovingCluster(const std::string& improve, std::vector<std::string> extra = {})
+      : LoopbackCluster(with(std::move(extra), {"--improve", improve, "--improve-after", "1s"})) {
     start_worker("w1");
     REQUIRE(wait_until([&] { return slots_are(1); }, 20));
+  }
+  static std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
   }
   // Submits the job file and waits for its end.
   std::string run(const std::string& job_file) {
@@ -678,6 +683,28 @@ TEST_CASE("background improvement gets past many stored jobs that have no spec t
   std::vector<nlohmann::json> runs;
   REQUIRE(wait_until([&] { runs = background_runs(c); return !runs.empty(); }, 60));
   CHECK(runs[0]["improves"] == submitted);
+}
+
+TEST_CASE("the store keeps the newest --improve-keep background runs of a problem and drops the older", "[cluster]") {
+  ImprovingCluster c("1s", {"--improve-keep", "2"});
+  const std::string first = c.run(c.write_job(2000, 250, 4));
+  std::vector<std::string> seen;  // every background run listed at some point, in order of start
+  REQUIRE(wait_until([&] {
+    for (const auto& run : background_runs(c))
+      if (std::find(seen.begin(), seen.end(), run["id"]) == seen.end()) seen.push_back(run["id"]);
+    return seen.size() >= 5;
+  }, 90));
+  // Once the fifth has started, the fourth and third have ended: the first two are gone.
+  REQUIRE(wait_until([&] {
+    auto store = Store::open_read_only(c.dir.file("data")).value();
+    return !store->job(seen[0]).value().has_value() && !store->job(seen[1]).value().has_value();
+  }, 20));
+  auto store = Store::open_read_only(c.dir.file("data")).value();
+  CHECK(store->job(seen[3]).value().has_value());
+  CHECK(store->job(first).value().has_value());  // the submitted job is not a background run
+  std::size_t ended = 0;
+  for (const JobRecord& r : store->jobs().value()) ended += !r.improves.empty() && is_final(r.state);
+  CHECK(ended <= 2);
 }
 
 TEST_CASE("background runs start at most once per --improve duration, also when each ends at once", "[cluster]") {

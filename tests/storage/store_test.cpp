@@ -593,6 +593,32 @@ TEST_CASE("a job's spec is kept apart from its record: listings leave it out, a 
   CHECK(store->verify().value().problems.empty());
 }
 
+TEST_CASE("dropping a job removes its record, spec, batch summaries and checkpoint, and nothing of another job", "[storage]") {
+  TempDir tmp;
+  auto store = Store::open(tmp.file("db")).value();
+  for (const std::string id : {"job-1", "job-10"}) {  // one id a prefix of the other
+    JobRecord job;
+    job.id = id;
+    job.state = JobState::complete;
+    job.spec = "{\"kind\":\"tune\"}";
+    REQUIRE(store->put_job(job).ok());
+    REQUIRE(store->put_episodes({EpisodeRecord{id, 1, 0, 3, 1.0, 2.0, 0}, EpisodeRecord{id, 2, 0, 3, 1.0, 2.0, 0}}).ok());
+    REQUIRE(store->put_checkpoint(id, "bytes").ok());
+  }
+  REQUIRE(store->drop_job("job-1").ok());
+  CHECK_FALSE(store->job("job-1").value().has_value());
+  CHECK(store->episodes("job-1").value().empty());
+  CHECK_FALSE(store->checkpoint("job-1").value().has_value());
+  const auto kept = store->job("job-10").value();
+  REQUIRE(kept.has_value());
+  CHECK(kept->spec == "{\"kind\":\"tune\"}");
+  CHECK(store->episodes("job-10").value().size() == 2);
+  CHECK(store->checkpoint("job-10").value().has_value());
+  CHECK(store->jobs().value().size() == 1);
+  CHECK(store->verify().value().problems.empty());
+  CHECK(store->drop_job("no-such-job").ok());  // nothing to drop is no error
+}
+
 TEST_CASE("a record written with its spec inside (before specs were kept apart) reads back whole and moves it", "[storage]") {
   TempDir tmp;
   JobRecord job;

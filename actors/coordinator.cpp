@@ -88,6 +88,8 @@ struct CoordinatorState {
   std::vector<std::tuple<caf::actor, std::string, wire::Request>> before_keys;
   std::map<std::string, std::vector<caf::response_promise>> waiters;
   std::map<std::string, TuneOutcome> ended;     // outcomes for late await calls (the newest jobs)
+  // Jobs whose end is being recorded: no longer running, not yet in `ended` (an await waits).
+  std::set<std::string> closing;
   std::deque<std::string> ended_order;
   long next_order = 0;
   long malformed = 0;                           // client requests that could not be read
@@ -125,6 +127,7 @@ void drop_old_background_runs(Self self, const Fingerprint& graph, const Fingerp
 
 void job_ended(Self self, const std::string& id, const TuneOutcome& outcome) {
   CoordinatorState& s = self->state;
+  s.closing.erase(id);
   if (id == s.improving_id) {
     s.improving = false;
     s.improving_id.clear();
@@ -164,6 +167,7 @@ void close_job(Self self, const std::string& id, const TuneOutcome& outcome) {
   self->send(s.pool, drop_problem_atom::value, it->second.problem->key);
   const bool learner = it->second.spec.kind == "train";
   s.running.erase(it);
+  s.closing.insert(id);
   const auto ended = [=] {
     job_ended(self, id, outcome);
     start_next(self);
@@ -964,7 +968,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         CoordinatorState& st = self->state;
         auto ended = st.ended.find(id);
         if (ended != st.ended.end()) return ended->second;
-        bool known = st.running.count(id) > 0;
+        bool known = st.running.count(id) > 0 || st.closing.count(id) > 0;
         for (const Job& j : st.queue) known = known || j.id == id;
         if (!known) return caf::make_error(caf::sec::invalid_argument, "no job " + id + " in this coordinator");
         auto promise = self->make_response_promise();

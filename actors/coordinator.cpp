@@ -808,6 +808,7 @@ void cancel(Self self, const std::string& id, const CancelAnswer& answer) {
     if (running->second.tuner) self->send(running->second.tuner, cancel_atom::value);
     return answer(true, "job " + id + " is stopping; its best so far is kept");
   }
+  if (s.closing.count(id) > 0) return answer(true, "job " + id + " is ending (its end is being recorded)");
   auto ended = s.ended.find(id);
   if (ended != s.ended.end()) return answer(true, std::string("job ") + id + " already ended " + to_string(ended->second.state));
   answer(false, "no job " + id + " in this coordinator");

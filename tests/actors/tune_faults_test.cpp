@@ -352,7 +352,7 @@ TEST_CASE("a worker's claimed best is simulated again: a makespan its placement 
   CHECK_FALSE(store->best(outcome.graph, outcome.runtime).value().has_value());
 }
 
-TEST_CASE("an await that comes while a job's end is being recorded gets the job's outcome", "[actors]") {
+TEST_CASE("an await or cancel that comes while a job's end is being recorded gets the job's outcome or is told", "[actors]") {
   // The job fails on the heuristics' claim (as above); while its FAILED record is being stored
   // (held in the store's hook) a client awaits it. The coordinator no longer runs it and has not
   // recorded its end: it must wait for the end, not answer that there is no such job.
@@ -366,18 +366,22 @@ TEST_CASE("an await that comes while a job's end is being recorded gets the job'
     if (hooked || record.state != JobState::failed) return;
     hooked = true;
     (*sender)->send(coordinator, await_atom::value, record.id);  // handled before the store's reply
+    (*sender)->send(coordinator, cancel_atom::value, record.id);
     std::this_thread::sleep_for(200ms);
   });
   const std::string id = c.submit(1000);
   const wire::Assign assign = next_assign(c.worker);
   const double real = round_robin(c.f).makespan;
   c.worker->send(c.node.pool, net_in_atom::value, scripted_done("w", assign, encode_body(round_robin(c.f, real / 10))));
-  std::string answer = "no answer";
-  awaiter->receive([&](const TuneOutcome& o) { answer = std::string("outcome ") + to_string(o.state); },
-                   [&](const caf::error& e) { answer = c.system.render(e); }, caf::after(30s) >> [] {});
+  std::string answer = "no answer", cancelled = "no answer";
+  for (int i = 0; i < 2; ++i)
+    awaiter->receive([&](const TuneOutcome& o) { answer = std::string("outcome ") + to_string(o.state); },
+                     [&](const std::string& text) { cancelled = text; },
+                     [&](const caf::error& e) { answer = c.system.render(e); }, caf::after(30s) >> [] {});
   c.store->on_job_stored({});
   CHECK(hooked);
   CHECK(answer == "outcome FAILED");
+  CHECK_THAT(cancelled, Catch::Contains("is ending"));  // a cancel meanwhile is told so
   c.node.shutdown(c.system);
 }
 

@@ -8,6 +8,10 @@ namespace gantry {
 
 bool is_background_run(const JobRecord& record) { return !record.improves.empty(); }
 
+bool at_lower_bound(const ScheduleRecord& best) {
+  return best.lower_bound > 0 && best.makespan <= best.lower_bound * (1 + 1e-9);
+}
+
 namespace {
 
 using ProblemKey = std::tuple<std::string, std::string, std::string>;  // kind, graph, runtime

@@ -17,6 +17,9 @@ inline constexpr const char* kBackgroundMessage = "background improvement";
 
 bool is_background_run(const JobRecord& record);
 
+// Whether a stored best is at its lower bound (within rounding): no run can improve it.
+bool at_lower_bound(const ScheduleRecord& best);
+
 // Jobs whose spec may be run again, in the order to try them: per problem (kind, graph, runtime)
 // of tune and pipeline jobs that are neither queued nor running, its jobs newest first but
 // background runs left out (they store no spec; jobs run in their own process, `gantry tune`,

@@ -766,7 +766,16 @@ void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i,
             if (!spec) return skip_source(self, ids, i, asked + 1, "its spec: " + spec.error().message);
             if (spec.value().kind != "tune" && spec.value().kind != "pipeline")
               return skip_source(self, ids, i, asked + 1, "its spec is a " + spec.value().kind + " job");
-            start_improvement(self, std::move(spec).value(), ids, i, asked + 1);
+            const JobRecord& source = stored.jobs.front();
+            self->request(self->state.store, kStoreTimeout, get_best_atom::value, source.graph, source.cluster)
+                .then(
+                    [=, spec = std::move(spec).value()](const StoredBest& best) mutable {
+                      if (!best.error.empty()) return source_failed(self, ids[i], best.error);
+                      if (best.found && at_lower_bound(best.record))
+                        return skip_source(self, ids, i, asked + 1, "its problem's stored best is at its lower bound");
+                      start_improvement(self, std::move(spec), ids, i, asked + 1);
+                    },
+                    [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
           },
           [=](const caf::error& e) { improvement_not_started(self, "the store did not answer: " + error_text(self->system(), e)); });
 }

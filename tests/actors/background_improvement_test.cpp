@@ -78,3 +78,15 @@ TEST_CASE("the background runs of a problem beyond the newest ones to keep, olde
   running[1].state = JobState::running;  // r1: never dropped while it runs
   CHECK(background_runs_beyond(running, fp(1), fp(1), 2) == std::vector<std::string>{"r2"});
 }
+
+TEST_CASE("a stored best at its lower bound has nothing left to improve", "[actors]") {
+  ScheduleRecord best;
+  best.makespan = 10;
+  best.lower_bound = 10;
+  CHECK(at_lower_bound(best));
+  best.makespan = 10.001;
+  CHECK_FALSE(at_lower_bound(best));
+  best.lower_bound = 0;  // no bound known
+  best.makespan = 0;
+  CHECK_FALSE(at_lower_bound(best));
+}

@@ -685,6 +685,23 @@ TEST_CASE("background improvement gets past many stored jobs that have no spec t
   CHECK(runs[0]["improves"] == submitted);
 }
 
+TEST_CASE("background improvement leaves out problems whose stored best is at their lower bound", "[cluster]") {
+  ImprovingCluster c("2s");
+  // A chain: its critical path is the lower bound, and any placement meets it.
+  const std::string chain = c.dir.file("chain.json");
+  std::ofstream(chain) << R"({"format": "gantry-graph", "version": 1, "ops": [{"id": 0, "cost": 1}, {"id": 1, "cost": 2},)"
+                       << R"( {"id": 2, "cost": 3}], "edges": [[0, 1], [1, 2]]})";
+  const std::string chain_job = c.dir.file("chain.yaml");
+  std::ofstream(chain_job) << "graph: " << chain << "\ncluster: identical:2\nevals: 200\nbatch-evals: 50\nseed: 5\n";
+  const std::string at_bound = c.submit(chain_job);  // submitted first: the least recently tuned
+  const std::string ffnn = c.submit(c.write_job(2000, 250, 4));
+  REQUIRE(wait_until([&] { return c.ended(at_bound) && c.ended(ffnn); }, 60));
+  REQUIRE(c.job(at_bound).best_makespan == Approx(6));
+  std::vector<nlohmann::json> runs;
+  REQUIRE(wait_until([&] { runs = background_runs(c); return runs.size() >= 2; }, 60));
+  for (const auto& run : runs) CHECK(run["improves"] == ffnn);
+}
+
 TEST_CASE("the store keeps the newest --improve-keep background runs of a problem and drops the older", "[cluster]") {
   ImprovingCluster c("1s", {"--improve-keep", "2"});
   const std::string first = c.run(c.write_job(2000, 250, 4));

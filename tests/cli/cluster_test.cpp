@@ -720,7 +720,8 @@ TEST_CASE("the store keeps the newest --improve-keep background runs of a proble
   CHECK(store->job(seen[3]).value().has_value());
   CHECK(store->job(first).value().has_value());  // the submitted job is not a background run
   std::size_t ended = 0;
-  for (const JobRecord& r : store->jobs().value()) ended += !r.improves.empty() && is_final(r.state);
+  const std::vector<JobRecord> jobs = store->jobs().value();  // kept: a range over value() of a temporary dangles
+  for (const JobRecord& r : jobs) ended += !r.improves.empty() && is_final(r.state);
   CHECK(ended <= 2);
 }
 

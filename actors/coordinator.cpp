@@ -99,7 +99,6 @@ struct CoordinatorState {
   std::string improving_id;
   double clients_last_seen = 0;
   double improvement_started = 0;  // when the last run started: at most one per --improve duration
-  std::uint64_t improvement_runs = 0;
   // Jobs found unfit to run again (no stored spec: run in their own process; a spec that no
   // longer reads or builds), skipped from then on, so that they cannot stop the turns.
   std::set<std::string> unfit_sources;
@@ -719,8 +718,8 @@ void start_improvement(Self self, JobSpec spec, const std::vector<std::string>& 
   spec.budget_evaluations = 0;
   spec.patience_seconds = 0;
   spec.priority = std::numeric_limits<int>::min();
-  // Each run searches on from the same best another way, also after a restart.
-  spec.seed += ++s.improvement_runs + static_cast<std::uint64_t>(unix_now() * 1000);
+  // Each run searches on from the same best another way (runs start seconds apart), also after a restart.
+  spec.seed += static_cast<std::uint64_t>(unix_now() * 1000);
   spec.fail_batch = -1;
   if (Status ok = check_spec(spec); !ok) return skip_source(self, ids, i, asked, "its spec: " + ok.error().message);
   ProblemCache* cache = s.options.cache;

@@ -223,6 +223,13 @@ int visible_gpus(const std::string& program) {
   return seen.value();
 }
 
+int checked_gantry_exec(const std::string& program, const std::string& backend, const Cluster& cluster,
+                        const ExecOptions& exec) {
+  if (Status can = can_execute_through(backend, cluster, exec); !can)
+    throw CliError("--gantry-exec " + program + ": " + can.error().message);
+  return visible_gpus(program);
+}
+
 void add_gantry_exec_option(CLI::App& cmd, std::string& program, const std::string& when) {
   cmd.add_option("--gantry-exec", program,
                  "measure through this gantry-exec program (the standalone executor, a path or a name on PATH) instead "

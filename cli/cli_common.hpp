@@ -13,6 +13,7 @@
 #include "core/placement.hpp"
 #include "core/temp_folder.hpp"
 #include "core/text.hpp"  // format_bytes
+#include "executor/measurement.hpp"
 #include "sim/sim_options.hpp"
 #include "sim/sim_result.hpp"
 #include "sim/timeline_export.hpp"
@@ -117,5 +118,9 @@ void add_gantry_exec_option(CLI::App& cmd, std::string& program, const std::stri
 void refuse_gantry_exec_remote(const std::string& program, bool remote);
 // The GPUs measurements on cuda can use: this process's, or those `program` sees when given.
 int visible_gpus(const std::string& program);
+// Before anything is chosen or built: whether `program` (--gantry-exec) can run placements of
+// `cluster` on `backend` with `exec` (an error naming the flag), and the GPUs it sees.
+int checked_gantry_exec(const std::string& program, const std::string& backend, const Cluster& cluster,
+                        const ExecOptions& exec);
 
 }  // namespace gantry::cli

@@ -170,12 +170,8 @@ void run_execute(const ExecuteArgs& args) {
   exec.throttle_links = args.throttle;
   exec.pin_threads = !args.no_pin;
   // Before a placement is chosen or the store opened: what the program cannot run, and whether it starts.
-  int program_gpus = 0;
-  if (!args.gantry_exec.empty()) {
-    if (Status can = can_execute_through(backend, problem.cluster, exec); !can)
-      throw CliError("--gantry-exec " + args.gantry_exec + ": " + can.error().message);
-    program_gpus = visible_gpus(args.gantry_exec);
-  }
+  const int program_gpus =
+      args.gantry_exec.empty() ? 0 : checked_gantry_exec(args.gantry_exec, backend, problem.cluster, exec);
   const SimOptions options = args.sim.options();
   std::unique_ptr<Store> store = open_store(args);
   if (args.profiled) use_profiles(problem, require_profiles(*store));

@@ -270,16 +270,22 @@ namespace {
 // A submit that got no reply is sent again with the same key: the user hears of it.
 void say_retry(const std::string& line) { std::cerr << "gantry: " << line << std::endl; }
 
-}  // namespace
-
-JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
-  const ClientOptions client = remote.client();
+// The job's id at the coordinator.
+std::string submit_remote(const JobSpec& spec, const ClientOptions& client) {
   wire::Request request;
   request.spec = spec;
   auto reply = submit_to_coordinator(client, request, 3, say_retry);
   if (!reply) throw CliError("submitting to " + client.endpoint + ": " + reply.error().message);
   const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
   if (id.empty()) throw CliError("the coordinator at " + client.endpoint + " accepted the job but sent no job id");
+  return id;
+}
+
+}  // namespace
+
+JobRecord follow_remote_job(const JobSpec& spec, const RemoteArgs& remote) {
+  const ClientOptions client = remote.client();
+  const std::string id = submit_remote(spec, client);
   std::cerr << "job " << id << " submitted to " << client.endpoint << " (Ctrl-C cancels it)\n";
   return wait_for_job(client, id);
 }
@@ -297,12 +303,7 @@ void submit_job_spec(const JobSpec& spec, const RemoteArgs& remote, bool wait, b
   }
   const ClientOptions client = remote.client();
   const std::string& endpoint = client.endpoint;
-  wire::Request request;
-  request.spec = spec;
-  auto reply = submit_to_coordinator(client, request, 3, say_retry);
-  if (!reply) throw CliError("submitting to " + endpoint + ": " + reply.error().message);
-  const std::string id = nlohmann::json::parse(reply.value().data, nullptr, false).value("job", "");
-  if (id.empty()) throw CliError("the coordinator at " + endpoint + " accepted the job but sent no job id");
+  const std::string id = submit_remote(spec, client);
   if (json)
     std::cout << nlohmann::json{{"job", id}, {"coordinator", endpoint}}.dump(2) << "\n";
   else

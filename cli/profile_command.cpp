@@ -128,9 +128,7 @@ void run_import(const ProfileArgs& args) {
 // kinds' own times.
 ProfilerOptions::Execute through_program(const std::string& program, const Cluster& cluster, const ExecOptions& exec) {
   const std::string backend = measure_backend(cluster);
-  if (Status can = can_execute_through(backend, cluster, exec); !can)
-    throw CliError("--gantry-exec " + program + ": " + can.error().message);
-  const int gpus = visible_gpus(program);
+  const int gpus = checked_gantry_exec(program, backend, cluster, exec);
   if (!gives_profile_samples(backend, gpus, cluster))
     throw CliError("--gantry-exec " + program + " sees " + std::to_string(gpus) + " GPU(s) and --cluster " + cluster.name() +
                    " has " + std::to_string(cluster.size()) + " devices: profiles need a GPU per device (partitions of "

@@ -1,15 +1,9 @@
 #include "executor/external_executor.hpp"
 
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/child_process.hpp"
@@ -43,12 +37,6 @@ std::string per_device(const Cluster& cluster, ValueOf value_of) {
     same = same && value_of(d) == value_of(0);
   }
   return same ? std::to_string(value_of(0)) : list;
-}
-
-// What a program said when it ended.
-std::string failure(const std::string& program, int status, const std::string& log_file, const std::string& log) {
-  return program + (status >= 0 ? " exited with status " + std::to_string(status) : " stopped answering") + ": " +
-         tail(log) + (log_file.empty() ? "" : " (its log: " + log_file + ")");
 }
 
 // One `PROGRAM --serve` per program, started at the first request (the device count a command
@@ -117,7 +105,8 @@ class Server {
     const int status = child_->stop(5);
     const std::string log = child_->log();
     child_.reset();
-    return failure(program_, status, folder_.file("log.txt"), log) + " (" + when + ")" + hint(log);
+    return program_ + " exited with status " + std::to_string(status) + ": " + tail(log) + " (its log: " +
+           folder_.file("log.txt") + ") (" + when + ")" + hint(log);
   }
 
   std::string hint(const std::string& said) const {
@@ -154,7 +143,7 @@ Status check_against_request(const Measurement& m, const std::string& backend, c
       return make_error(what + "op " + std::to_string(r.op) + " ran on device " + std::to_string(r.device) +
                         ", placed on " + std::to_string(placement.device[static_cast<std::size_t>(r.op)]));
   for (const TransferRecord& t : m.median_run.transfers)
-    if (t.from >= cluster.size() || t.to >= cluster.size() || t.from == t.to)
+    if (t.from >= cluster.size() || t.to >= cluster.size())  // (copies to their own device: refused when read)
       return make_error(what + "a copy from device " + std::to_string(t.from) + " to " + std::to_string(t.to) + " of " +
                         std::to_string(cluster.size()));
   return Ok{};

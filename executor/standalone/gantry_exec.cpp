@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -131,6 +130,8 @@ Args parse(const std::vector<std::string>& argv, bool serving = false) {
       a.sm_partitions = how == "sms";
     }
     else if (flag == "--devices-visible") a.list_devices = true;
+    else if ((flag == "--serve" || flag == "--end-with-stdin") && serving)
+      fail("a request runs a placement: --serve and --end-with-stdin are the server's");
     else if (flag == "--serve") a.serve = true;
     else if (flag == "--end-with-stdin") a.end_with_stdin = true;
     else if (flag == "--check") a.check = true;
@@ -247,16 +248,15 @@ int run_once(const Args& args) {
   if (!args.profile_out.empty()) {
     ProfileTable samples;
     add_profile_samples(graph.value(), cluster, measured.value().median_run, &samples);
-    std::ofstream profiles(args.profile_out);
-    if (!(profiles << profiles_to_json(samples) << "\n")) fail("--profile-out " + args.profile_out + ": cannot write the file");
+    if (Status written = write_text_file(args.profile_out, profiles_to_json(samples) + "\n"); !written)
+      fail("--profile-out: " + written.error().message);
     report["profile_samples"] = {{"file", args.profile_out}, {"entries", samples.size()}, {"device_kind", cluster.device(0).kind}};
   }
   const std::string text = report.dump(2) + "\n";
   if (args.out.empty()) {
     std::cout << text;
   } else {
-    std::ofstream out(args.out);
-    if (!(out << text)) fail("--out " + args.out + ": cannot write the file");
+    if (Status written = write_text_file(args.out, text); !written) fail("--out: " + written.error().message);
   }
   if (!match) std::cerr << "gantry-exec: the outputs differ from the CPU backend's (see \"check\")\n";
   return match ? 0 : 1;
@@ -286,9 +286,9 @@ void end_with_stdin() {
 int serve(bool end_with_its_stdin) {
   if (end_with_its_stdin) end_with_stdin();
   const int answers = dup(1);
+  FILE* out = answers < 0 ? nullptr : fdopen(answers, "w");
+  if (!out) fail("--serve: cannot keep stdout for the answers");
   dup2(2, 1);
-  FILE* out = fdopen(answers, "w");
-  if (answers < 0 || !out) fail("--serve: cannot keep stdout for the answers");
   for (std::string line; std::getline(std::cin, line);) {
     nlohmann::json answer;
     try {
@@ -298,7 +298,6 @@ int serve(bool end_with_its_stdin) {
       if (args.list_devices) {
         answer = {{"status", 0}, {"devices", cuda_device_count()}};
       } else {
-        if (args.serve || args.end_with_stdin) fail("a request runs a placement: --serve and --end-with-stdin are the server's");
         if (args.out.empty()) fail("a request needs --out (stdout carries the answers)");
         answer = run_once(args) == 0 ? nlohmann::json{{"status", 0}}
                                      : nlohmann::json{{"status", 1}, {"error", "the outputs differ from the CPU backend's (see \"check\" in " + args.out + ")"}};

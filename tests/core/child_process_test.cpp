@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/child_process.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
@@ -55,13 +56,5 @@ TEST_CASE("stopping a child that leads its process group stops what it started t
   REQUIRE(grandchild > 0);
   CHECK(child.stop(5) == 128 + SIGTERM);
   // The grandchild got the signal too: gone, or ended and waiting to be reaped by its new parent.
-  const auto gone = [&] {
-    if (kill(grandchild, 0) != 0) return true;
-    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
-    std::string pid, name, state;
-    stat >> pid >> name >> state;
-    return state == "Z";
-  };
-  for (int i = 0; i < 100 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  CHECK(gone());
+  CHECK(testing::wait_until([&] { return testing::process_gone(grandchild); }, 5));
 }

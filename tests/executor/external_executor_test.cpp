@@ -20,6 +20,7 @@
 #include "core/json_util.hpp"
 #include "tests/support/executor_cases.hpp"
 #include "tests/support/recording_program.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
@@ -164,15 +165,7 @@ TEST_CASE("a run past its time limit is stopped; a measurement that is not the o
   CHECK(std::chrono::steady_clock::now() - begin < std::chrono::seconds(30));
   // The whole process group was stopped: the script's own children too.
   const int sleeping = std::stoi(read_text_file(sleeper).value());
-  const auto gone = [&] {
-    if (kill(sleeping, 0) != 0) return true;
-    std::ifstream stat("/proc/" + std::to_string(sleeping) + "/stat");
-    std::string pid, name, state;
-    stat >> pid >> name >> state;
-    return state == "Z";  // ended, not yet reaped by its new parent
-  };
-  for (int i = 0; i < 50 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  CHECK(gone());
+  CHECK(testing::wait_until([&] { return testing::process_gone(sleeping); }, 5));
 
   // A program that answers with a prepared file: a real measurement, then with op 0 moved.
   auto real = execute_on_cpu(g, p, cpu_cluster(2), quick());

@@ -14,6 +14,7 @@
 #include "core/placement.hpp"
 #include "executor/cpu/cpu_executor.hpp"
 #include "executor/cuda/cuda_executor.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/executor_cases.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
@@ -70,10 +71,7 @@ TEST_CASE("gantry-exec runs a graph file's placement and writes its measurement"
     const std::string command = std::string(GANTRY_EXEC_BINARY) + " --graph " + dir.file("g.json") + " --placement " +
                                 dir.file("p.json") + " " + flags + " 2>" + dir.file("err");
     CHECK(std::system(command.c_str()) != 0);
-    std::ifstream err(dir.file("err"));
-    std::stringstream text;
-    text << err.rdbuf();
-    return text.str();
+    return testing::read_text(dir.file("err"));
   };
   CHECK_THAT(refusal("--repeats zero"), Catch::Contains("--repeats zero"));
   // A per-device list must have one value per device (the placement uses 3).
@@ -120,12 +118,7 @@ TEST_CASE("gantry-exec writes its one-device run's op times as profile samples o
                                 dir.file(placement) + " --repeats 1 --no-pin " + flags + " 2>" + dir.file(err);
     return std::system(command.c_str());
   };
-  const auto said = [&](const std::string& err) {
-    std::ifstream in(dir.file(err));
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
+  const auto said = [&](const std::string& err) { return testing::read_text(dir.file(err)); };
   REQUIRE(run("one.json", "--device-kind H200 --profile-out " + dir.file("profiles.json") + " --out " + dir.file("m.json"), "err") == 0);
   std::ifstream written(dir.file("profiles.json"));
   const auto profiles = nlohmann::json::parse(written);

@@ -3,7 +3,9 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <thread>
 
 #include "core/child_process.hpp"
@@ -21,6 +23,15 @@ inline bool wait_until(const std::function<bool()>& done, double seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
+}
+
+// Whether process `pid` has ended: gone, or a zombie its (new) parent has not reaped yet.
+inline bool process_gone(int pid) {
+  if (kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string id, name, state;
+  stat >> id >> name >> state;
+  return state == "Z";
 }
 
 // A whole text file ("" if it cannot be read).

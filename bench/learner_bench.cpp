@@ -55,6 +55,7 @@ RolloutBenchRow bench_rollouts(const PolicyWeights& weights, int ops, const Lear
   PlacementEnv env(g.graph, g.costs, problem.features);
   Simulator sim(g.graph, g.costs, g.cluster, g.sim);
   std::mt19937_64 rng(1);
+  double candidates = 0, steps = 0;
   const auto begin = Clock::now();
   while (since(begin) < o.seconds_per_size || episode.size() < 3) {
     auto t0 = Clock::now();
@@ -62,14 +63,17 @@ RolloutBenchRow bench_rollouts(const PolicyWeights& weights, int ops, const Lear
     encoder.push_back(since(t0));
     for (int i = 0; i < o.batch && (since(begin) < o.seconds_per_size || episode.size() < 3); ++i) {
       t0 = Clock::now();
-      (void)run_episode(runner, env, sim, RolloutOptions{}, rng);
+      const Episode ep = run_episode(runner, env, sim, RolloutOptions{}, rng);
       episode.push_back(since(t0));
+      candidates += static_cast<double>(ep.candidates.size());
+      steps += static_cast<double>(ep.ops.size());
     }
   }
   row.encoder_ms = 1e3 * median(encoder);
   row.episode_ms = 1e3 * median(episode);
   row.episodes_per_second = 1.0 / (median(episode) + median(encoder) / o.batch);
   row.us_per_op = 1e6 * median(episode) / row.ops;
+  row.candidates_per_step = candidates / steps;
   return row;
 }
 

@@ -2,7 +2,9 @@
 // `gantry bench learner`: how fast DOPPLER policies run and train on 2 cores.
 //   rollouts: per graph size (random DAGs, DOPPLER costs, 4 devices), the encoder pass, the
 //     median episode (SEL + PLC + environment + simulation) and episodes/s per core with one
-//     encoder pass per batch of episodes, and the time per op (episode time linear in size);
+//     encoder pass per batch of episodes, the time per op (episode time linear in size) and the
+//     mean candidates SEL scores per step (the window of at most kCandidateWindow ready ops: a
+//     step costs more while the window fills, up to a few thousand ops on these graphs);
 //   greedy: one `place --method doppler` episode (encoder included) on a 300-op graph;
 //   learner: trained episodes per second of gantry train end to end (episodes through the
 //     embedded cluster's rollout pool while the learner trains) on a workload (a 200-op random
@@ -18,6 +20,7 @@ struct RolloutBenchRow {
   double episode_ms = 0;           // median over the episodes run
   double episodes_per_second = 0;  // one core, one encoder pass per `batch` episodes
   double us_per_op = 0;            // median episode time / ops
+  double candidates_per_step = 0;  // mean over the episodes run
 };
 
 struct LearnerBenchResult {

@@ -321,7 +321,8 @@ void add_bench_learner(CLI::App& bench) {
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& x : r.rollouts)
         rows.push_back({{"ops", x.ops}, {"edges", x.edges}, {"encoder_ms", x.encoder_ms}, {"episode_ms", x.episode_ms},
-                        {"episodes_per_second", x.episodes_per_second}, {"us_per_op", x.us_per_op}});
+                        {"episodes_per_second", x.episodes_per_second}, {"us_per_op", x.us_per_op},
+                        {"candidates_per_step", x.candidates_per_step}});
       nlohmann::json j = {{"rollouts", rows}, {"greedy_ops", r.greedy_ops}, {"greedy_ms", r.greedy_ms},
                           {"train_workload", options->train_workload}, {"train_ops", r.train_ops},
                           {"train_episodes_per_second", r.train_episodes_per_second}, {"train_episodes", r.train_episodes},
@@ -329,10 +330,10 @@ void add_bench_learner(CLI::App& bench) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    TextTable table({"ops", "edges", "encoder ms", "episode ms (median)", "episodes/s/core", "us per op"});
+    TextTable table({"ops", "edges", "encoder ms", "episode ms (median)", "episodes/s/core", "us per op", "candidates/step"});
     for (const auto& x : r.rollouts)
       table.add({std::to_string(x.ops), std::to_string(x.edges), format_fixed(x.encoder_ms, 2), format_fixed(x.episode_ms, 3),
-                 format_fixed(x.episodes_per_second, 1), format_fixed(x.us_per_op, 2)});
+                 format_fixed(x.episodes_per_second, 1), format_fixed(x.us_per_op, 2), format_fixed(x.candidates_per_step, 1)});
     table.print(std::cout);
     std::printf("greedy placement (encoder + episode) on %d ops: %.2f ms (median of 20)\n", r.greedy_ops, r.greedy_ms);
     std::printf("gantry train, %s (%d ops), %d rollout thread(s) + learner: %ld trained episodes in %.1f s = %.1f episodes/s "

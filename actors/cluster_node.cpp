@@ -191,12 +191,12 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.peer_queue = options.peer_queue;
   c.coordinator.cache = &cache;
   c.coordinator.submit_keys = true;
+  c.coordinator.recover = true;
   c.coordinator.improve_seconds = options.improve_seconds;
   c.coordinator.improve_after = options.improve_after;
   c.coordinator.improve_keep = options.improve_keep;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
-  caf::anon_send(node.value().coordinator, recover_atom::value);
   ready(node.value().endpoint);
   const CoordinatorNode& n = node.value();
   Status served = serve_until(system, {n.store, n.pool, n.coordinator, n.gateway}, "coordinator", stop);

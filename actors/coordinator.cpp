@@ -429,8 +429,7 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
     }
     self->quit(msg.reason);
   });
-  if (options.submit_keys) read_submit_keys(self);
-  else s.keys_read = true;  // none stored to wait for
+  read_store_at_start(self);
   s.clients_last_seen = unix_now();
   if (options.improve_seconds > 0) self->send(self, improve_atom::value);
   return {
@@ -468,7 +467,6 @@ caf::behavior coordinator(Self self, caf::actor store, caf::actor pool, Coordina
         // A learner's or pipeline tuner's progress line; a placement tuner has none.
         r.message = record_message(it->second, message);
       },
-      [=](recover_atom) { recover(self); },
       [=](improve_atom) { improvement_tick(self); },
   };
 }

@@ -9,8 +9,6 @@
 //   await, job id               -> TuneOutcome, when the job ends
 //   cancel, job id              -> std::string (what happened), or an error for an unknown job
 //   net_in, Envelope            client requests (submit, status, cancel, jobs) answered by reply
-//   recover                     re-queue the jobs a killed coordinator left (stored as INTERRUPTED
-//                               with their spec); each goes on from its stored episodes and best
 #include <caf/all.hpp>
 #include <functional>
 
@@ -27,6 +25,9 @@ struct CoordinatorOptions {
   // Clients' submit keys: read the stored jobs' keys at start, so that a client's retry after a
   // restart finds its job (a served coordinator; an embedded one gets no keyed submits).
   bool submit_keys = false;
+  // At start, re-queue the jobs a stopped or killed coordinator left (stored as INTERRUPTED with
+  // their spec); each goes on from its stored episodes and best (a served coordinator).
+  bool recover = false;
   // Background improvement (actors/background_improvement.hpp): once no client job has been
   // queued or running for `improve_after` seconds, a stored problem is tuned again for
   // `improve_seconds` (0: never) at the lowest priority; a job submitted meanwhile stops it.

@@ -8,30 +8,6 @@
 
 namespace gantry::coordinator_detail {
 
-// The submit keys of the stored jobs, read once at start; the keyed submits that came meanwhile
-// then go on. A store that cannot list its jobs leaves the keys of this run only.
-void read_submit_keys(Self self) {
-  const auto go_on = [=] {
-    CoordinatorState& s = self->state;
-    s.keys_read = true;
-    auto waiting = std::move(s.before_keys);
-    for (const auto& [gateway, peer, request] : waiting) submit_durable(self, gateway, peer, request);
-  };
-  // No timeout: a slow listing of a large store must not leave the stored keys unread.
-  self->request(self->state.store, caf::infinite, get_jobs_atom::value, false)
-      .then(
-          [=](const StoredJobs& stored) {
-            if (!stored.error.empty()) log_line("gantry: cannot read the stored jobs' submit keys: " + stored.error);
-            for (const JobRecord& record : stored.jobs)
-              if (!record.submit_key.empty()) self->state.submitted[record.submit_key] = record.id;
-            go_on();
-          },
-          [=](const caf::error& e) {
-            log_line("gantry: cannot read the stored jobs' submit keys: " + error_text(self->system(), e));
-            go_on();
-          });
-}
-
 namespace {
 
 // Queues an interrupted job again, to go on from its stored episodes and best.
@@ -82,36 +58,87 @@ Result<Recovered> rebuild(const std::vector<JobRecord>& records, ProblemCache* c
   return out;
 }
 
-}  // namespace
-
-// After a restart: the jobs the previous coordinator was running or had queued (the store marked
-// them INTERRUPTED when this one opened it) go back to the queue, each to go on from its stored
-// episodes and best.
-void recover(Self self) {
-  ++self->state.recovering;  // the cluster is not idle while they are rebuilt (background improvement)
+// The interrupted jobs ids[i..] that have a stored spec, read one at a time (each a point read:
+// only these specs are read), added to `found`; then rebuilt and queued again.
+void read_interrupted(Self self, std::vector<std::string> ids, std::size_t i, std::vector<JobRecord> found) {
   const auto done = [=](const std::string& error) {
     --self->state.recovering;
     if (!error.empty()) log_line(error);
   };
-  self->request(self->state.store, kStoreTimeout, get_jobs_atom::value, true).then([=](const StoredJobs& stored) {
-    if (!stored.error.empty()) return done("gantry: cannot read the stored jobs, none resumed: " + stored.error);
-    std::vector<JobRecord> interrupted;
-    for (const JobRecord& record : stored.jobs)
-      if (record.state == JobState::interrupted && !record.spec.empty()) interrupted.push_back(record);
-    if (interrupted.empty()) return done("");
-    ProblemCache* cache = self->state.options.cache;
-    off_thread<Recovered>(self, [interrupted, cache] { return rebuild(interrupted, cache); }, [=](Result<Recovered> recovered) {
-      if (!recovered) return done("gantry: no job resumed: " + recovered.error().message);
-      for (const auto& [record, prepared] : recovered.value()) {
-        if (!prepared) log_line("gantry: job " + record.id + " cannot be resumed: " + prepared.error().message);
-        else resume(self, record, prepared.value());
-      }
-      done("");
-    });
-  },
-  [=](const caf::error& e) {
-    done("gantry: cannot read the stored jobs, none resumed: the store did not answer: " + error_text(self->system(), e));
+  if (i < ids.size()) {
+    const auto next = [=](std::vector<JobRecord> with) { read_interrupted(self, ids, i + 1, std::move(with)); };
+    self->request(self->state.store, kStoreTimeout, get_job_atom::value, ids[i])
+        .then(
+            [=](const StoredJobs& stored) mutable {
+              if (!stored.error.empty()) log_line("gantry: job " + ids[i] + " cannot be resumed: " + stored.error);
+              else if (!stored.jobs.empty() && !stored.jobs.front().spec.empty()) found.push_back(stored.jobs.front());
+              next(std::move(found));  // a job without a spec ran in its own process: nothing to rerun
+            },
+            [=](const caf::error& e) mutable {
+              log_line("gantry: job " + ids[i] + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
+              next(std::move(found));
+            });
+    return;
+  }
+  if (found.empty()) return done("");
+  ProblemCache* cache = self->state.options.cache;
+  off_thread<Recovered>(self, [found, cache] { return rebuild(found, cache); }, [=](Result<Recovered> recovered) {
+    if (!recovered) return done("gantry: no job resumed: " + recovered.error().message);
+    for (const auto& [record, prepared] : recovered.value()) {
+      if (!prepared) log_line("gantry: job " + record.id + " cannot be resumed: " + prepared.error().message);
+      else resume(self, record, prepared.value());
+    }
+    done("");
   });
+}
+
+}  // namespace
+
+// One listing of the stored jobs without their specs (a submitted job's spec holds its graph:
+// megabytes), for both: the submit keys, after which the keyed submits that came meanwhile go on
+// (a store that cannot list its jobs leaves the keys of this run only), and the jobs the previous
+// coordinator was running or had queued (the store marked them INTERRUPTED when this one opened
+// it), which go back to the queue, each to go on from its stored episodes and best; of the specs,
+// only theirs are read.
+void read_store_at_start(Self self) {
+  CoordinatorState& s = self->state;
+  const bool keys = s.options.submit_keys, recover = s.options.recover;
+  if (!keys) s.keys_read = true;  // none stored to wait for
+  if (!keys && !recover) return;
+  if (recover) ++s.recovering;  // the cluster is not idle while they are rebuilt (background improvement)
+  const auto keys_known = [=] {
+    CoordinatorState& st = self->state;
+    st.keys_read = true;
+    auto waiting = std::move(st.before_keys);
+    for (const auto& [gateway, peer, request] : waiting) submit_durable(self, gateway, peer, request);
+  };
+  const auto unlisted = [=](const std::string& why) {
+    if (keys) {
+      log_line("gantry: cannot read the stored jobs' submit keys: " + why);
+      keys_known();
+    }
+    if (recover) {
+      --self->state.recovering;
+      log_line("gantry: cannot read the stored jobs, none resumed: " + why);
+    }
+  };
+  // No timeout: a slow listing of a large store must not leave the stored keys unread.
+  self->request(s.store, caf::infinite, get_jobs_atom::value, false)
+      .then(
+          [=](const StoredJobs& stored) {
+            if (!stored.error.empty()) return unlisted(stored.error);
+            if (keys) {
+              for (const JobRecord& record : stored.jobs)
+                if (!record.submit_key.empty()) self->state.submitted[record.submit_key] = record.id;
+              keys_known();
+            }
+            if (!recover) return;
+            std::vector<std::string> interrupted;
+            for (const JobRecord& record : stored.jobs)
+              if (record.state == JobState::interrupted) interrupted.push_back(record.id);
+            read_interrupted(self, std::move(interrupted), 0, {});
+          },
+          [=](const caf::error& e) { unlisted("the store did not answer: " + error_text(self->system(), e)); });
 }
 
 }  // namespace gantry::coordinator_detail

@@ -124,10 +124,9 @@ void submit_durable(Self self, const caf::actor& gateway, const std::string& pee
 void on_client(Self self, const wire::Envelope& e);
 
 // coordinator_recovery.cpp
-// The stored jobs' submit keys, read once at start (keyed submits wait for them).
-void read_submit_keys(Self self);
-// The jobs a killed coordinator left go back to the queue.
-void recover(Self self);
+// At start (options.submit_keys, options.recover): the stored jobs' submit keys (keyed submits
+// wait for them), and the jobs a stopped or killed coordinator left back to the queue.
+void read_store_at_start(Self self);
 
 // coordinator_improvement.cpp
 // Every 2 s while --improve is on: starts a background run once the cluster has been idle long enough.

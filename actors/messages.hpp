@@ -32,7 +32,6 @@ using list_best_atom = caf::atom_constant<caf::atom("listbest")>;
 using get_history_atom = caf::atom_constant<caf::atom("gethistory")>;
 using put_content_atom = caf::atom_constant<caf::atom("putcontent")>;
 using tally_atom = caf::atom_constant<caf::atom("tally")>;
-using recover_atom = caf::atom_constant<caf::atom("recover")>;
 using improve_atom = caf::atom_constant<caf::atom("improve")>;  // the coordinator's background improvement tick
 using sync_atom = caf::atom_constant<caf::atom("sync")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;  // the store's own WAL timer (no reply)

@@ -582,3 +582,59 @@ TEST_CASE("a submit sent again with its key is answered with its job, also after
     c.node.shutdown(c.system);
   }
 }
+
+TEST_CASE("a restarted coordinator reads the specs of its interrupted jobs only: an ended job's damaged spec stops none",
+          "[actors]") {
+  Fixture f;
+  TempDir dir;
+  pid_t child = fork();  // the killed coordinator: a process that is gone
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  TuneOptions o = deterministic(dir.path(), 500);
+  o.deterministic = false;
+  const std::string spec = wire::job_spec_text(make_job_spec(f.problem(), o));
+  {
+    auto store = Store::open(dir.path()).value();
+    JobRecord ended;
+    ended.id = "ended";
+    ended.kind = "tune";
+    ended.state = JobState::complete;
+    ended.spec = spec;
+    REQUIRE(store->put_job(ended));
+    JobRecord killed = ended;
+    killed.id = "killed";
+    killed.state = JobState::running;
+    killed.owner_pid = child;
+    killed.owner_host = host_name();
+    REQUIRE(store->put_job(killed));
+  }
+  gantry::testing::with_raw_db(dir.path(), [](rocksdb::DB& db, std::vector<rocksdb::ColumnFamilyHandle*>& families) {
+    for (auto* family : families)
+      if (family->GetName() == "job_specs") REQUIRE(db.Put(rocksdb::WriteOptions(), family, "ended", "not a record").ok());
+  });
+  std::shared_ptr<Store> store = Store::open(dir.path()).value();
+  REQUIRE_FALSE(store->jobs(/*with_specs=*/true).ok());  // the damage is there: a listing with specs fails
+  caf::actor_system_config cfg;
+  configure_message_scheduler(cfg);
+  caf::actor_system system{cfg};
+  ProblemCache cache;
+  CoordinatorNodeOptions options;
+  options.coordinator.cache = &cache;
+  options.coordinator.recover = true;
+  options.coordinator.submit_keys = true;
+  const CoordinatorNode node = start_coordinator_node(system, store, options).value();
+  WorkerNodeOptions w;
+  w.worker.name = "w";
+  w.worker.slots = 2;
+  w.pool = node.pool;
+  const WorkerNode worker = start_worker_node(system, w, &cache).value();
+  const auto state = [&] { return store->job("killed").value()->state; };
+  for (int i = 0; i < 600 && state() != JobState::complete; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(state() == JobState::complete);
+  CHECK(store->job("killed").value()->evaluations == 500);
+  const std::vector<JobRecord> listed = store->jobs().value();  // without specs: the ended job is as it was
+  for (const JobRecord& job : listed)
+    if (job.id == "ended") CHECK(job.state == JobState::complete);
+  worker.shutdown(system);
+  node.shutdown(system);
+}

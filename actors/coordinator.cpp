@@ -20,6 +20,7 @@
 #include "actors/problem_spec.hpp"
 #include "actors/tuner_actor.hpp"
 #include "core/host_name.hpp"
+#include "core/text.hpp"
 #include "core/unix_time.hpp"
 #include "storage/store.hpp"
 
@@ -293,6 +294,9 @@ Status check_spec(const JobSpec& spec) {
   if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
   if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
   if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
+  if (!(spec.batch_seconds <= kLongestBatch))
+    return make_error("batch_seconds " + format_seconds(spec.batch_seconds) + ": at most " + format_seconds(kLongestBatch) +
+                      " (a running batch runs to its end: it is the step of progress and of a cancel)");
   if (spec.parallelism < 0) return make_error("parallelism must be >= 0");
   return Ok{};
 }

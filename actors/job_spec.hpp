@@ -22,7 +22,7 @@ struct JobSpec {
   double budget_seconds = 30;       // 0 = no time limit
   long budget_evaluations = 0;      // 0 = no evaluation limit
   double patience_seconds = 0;      // stop after this long without improvement (0 = never)
-  double batch_seconds = 0.2;       // length of one batch (when batch_evaluations == 0)
+  double batch_seconds = 0.2;       // length of one batch (when batch_evaluations == 0), at most kLongestBatch
   long batch_evaluations = 0;       // fixed batch size instead (reproducible runs)
   std::uint64_t seed = 1;
   int parallelism = 0;              // batches in flight at most (0 = every slot of the pool)
@@ -30,5 +30,9 @@ struct JobSpec {
   long fail_batch = -1;             // fault injection (tests): this batch fails on its worker,
   int fail_times = 1;               // this many times in a row
 };
+
+// The longest batch a job may ask for, in seconds. A batch, once running on a worker, runs to its
+// end: it is the step of a job's progress, of a cancel and of a lost worker's recovery.
+inline constexpr double kLongestBatch = 60;
 
 }  // namespace gantry

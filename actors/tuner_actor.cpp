@@ -44,6 +44,8 @@ struct TunerState {
 
 namespace {
 
+constexpr double kShortestBatch = 0.001;  // seconds: what a batch gets when the budget has less left
+
 double elapsed(const TunerState& s) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - s.begin).count();
 }
@@ -269,6 +271,10 @@ void dispatch(caf::stateful_actor<TunerState>* self, int c) {
   // budget it never gets more than the budget has left, so the job's total is the budget exactly.
   // Caps of the form 1 + 32k are what a search batch stops on by itself.
   request.seconds = o.batch_evaluations > 0 ? 0 : o.batch_seconds;
+  // Nor past the time budget: a running batch runs to its end, so a longer one ran the job over
+  // its budget by up to a batch (and kept a cancel waiting as long).
+  if (request.seconds > 0 && o.budget_seconds > 0)
+    request.seconds = std::max(kShortestBatch, std::min(request.seconds, o.budget_seconds - elapsed(s)));
   request.evaluations = o.batch_evaluations;
   if (o.budget_evaluations > 0) {
     long cap = o.batch_evaluations;

@@ -38,6 +38,9 @@ TuneOptions tune_options(const TuneArgs& args) {
   }
   auto batch = parse_duration(args.batch);
   if (!batch || batch.value() <= 0) throw CliError("--batch " + args.batch + ": a duration above 0 (e.g. 0.2s)");
+  if (batch.value() > kLongestBatch)
+    throw CliError("--batch " + args.batch + ": at most " + format_seconds(kLongestBatch) +
+                   " (a running batch runs to its end: it is the step of progress and of a cancel)");
   options.batch_seconds = batch.value();
   if (args.batch_evals < 0) throw CliError("--batch-evals " + std::to_string(args.batch_evals) + ": must be >= 0");
   options.batch_evaluations = args.batch_evals;

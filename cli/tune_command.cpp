@@ -196,7 +196,7 @@ void add_tune_command(CLI::App& app) {
   add_gantry_exec_option(*cmd, args->gantry_exec, "with --method doppler and --devices (stage III's measurements), not with --coordinator");
   cmd->add_option("--rollouts", args->rollouts,
                   "rollout actors (default: one per core; at most 4 per hardware thread, 256 at most)");
-  cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool)")->capture_default_str();
+  cmd->add_option("--batch", args->batch, "length of one rollout batch (a lease of the rollout pool; a running batch runs to its end, so it is also how long a cancel may wait), at most 60s and never past the budget")->capture_default_str();
   cmd->add_option("--batch-evals", args->batch_evals, "fixed evaluations per batch instead (reproducible runs)");
   auto remote = std::make_shared<RemoteArgs>();
   remote->add_to(*cmd, "run the job on this coordinator's cluster (tcp://HOST:PORT) and follow it, instead of in this process");

@@ -18,6 +18,7 @@
 #include "actors/cluster_node.hpp"
 #include "actors/messages.hpp"
 #include "actors/net/wire.hpp"
+#include "actors/anneal_task.hpp"
 #include "actors/place_task.hpp"
 #include "actors/store_actor.hpp"
 #include "actors/tune_job.hpp"
@@ -637,4 +638,28 @@ TEST_CASE("a restarted coordinator reads the specs of its interrupted jobs only:
     if (job.id == "ended") CHECK(job.state == JobState::complete);
   worker.shutdown(system);
   node.shutdown(system);
+}
+
+TEST_CASE("a batch is never longer than what the time budget has left", "[actors]") {
+  // A running batch runs to its end on its worker: a 30 s batch under a 2 s budget ran the job
+  // 30 s (and kept a cancel waiting as long).
+  using namespace std::chrono_literals;
+  ScriptedCluster c;
+  JobSpec spec = make_job_spec(c.f.problem(), deterministic(c.dir.path()));
+  spec.budget_seconds = 2;
+  spec.budget_evaluations = 0;
+  spec.batch_seconds = 30;
+  spec.batch_evaluations = 0;
+  std::string id;
+  c.client->request(c.node.coordinator, 10s, submit_atom::value, spec, JobHooks{})
+      .receive([&](const std::string& job) { id = job; }, [&](const caf::error& e) { FAIL(c.system.render(e)); });
+  const wire::Assign heuristics = next_assign(c.worker);
+  REQUIRE(heuristics.task.kind != std::string(kAnnealTask));
+  c.worker->send(c.node.pool, net_in_atom::value, scripted_done("w", heuristics, encode_body(round_robin(c.f))));
+  const wire::Assign batch = next_assign(c.worker);
+  CHECK(batch.task.kind == std::string(kAnnealTask));
+  CHECK(batch.task.seconds > 0);
+  CHECK(batch.task.seconds <= 2);
+  c.client->request(c.node.coordinator, 10s, cancel_atom::value, id).receive([](const std::string&) {}, [](const caf::error&) {});
+  c.node.shutdown(c.system);
 }

@@ -58,6 +58,16 @@ TEST_CASE("numeric options outside their range are refused", "[cli]") {
   }
 }
 
+TEST_CASE("tune refuses a batch longer than a minute, or not above 0, naming --batch", "[cli]") {
+  for (const char* batch : {"61s", "1e20s", "0s"}) {
+    Run run = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--budget", "1s", "--batch", batch,
+                       "--data", "unused"});
+    INFO(batch << ": " << run.err);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::StartsWith("gantry: --batch " + std::string(batch) + ": "));
+  }
+}
+
 TEST_CASE("a coordinator refuses an endpoint it cannot bind as written", "[cli]") {
   TempDir dir;
   for (const auto& [bind, why] : std::vector<std::pair<std::string, std::string>>{

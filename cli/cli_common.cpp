@@ -184,7 +184,9 @@ std::string format_time(double value, const std::string& unit) {
     std::snprintf(buffer, sizeof buffer, "%.6g", value);
     return buffer;
   }
-  if (value >= 1)
+  if (value >= 1e9)  // 30 years: digits past the point say nothing, and %f of 1e300 is 300 digits
+    std::snprintf(buffer, sizeof buffer, "%.6g s", value);
+  else if (value >= 1)
     std::snprintf(buffer, sizeof buffer, "%.3f s", value);
   else if (value >= 1e-3)
     std::snprintf(buffer, sizeof buffer, "%.3f ms", value * 1e3);
@@ -195,7 +197,8 @@ std::string format_time(double value, const std::string& unit) {
 
 std::string format_fixed(double value, int digits) {
   char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  if (std::fabs(value) >= 1e15) std::snprintf(buffer, sizeof buffer, "%.6g", value);  // %f: up to 309 digits, cut off
+  else std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
   return buffer;
 }
 

@@ -112,6 +112,45 @@ std::string GraphBuilder::where(int line) const {
   return line > 0 ? source_ + ":" + std::to_string(line) : source_;
 }
 
+// Every quantity's sum over the ops (and the edges) within kLargestTotal: the simulator and the cost model add
+// them up (and scale them by rates), and a sum past the largest double is inf, which made
+// makespans of inf and bounds of nan.
+Status GraphBuilder::check_totals() const {
+  const auto total_of = [&](auto quantity) {
+    double sum = 0;
+    for (const OpSpec& op : ops_) sum += std::max(0.0, quantity(op));
+    return sum;
+  };
+  const auto edge_total = [&](auto quantity) {
+    double sum = 0;
+    for (const EdgeSpec& e : edges_) sum += std::max(0.0, quantity(e));
+    return sum;
+  };
+  const std::pair<const char*, double> totals[] = {
+      {"ops' flops", total_of([](const OpSpec& op) { return op.flops; })},
+      {"ops' bytes", total_of([](const OpSpec& op) { return op.bytes; })},
+      {"ops' output_bytes", total_of([](const OpSpec& op) { return op.output_bytes; })},
+      {"ops' memory", total_of([](const OpSpec& op) { return op.memory; })},
+      {"ops' mem_alloc", total_of([](const OpSpec& op) { return op.mem_alloc; })},
+      {"ops' cost", total_of([](const OpSpec& op) { return op.cost; })},
+      {"ops' transfer cost", total_of([](const OpSpec& op) { return op.transfer_cost; })},
+      {"ops' cost on a device kind", total_of([](const OpSpec& op) {
+         double most = 0;
+         for (const auto& entry : op.cost_by_kind) most = std::max(most, entry.second);
+         return most;
+       })},
+      {"edges' bytes", edge_total([](const EdgeSpec& e) { return e.bytes; })},
+      {"edges' transfer cost", edge_total([](const EdgeSpec& e) { return e.cost; })}};
+  for (const auto& [what, total] : totals)
+    if (!(total <= kLargestTotal)) {
+      std::ostringstream out;
+      out << source_ << ": the sum of the " << what << " is " << total << ", more than a simulation can add (at most "
+          << kLargestTotal << ")";
+      return make_error(out.str());
+    }
+  return Ok{};
+}
+
 Result<Graph> GraphBuilder::build() const {
   const int n = static_cast<int>(ops_.size());
   if (n == 0) return make_error(source_ + ": the graph is empty (no operations)");
@@ -185,6 +224,7 @@ Result<Graph> GraphBuilder::build() const {
     g.edge_slot_.push_back(edge.slot);
   }
   if (auto bound = check_operand_slots(g, edges_); !bound) return bound.error();
+  if (Status totals = check_totals(); !totals) return totals.error();  // each quantity is valid by now
 
   // CSR in both directions; within an op, edges keep their insertion order.
   g.pred_off_.assign(n + 1, 0);

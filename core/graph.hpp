@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/largest_total.hpp"
 #include "core/op_kind.hpp"
 #include "core/operation.hpp"
 #include "core/result.hpp"
@@ -127,13 +128,14 @@ class GraphBuilder {
   OpSpec& op(OpId id) { return ops_[id]; }
 
   // Validates and freezes the graph: unknown ids, self loops, cycles (one is reported with its
-  // path), negative or NaN costs, an empty graph, and operations whose operands and edge slots do
+  // path), negative or NaN costs, quantities adding up past kLargestTotal, an empty graph, and operations whose operands and edge slots do
   // not match one to one are errors that name the source and line.
   Result<Graph> build() const;
 
  private:
   std::string where(int line) const;
   Status check_operand_slots(const Graph& graph, const std::vector<EdgeSpec>& edges) const;
+  Status check_totals() const;
   std::string source_, cost_unit_;
   std::vector<OpSpec> ops_;
   std::vector<EdgeSpec> edges_;

@@ -9,6 +9,7 @@
 
 #include "core/cluster.hpp"
 #include "core/json_util.hpp"
+#include "core/largest_total.hpp"
 
 namespace gantry {
 
@@ -191,6 +192,9 @@ Status StageCosts::check(const std::string& source) const {
     if (list->size() != n) return make_error(source + ": '" + name + "' has " + std::to_string(list->size()) +
                                              " entries, expected one per stage (" + std::to_string(n) + ")");
   auto at = [&](const char* name, std::size_t i) { return source + ": " + name + "[" + std::to_string(i) + "]"; };
+  // Every value at most this, so that a schedule's sums over its (at most kMaxPipelineTasks) tasks
+  // stay finite: a cost of 1e308 made iteration times of inf and stalled the list scheduler.
+  const double largest = kLargestTotal / static_cast<double>(kMaxPipelineTasks);
   for (std::size_t s = 0; s < n; ++s) {
     for (auto [name, value] : {std::pair{"cost_f", f[s]}, std::pair{"cost_b", b[s]}, std::pair{"cost_w", w[s]},
                                std::pair{"cost_comm", comm[s]}, std::pair{"static_memory", static_memory[s]},
@@ -203,6 +207,15 @@ Status StageCosts::check(const std::string& source) const {
                         std::to_string(mem_w[s]) + ")");
     if (mem_f[s] + mem_b[s] + mem_w[s] < -1e-6 * std::max(1.0, mem_f[s]))
       return make_error(source + ": stage " + std::to_string(s) + ": B and W free more than F allocates");
+    for (auto [name, value] : {std::pair{"cost_f", f[s]}, std::pair{"cost_b", b[s]}, std::pair{"cost_w", w[s]},
+                               std::pair{"cost_comm", comm[s]}, std::pair{"static_memory", static_memory[s]},
+                               std::pair{"flops", flops[s]}, std::pair{"mem_f", mem_f[s]}, std::pair{"mem_b", mem_b[s]},
+                               std::pair{"mem_w", mem_w[s]}})
+      if (std::fabs(value) > largest) {
+        std::ostringstream out;
+        out << at(name, s) << " is " << value << ": at most " << largest << " (a schedule's sums of it must stay finite)";
+        return make_error(out.str());
+      }
   }
   for (auto [name, list] : {std::pair{"input_bytes", &input_bytes}, std::pair{"w_grad_bytes", &w_grad_bytes},
                             std::pair{"transient_b", &transient_b}, std::pair{"offload", &offload},

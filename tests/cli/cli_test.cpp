@@ -37,6 +37,14 @@ TEST_CASE("durations", "[cli]") {
   CHECK_FALSE(parse_duration("-3s").ok());
 }
 
+TEST_CASE("tables print huge values in scientific notation, not hundreds of cut-off digits", "[cli]") {
+  CHECK(format_time(1.5, "s") == "1.500 s");
+  CHECK(format_time(2e299, "s") == "2e+299 s");
+  CHECK(format_fixed(12.5, 2) == "12.50");
+  CHECK(format_fixed(2e20, 3) == "2e+20");
+  CHECK(format_fixed(-3e300, 1) == "-3e+300");
+}
+
 TEST_CASE("place prints JSON with method, makespan, lower bound and placement", "[cli]") {
   auto out = nlohmann::json::parse(run_gantry({"place", "--graph", kData + "/stg/50/rand0001.stg", "--cluster",
                                                "identical:4", "--method", "heft", "-f", "json"}));

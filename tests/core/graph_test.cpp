@@ -79,4 +79,24 @@ TEST_CASE("graph validation names the problem", "[core]") {
     REQUIRE_FALSE(g.ok());
     CHECK_THAT(g.error().message, Catch::Contains("flops is not a finite number"));
   }
+  SECTION("costs, each finite, that add up past the largest double") {
+    auto b = diamond();
+    b.op(0).cost = 1.7e308;
+    b.op(3).cost = 1.7e308;  // 3.4e308 > DBL_MAX (1.8e308): the sum is inf
+    auto g = b.build();
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.error().message, Catch::Contains("the sum of the ops' cost is inf"));
+  }
+  SECTION("edge bytes above the largest total") {
+    auto b = diamond();
+    b.add_edge(0, 3, 1e301);
+    auto g = b.build();
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.error().message, Catch::Contains("the sum of the edges' bytes is 1e+301"));
+  }
+  SECTION("large totals within the limit build") {
+    auto b = diamond();
+    b.op(0).cost = 2e299;
+    CHECK(b.build().ok());
+  }
 }

@@ -120,6 +120,14 @@ TEST_CASE("stage costs: static memory, FLOPs, memory limits and deltas must be f
   CHECK_THAT(broken([](StageCosts& c) { c.max_mem = {80, -1}; }), Catch::Contains("s.json: max_mem[1]"));
   CHECK_THAT(broken([&](StageCosts& c) { c.mem_b[0] = nan; }), Catch::Contains("s.json: mem_b[0]"));
   CHECK_THAT(broken([&](StageCosts& c) { c.mem_f[1] = nan; }), Catch::Contains("s.json: mem_f[1]"));
+  // Finite, but 2^22 tasks of it add up past the largest double (1.8e308): times of inf before.
+  CHECK_THAT(broken([](StageCosts& c) { c.f[0] = 1e308; }), Catch::Contains("s.json: cost_f[0] is 1e+308: at most"));
+  CHECK_THAT(broken([](StageCosts& c) { c.mem_b[1] = 1e300; }), Catch::Contains("s.json: mem_b[1] is 1e+300: at most"));
+  {
+    StageCosts large = good;
+    large.f[0] = 1e290;  // 2^22 x 1e290 = 4.2e296: sums stay finite
+    CHECK(large.check("s.json").ok());
+  }
   // The file reader: max_mem must be a size > 0 (leave it out for no limit), static_memory >= 0.
   const std::string base = R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1)";
   for (const std::string field : {R"("max_mem": -1)", R"("max_mem": 0)", R"("max_mem": [80, -1])",

@@ -32,6 +32,16 @@ std::vector<long long> digit_runs(const std::string& line) {
   return out;
 }
 
+// The ids of header line `line_no` (1-4): digits, separated by commas and blanks; anything else
+// (a minus sign, a decimal point, a letter) is an error, not a separator.
+Result<std::vector<long long>> header_ids(const std::string& line, int line_no, const std::string& source) {
+  for (char c : line)
+    if (!std::isdigit(static_cast<unsigned char>(c)) && c != ',' && c != ' ' && c != '\t' && c != '\r')
+      return make_error(source + ":" + std::to_string(line_no) + ": '" + std::string(1, c) +
+                        "' in a line of node ids (whole numbers >= 0, separated by commas)");
+  return digit_runs(line);
+}
+
 std::vector<std::string> split_fields(const std::string& line) {
   std::vector<std::string> out;
   std::stringstream in(line);
@@ -66,11 +76,14 @@ Result<Graph> read_graph_doppler(const std::string& text, const std::string& sou
   if (lines.size() < 4)
     return make_error(source + ": a DOPPLER graph needs at least 4 lines (node count, inputs, edge sources, "
                                "edge destinations); found " + std::to_string(lines.size()));
-  auto total = digit_runs(lines[0]);
+  std::vector<long long> header[4];
+  for (int k = 0; k < 4; ++k) {
+    auto ids = header_ids(lines[k], k + 1, source);
+    if (!ids) return ids.error();
+    header[k] = std::move(ids).value();
+  }
+  const std::vector<long long>&total = header[0], &inputs = header[1], &srcs = header[2], &dsts = header[3];
   if (total.size() != 1) return make_error(source + ":1: expected the total node count");
-  auto inputs = digit_runs(lines[1]);
-  auto srcs = digit_runs(lines[2]);
-  auto dsts = digit_runs(lines[3]);
   if (srcs.size() != dsts.size())
     return make_error(source + ":3-4: " + std::to_string(srcs.size()) + " edge sources but " +
                       std::to_string(dsts.size()) + " edge destinations");
@@ -100,8 +113,14 @@ Result<Graph> read_graph_doppler(const std::string& text, const std::string& sou
     if (fields.size() >= 3 && fields[2] == "formation") op.kind = OpKind::formation;
     builder.add_op(std::move(op));
   }
-  for (std::size_t e = 0; e < srcs.size(); ++e)
+  for (std::size_t e = 0; e < srcs.size(); ++e) {
+    for (const auto& [id, line] : {std::pair{srcs[e], 3}, std::pair{dsts[e], 4}})
+      if (id >= n)  // before the cast to an op id, which would wrap 2^32 + 2 to 2
+        return make_error(source + ":" + std::to_string(line) + ": edge " + std::to_string(e) + ": node id " +
+                          std::to_string(id) + " is not a compute node (the graph has " + std::to_string(n) + ": 0-" +
+                          std::to_string(n - 1) + ")");
     builder.add_edge(EdgeSpec{static_cast<OpId>(srcs[e]), static_cast<OpId>(dsts[e]), 0, -1, 3});
+  }
   return builder.build();
 }
 

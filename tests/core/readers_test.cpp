@@ -83,7 +83,17 @@ TEST_CASE("DOPPLER text errors name the file and line", "[core]") {
   SECTION("unknown node id") {
     auto g = read_graph_doppler("2\n\n0\n7\n5,20\n1,1\n", "ids.txt");
     REQUIRE_FALSE(g.ok());
-    CHECK_THAT(g.error().message, Catch::Contains("ids.txt") && Catch::Contains("unknown op id 7"));
+    CHECK_THAT(g.error().message, Catch::StartsWith("ids.txt:4: edge 0: node id 7 is not a compute node"));
+  }
+  SECTION("a node id past 2^32 is refused, not wrapped") {
+    auto g = read_graph_doppler("3\n\n0, 1\n1, 4294967298\n10,40\n20,80\n30,120\n", "wrap.txt");  // 2^32 + 2
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.error().message, Catch::StartsWith("wrap.txt:4: edge 1: node id 4294967298 is not a compute node"));
+  }
+  SECTION("a minus sign in a line of ids is an error, not a separator") {
+    auto g = read_graph_doppler("-3\n\n0, 1\n1, 2\n10,40\n20,80\n30,120\n", "minus.txt");
+    REQUIRE_FALSE(g.ok());
+    CHECK_THAT(g.error().message, Catch::StartsWith("minus.txt:1: '-' in a line of node ids"));
   }
   SECTION("cycle") {
     auto g = read_graph_doppler("2\n\n0,1\n1,0\n5,20\n1,1\n", "cycle.txt");

@@ -15,7 +15,10 @@
 #include "cli/duration.hpp"
 #include "cli/job_listing.hpp"
 #include "cli/stop_signals.hpp"
+#include "core/cluster.hpp"
+#include "core/cluster_presets.hpp"
 #include "core/graph_io.hpp"
+#include "core/json_util.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -71,11 +74,11 @@ const char* const kJobKeys[] = {"kind", "graph", "workload", "cluster", "seed", 
 namespace {
 
 YAML::Node load_job_file(const std::string& path) {
+  auto text = read_text_file(path);  // its errors name the path and why (a directory, no such file)
+  if (!text) throw CliError("job file " + text.error().message);
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw CliError(path + ": cannot read the job file");
+    root = YAML::Load(text.value());
   } catch (const YAML::Exception& e) {
     throw CliError(path + ":" + std::to_string(e.mark.line + 1) + ": not YAML: " + e.msg);
   }
@@ -84,6 +87,17 @@ YAML::Node load_job_file(const std::string& path) {
 }
 
 }  // namespace
+
+std::string path_from_job_file(const std::string& job_file, const std::string& path) {
+  if (path.empty() || !std::filesystem::path(path).is_relative()) return path;
+  return (std::filesystem::path(job_file).parent_path() / path).string();
+}
+
+bool names_cluster_file(const std::string& cluster) {
+  if (cluster.empty() || cluster.rfind("identical:", 0) == 0) return false;
+  const auto& presets = cluster_presets();
+  return std::none_of(presets.begin(), presets.end(), [&](const ClusterPreset& p) { return cluster == p.name; });
+}
 
 JobFile read_job_file_settings(const std::string& path) {
   const YAML::Node root = load_job_file(path);
@@ -112,11 +126,14 @@ void read_job_file(const std::string& path, TuneArgs& args) {
     throw CliError(path + ": key \"kind\": \"" + kind + "\" is not a job kind a job file describes (tune, pipeline)");
   read_key(root, path, "graph", args.problem.graph_file);
   read_key(root, path, "workload", args.problem.workload);
-  if (!args.problem.graph_file.empty() && std::filesystem::path(args.problem.graph_file).is_relative())
-    args.problem.graph_file = (std::filesystem::path(path).parent_path() / args.problem.graph_file).string();
+  args.problem.graph_file = path_from_job_file(path, args.problem.graph_file);
   if (!args.problem.graph_file.empty() && !args.problem.workload.empty())
     throw CliError(path + ": give either \"graph\" or \"workload\", not both");
   read_key(root, path, "cluster", args.problem.cluster);
+  if (names_cluster_file(args.problem.cluster)) args.problem.cluster = path_from_job_file(path, args.problem.cluster);
+  if (!args.problem.cluster.empty())
+    if (auto cluster = Cluster::load(args.problem.cluster); !cluster)
+      throw CliError(path + ": key \"cluster\": " + cluster.error().message);
   read_key(root, path, "seed", args.problem.seed);
   read_key(root, path, "sim", args.sim.sim);
   read_key(root, path, "dispatch", args.sim.dispatch);

@@ -36,12 +36,17 @@ struct JobFile {
 };
 JobFile read_job_file_settings(const std::string& path);
 
+// A path a job file gives, read from the job file's folder when it is relative.
+std::string path_from_job_file(const std::string& job_file, const std::string& path);
+// Whether a --cluster value names a file (not identical:N nor a preset).
+bool names_cluster_file(const std::string& cluster);
+
 // A pipeline job file (kind: pipeline; keys are `gantry pipeline tune`'s flags for the problem,
 // budget and search; file paths relative to the job file) as the job it describes.
 JobSpec pipeline_job_from_file(const JobFile& file);
 
-// Reads a job file (YAML, docs/formats.md): keys are `gantry tune`'s long flag names; a graph path
-// is relative to the file. Errors name the file and the key.
+// Reads a job file (YAML, docs/formats.md): keys are `gantry tune`'s long flag names; a graph or
+// cluster file's path is relative to the file. Errors name the file and the key.
 void read_job_file(const std::string& path, TuneArgs& args);
 
 // How a client reaches a coordinator: --coordinator (else $GANTRY_COORDINATOR, else

@@ -24,9 +24,13 @@ double parse_bytes(const std::string& text) {
 
 namespace {
 
-std::string file_text(const std::string& path) {
+// A file a flag names; an empty one is an error (an empty text reads as "not given" further on:
+// an empty --stages file was reported as "unknown model ''", an empty --profile ignored).
+std::string file_text(const char* flag, const std::string& path) {
   auto text = read_text_file(path);
-  if (!text) throw CliError(text.error().message);
+  if (!text) throw CliError(std::string(flag) + ": " + text.error().message);
+  if (text.value().find_first_not_of(" \t\r\n") == std::string::npos)
+    throw CliError(std::string(flag) + " " + path + ": the file is empty");
   return text.value();
 }
 
@@ -36,11 +40,11 @@ PipelineProblemSpec pipeline_problem(const PipelineArgs& args) {
   PipelineProblemSpec spec;
   spec.model = args.model;
   if (!args.hf_config.empty()) {
-    spec.hf_config = file_text(args.hf_config);
+    spec.hf_config = file_text("--hf-config", args.hf_config);
     spec.hf_config_label = args.hf_config;
   }
   if (!args.stages_file.empty()) {
-    spec.stages = file_text(args.stages_file);
+    spec.stages = file_text("--stages", args.stages_file);
     spec.stages_label = args.stages_file;
   } else {
     auto cluster = Cluster::load(args.cluster);
@@ -48,7 +52,7 @@ PipelineProblemSpec pipeline_problem(const PipelineArgs& args) {
     spec.cluster_yaml = cluster.value().to_yaml();
   }
   if (!args.profile.empty()) {
-    spec.profile = file_text(args.profile);
+    spec.profile = file_text("--profile", args.profile);
     spec.profile_label = args.profile;
   }
   spec.efficiency = args.efficiency;

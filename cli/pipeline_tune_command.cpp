@@ -569,13 +569,9 @@ JobSpec pipeline_job_from_file(const JobFile& file) {
     if (!parser.get_option_no_throw("--" + key))
       throw CliError(file.path + ": unknown key \"" + key + "\" (a pipeline job's keys are `gantry pipeline tune`'s "
                      "flag names for the problem, budget and search)");
-    std::string text = value;
-    const bool path = key == "hf-config" || key == "stages" || key == "profile" ||
-                      (key == "cluster" && text.find('/') != std::string::npos);
-    if (path && std::filesystem::path(text).is_relative())
-      text = (std::filesystem::path(file.path).parent_path() / text).string();
+    const bool path = key == "hf-config" || key == "stages" || key == "profile" || (key == "cluster" && names_cluster_file(value));
     argv.push_back("--" + key);
-    argv.push_back(text);
+    argv.push_back(path ? path_from_job_file(file.path, value) : value);
   }
   std::reverse(argv.begin(), argv.end());
   try {
@@ -584,7 +580,11 @@ JobSpec pipeline_job_from_file(const JobFile& file) {
     throw CliError(file.path + ": " + e.what());
   }
   note_given(parser, args.pipeline);
-  return prepare_job(args).spec;
+  try {  // the values as their flags' checks see them, before anything is sent
+    return prepare_job(args).spec;
+  } catch (const CliError& e) {
+    throw CliError(file.path + ": " + e.what() + " (a pipeline job's keys are `gantry pipeline tune`'s flag names)");
+  }
 }
 
 void add_pipeline_tune_command(CLI::App& pipeline) {

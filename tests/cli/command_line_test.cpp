@@ -1,6 +1,7 @@
 // The command line as a user meets it: the whole `gantry` app in-process (gantry_main), with its
 // exit code, stdout and stderr.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "tests/cli/cli_runner.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using gantry::testing::TempDir;
@@ -55,6 +57,22 @@ TEST_CASE("numeric options outside their range are refused", "[cli]") {
     INFO(extra[0] << " " << extra[1]);
     CHECK(run.code != 0);
     CHECK_THAT(run.err, Catch::StartsWith("gantry: ") && Catch::Contains(extra[0] == "--budget" ? "positive" : extra[0]));
+  }
+}
+
+TEST_CASE("an empty --stages, --hf-config or --profile file is an error naming the flag and the file", "[cli]") {
+  TempDir dir;
+  const std::string empty = dir.file("empty.json");
+  write(empty, " \n");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"pipeline", "simulate", "--stages", empty},
+        {"pipeline", "simulate", "--hf-config", empty, "--cluster", "8xH100-nvswitch", "--pp", "2"},
+        {"pipeline", "simulate", "--model", "llama-3-8b", "--cluster", "8xH100-nvswitch", "--pp", "2", "--profile", empty}}) {
+    const std::string flag = *(std::find(args.begin(), args.end(), empty) - 1);
+    Run run = run_cli(args);
+    INFO(flag << ": " << run.err);
+    CHECK(run.code == 1);  // before: "unknown model ''", and an empty profile was used as none
+    CHECK_THAT(run.err, Catch::StartsWith("gantry: " + flag + " " + empty + ": the file is empty"));
   }
 }
 
@@ -181,7 +199,9 @@ TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked b
   CHECK_THAT(unknown.err, Catch::Contains(file + ": unknown key \"data\""));
   Run bad = submit("kind: pipeline\nmodel: llama-3-8b\npp: 0\n");
   CHECK(bad.code == 1);
-  CHECK_THAT(bad.err, Catch::Contains("--pp 0: the pipeline degree must be at least 1"));
+  CHECK_THAT(bad.err, Catch::Contains(file + ": --pp 0: the pipeline degree must be at least 1"));
+  Run model = submit("kind: pipeline\nmodel: nope\n");
+  CHECK_THAT(model.err, Catch::StartsWith("gantry: " + file + ": unknown model 'nope'"));
   Run chunks = submit("kind: pipeline\nmodel: llama-3-8b\nmax-chunks: 40\n");
   CHECK(chunks.code == 1);
   CHECK_THAT(chunks.err, Catch::Contains(file + ": --max-chunks"));
@@ -203,4 +223,14 @@ TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked b
   Run good = submit("kind: pipeline\nmodel: llama-3-8b\ncluster: 8xH100-nvswitch\npp: 2\nmicrobatches: 4\n");
   CHECK(good.code == 1);
   CHECK_THAT(good.err, Catch::Contains("submitting to tcp://127.0.0.1:1"));
+  // A cluster file is read from the job file's folder, as a graph is, and its errors name the job file.
+  write(dir.file("two.yaml"), gantry::testing::read_text(std::string(GANTRY_SOURCE_DIR) + "/configs/clusters/cpu-2.yaml"));
+  Run cluster_file = submit("workload: chainmm\ncluster: two.yaml\n");
+  CHECK_THAT(cluster_file.err, Catch::Contains("submitting to tcp://127.0.0.1:1"));
+  Run no_cluster = submit("workload: chainmm\ncluster: three.yaml\n");
+  CHECK_THAT(no_cluster.err, Catch::StartsWith("gantry: " + file + ": key \"cluster\": unknown cluster '" + dir.file("three.yaml")));
+  // A job file that is a folder: the path and why, not the stream library's words.
+  Run folder = run_cli({"submit", dir.path(), "--coordinator", "tcp://127.0.0.1:1", "--timeout", "1"});
+  CHECK(folder.code == 1);
+  CHECK_THAT(folder.err, Catch::StartsWith("gantry: job file " + dir.path() + ": is a directory"));
 }

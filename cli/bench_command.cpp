@@ -32,7 +32,7 @@ void add_bench_sim(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "sim", "simulated ops per second on 1k/10k/100k-op random graphs, 8 devices, both engines, with the "
              "scaling ratios (10k and 100k against 1k, DOPPLER-compatible against default) of this one run");
-  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(CLI::Range(1, 10000000));
+  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(whole_in(1, 10000000));
   cmd->add_option("--engines", options->engines, "engines: default, doppler")->capture_default_str()->delimiter(',');
   cmd->add_option("--cluster", options->cluster, "cluster")->capture_default_str();
   cmd->add_option("--seconds", options->seconds_per_size, "time spent per size and engine")->capture_default_str()->check(CLI::PositiveNumber);
@@ -40,7 +40,7 @@ void add_bench_sim(CLI::App& bench) {
                   "distinct random placements cycled through (1 = repeat one placement, which the branch "
                   "predictor learns on small graphs)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(whole_in(1, 1000));
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     auto rows = run_sim_bench(*options);
@@ -87,10 +87,10 @@ void add_bench_stg(CLI::App& bench) {
   cmd->add_option("--limit", options->limit, "graphs per processor count (0 = all)");
   cmd->add_option("--tasks", options->tasks, "tasks per graph: 50 = the published set, other counts are generated")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_in(1, 100000));
   cmd->add_flag("--generated", options->generated, "use generated graphs even for --tasks 50");
-  cmd->add_option("--count", options->count, "generated graphs per processor count")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--seed", options->seed, "seed of the generated set")->capture_default_str();
+  cmd->add_option("--count", options->count, "generated graphs per processor count")->capture_default_str()->check(whole_in(1, 100000));
+  cmd->add_option("--seed", options->seed, "seed of the generated set")->capture_default_str()->check(seed_number());
   cmd->add_option("--exact-max", options->exact_max_tasks, "generated graphs up to this many tasks get the exact solver")
       ->capture_default_str();
   out->add_to(*cmd, false);
@@ -159,17 +159,17 @@ void add_bench_cluster(CLI::App& bench) {
       "cluster", "evaluations per second embedded and on 1 and 2 worker processes, message rate, memory under load");
   cmd->add_option("--workload", options->workload, "workload of the tuning jobs")->capture_default_str();
   cmd->add_option("--cluster", options->cluster, "cluster of the tuning jobs")->capture_default_str();
-  cmd->add_option("--evals", options->evaluations, "simulator runs of each rate job")->capture_default_str()->check(CLI::Range(1000L, 1000000000L));
+  cmd->add_option("--evals", options->evaluations, "simulator runs of each rate job")->capture_default_str()->check(whole_in(1000, 1000000000));
   cmd->add_option("--batch-evals", options->batch_evaluations, "simulator runs per batch of the rate jobs")
       ->capture_default_str()
-      ->check(CLI::Range(1L, 100000000L));
-  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+      ->check(whole_in(1, 100000000));
+  cmd->add_option("--repeats", options->repeats, "jobs per configuration (median reported)")->capture_default_str()->check(whole_in(1, 1000));
   cmd->add_option("--queued-jobs", options->queued_jobs, "jobs submitted for the memory check (one runs, the rest queue)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
+      ->check(whole_in(1, 1000000));
   cmd->add_option("--query-requests", options->query_requests, "`query best` requests for the memory check")
       ->capture_default_str()
-      ->check(CLI::Range(5, 100000000));
+      ->check(whole_in(5, 100000000));
   cmd->add_option("--parts", options->parts,
                   "measurements to run, comma-separated: rates (evals/s embedded, 1 and 2 workers), tiny (tiny tasks on 2 "
                   "workers), echo (the coordinator alone, echo peers as workers), ingest, memory")
@@ -186,7 +186,7 @@ void add_bench_cluster(CLI::App& bench) {
       ->check(finite_in(1, 3600));
   cmd->add_option("--tiny-slots", options->tiny_slots, "rollout slots of each of the 2 workers for tiny tasks")
       ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+      ->check(whole_in(1, 256));
   out->add_to(*cmd, false);
   cmd->callback([options, out] {
     options->gantry = std::filesystem::read_symlink("/proc/self/exe").string();  // this gantry runs the processes
@@ -306,11 +306,11 @@ void add_bench_learner(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "learner", "DOPPLER policies: rollout episodes/s per core by graph size (200 to 20k ops), a greedy "
                  "placement's latency, trained episodes/s of gantry train");
-  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(CLI::Range(2, 10000000));
-  cmd->add_option("--batch", options->batch, "episodes per encoder pass")->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--sizes", options->sizes, "graph sizes in ops")->capture_default_str()->check(whole_in(2, 10000000));
+  cmd->add_option("--batch", options->batch, "episodes per encoder pass")->capture_default_str()->check(whole_in(1, 4096));
   cmd->add_option("--seconds", options->seconds_per_size, "time per size")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--train-seconds", options->train_seconds, "length of the training run")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", options->threads, "rollout threads of the training run")->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--threads", options->threads, "rollout threads of the training run")->capture_default_str()->check(whole_in(1, 256));
   cmd->add_option("--train-workload", options->train_workload,
                   "graph of the training run, on 4 identical devices with DOPPLER's simulator (e.g. llama-block:costs=doppler)")
       ->capture_default_str();
@@ -351,8 +351,8 @@ void add_bench_executor(CLI::App& bench) {
   CLI::App* cmd = bench.add_subcommand(
       "executor", "the CPU executor's cost per op, with empty ops: a chain and independent ops on one device, "
                   "independent ops on two, and a chain hopping between two devices (a transfer per op)");
-  cmd->add_option("--ops", options->ops, "ops per graph")->capture_default_str()->check(CLI::Range(10, 10000000));
-  cmd->add_option("--repeats", options->repeats, "timed runs per shape")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--ops", options->ops, "ops per graph")->capture_default_str()->check(whole_in(10, 10000000));
+  cmd->add_option("--repeats", options->repeats, "timed runs per shape")->capture_default_str()->check(whole_in(1, 1000));
   cmd->add_flag("--no-pin", *no_pin, "do not pin device threads to cores");
   out->add_to(*cmd, false);
   cmd->callback([options, out, no_pin] {

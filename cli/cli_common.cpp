@@ -5,16 +5,18 @@
 #include "executor/external_executor.hpp"
 #include "storage/store.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
-#include <thread>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <unistd.h>
+#include <limits>
+#include <thread>
 
 #include "core/graph_io.hpp"
 #include "core/json_util.hpp"
@@ -35,12 +37,29 @@ CLI::Validator finite_in(double low, double high) {
       "NUMBER in [" + format_fixed(low, 0) + ", " + format_fixed(high, 0) + "]");
 }
 
+CLI::Validator whole_in(std::uint64_t low, std::uint64_t high) {
+  const std::string range = std::to_string(low) + " to " + std::to_string(high);
+  return CLI::Validator(
+      [low, high, range](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 20 &&
+                            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+        errno = 0;
+        const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE || value < low || value > high)
+          return "'" + text + "' is not a whole number from " + range;
+        return {};
+      },
+      "INT in [" + std::to_string(low) + ", " + std::to_string(high) + "]");
+}
+
+CLI::Validator seed_number() { return whole_in(0, std::numeric_limits<std::uint64_t>::max()); }
+
 void ProblemArgs::add_graph_to(CLI::App& app) {
   auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
   auto* work = app.add_option("--workload", workload,
                               "built-in generator, e.g. llama-layer, chainmm:blocks=4 or chainmm:costs=doppler (see `gantry workloads`)");
   graph->excludes(work);
-  app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str();
+  app.add_option("--seed", seed, "seed for generators and randomised methods")->capture_default_str()->check(seed_number());
 }
 
 void ProblemArgs::add_to(CLI::App& app) {
@@ -67,13 +86,13 @@ void SimArgs::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--no-dedup", no_dedup, "ship a tensor once per consumer instead of once per device");
   app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")
-      ->check(CLI::Range(0, kMaxStreams));
+      ->check(whole_in(0, kMaxStreams));
   app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none, at most 3)")->check(finite_in(0, 3));
-  app.add_option("--noise-seed", noise_seed, "seed of the noise");
+  app.add_option("--noise-seed", noise_seed, "seed of the noise")->check(seed_number());
   app.add_option("--noise-samples", noise_samples,
                  "with --noise: draws per evaluation; search and tuning minimise their mean, the expected "
                  "makespan, with the same draws for every candidate (default 8)")
-      ->check(CLI::Range(1, 10000));
+      ->check(whole_in(1, 10000));
   app.add_flag("--memory", memory, "track peak memory per device");
 }
 

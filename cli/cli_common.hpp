@@ -3,6 +3,7 @@
 // simulator flags, output formats and timeline files.
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,11 @@ Placement read_placement_for(const std::string& path, const Problem& problem);
 Graph load_graph(const ProblemArgs& args);  // --graph or --workload alone (no cluster)
 // A CLI11 check for a finite number in [low, high] (CLI11's own checks let "nan" through).
 CLI::Validator finite_in(double low, double high);
+// A whole number in [low, high] written in digits (CLI11's Range said "Value 1e3 not in range" of
+// a number it could not read as one, and a seed of -1 wrapped to 2^64 - 1 silently).
+CLI::Validator whole_in(std::uint64_t low, std::uint64_t high);
+// A seed: a whole number from 0 to 2^64 - 1.
+CLI::Validator seed_number();
 // Writes --trace / --svg files of a recorded timeline; a failed write is a CliError.
 void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,
                           const TimelineLabels& labels);

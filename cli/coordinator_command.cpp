@@ -77,7 +77,7 @@ void add_coordinator_command(CLI::App& app) {
   cmd->add_option("--bind", args->bind, "endpoint to listen on (tcp://HOST:PORT; port 0 = any free port)")->capture_default_str();
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_option("--max-jobs", args->max_jobs, "jobs running at once; the others wait in the queue")
-      ->check(CLI::Range(1, 1000))
+      ->check(whole_in(1, 1000))
       ->capture_default_str();
   cmd->add_option("--lease-seconds", args->lease_seconds,
                   "a leased task goes back to the queue when its worker has not answered this long after the task's own time")
@@ -87,7 +87,7 @@ void add_coordinator_command(CLI::App& app) {
                   "messages queued for one worker or client, each way, before further ones are dropped (a client that stops "
                   "reading loses replies; an assign dropped for a worker runs elsewhere after --lease-seconds; the "
                   "coordinator never waits)")
-      ->check(CLI::Range(10, 10000000))
+      ->check(whole_in(10, 10000000))
       ->capture_default_str();
   cmd->add_option("--improve", args->improve,
                   "keep improving in the background: once no submitted job has been queued or running for --improve-after, "
@@ -100,7 +100,7 @@ void add_coordinator_command(CLI::App& app) {
   cmd->add_option("--improve-keep", args->improve_keep,
                   "with --improve: the background runs of each problem kept in the store (their job records); older "
                   "ones are dropped (stored bests keep their job ids)")
-      ->check(CLI::Range(1, 1000000))
+      ->check(whole_in(1, 1000000))
       ->capture_default_str();
   cmd->add_flag("--insecure", args->insecure, "allow binding beyond loopback without authentication");
   cmd->add_option("--curve-key", args->curve_key, "the coordinator's CURVE key pair (gantry keys generate coordinator): traffic is encrypted");

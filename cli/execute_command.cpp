@@ -245,8 +245,8 @@ void add_execute_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "store directory: stored bests, profiles (default ./gantry-data or $GANTRY_DATA)");
   cmd->add_option("--repeats", args->repeats, "timed runs; the median is the measurement")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("--warmup", args->warmup, "untimed runs before them")->capture_default_str()->check(CLI::Range(0, 1000));
+      ->check(whole_in(1, 1000));
+  cmd->add_option("--warmup", args->warmup, "untimed runs before them")->capture_default_str()->check(whole_in(0, 1000));
   cmd->add_flag("--throttle", args->throttle,
                 "make each transfer last at least the cluster link's latency + bytes / bandwidth");
   cmd->add_flag("--no-pin", args->no_pin, "do not pin device threads to cores");

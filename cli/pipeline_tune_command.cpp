@@ -538,7 +538,7 @@ void add_job_options(CLI::App& cmd, PipelineTuneArgs& args) {
           "COUNT"));
   cmd.add_option("--max-chunks", args.max_chunks, "virtual stages per device the placement phase tries")
       ->capture_default_str()
-      ->check(CLI::Range(1, 16));
+      ->check(whole_in(1, 16));
   cmd.add_option("--min-gain", args.min_gain, "a pass gaining less than this share ends the tuning")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
@@ -594,7 +594,7 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   add_job_options(*cmd, *args);
   cmd->add_flag("--search-baselines", args->search_baselines,
                "also run random search and simulated annealing with as many evaluations as the tuner took");
-  cmd->add_option("--seed", args->seed, "seed of the tuner's kicks and walk and of the search baselines")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the tuner's kicks and walk and of the search baselines")->capture_default_str()->check(seed_number());
   args->data = default_data_dir();
   cmd->add_option("--data", args->data, "data directory: the best scheme is stored there and a second run resumes "
                                         "from it (default: $GANTRY_DATA or ./gantry-data)");
@@ -612,7 +612,7 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)");
   cmd->add_option("--rollouts", args->rollouts,
                   "worker slots that evaluate the tuner's moves in parallel (default: hardware threads)")
-      ->check(CLI::Range(1, 256));
+      ->check(whole_in(1, 256));
   args->remote.add_to(*cmd, "run the job on this coordinator (tcp://HOST:PORT), its moves on the cluster's workers, and "
                             "follow it; the scheme is stored there");
   cmd->add_flag("--detach", args->detach,

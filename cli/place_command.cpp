@@ -112,8 +112,8 @@ void add_place_command(CLI::App& app) {
       ->capture_default_str();
   auto* budget = cmd->add_option("--budget", args->budget, "time budget of `search` (e.g. 2s, 500ms, 1m)")->capture_default_str();
   cmd->add_option("--evals", args->evals, "simulation budget of `search`, the heuristics it starts from included (instead of time)")
-      ->check(CLI::Range(1L, 1000000000000L));
-  cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str()->check(CLI::Range(1, 100000000));
+      ->check(whole_in(1, 1000000000000));
+  cmd->add_option("--samples", args->samples, "placements drawn by `random`")->capture_default_str()->check(whole_in(1, 100000000));
   cmd->add_option("--policy", args->policy,
                   "policy for doppler: NAME[:VERSION] from the store or a .policy file (default: the built-in one)");
   args->data = default_data_dir();

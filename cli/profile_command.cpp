@@ -218,11 +218,11 @@ void add_profile_command(CLI::App& app) {
                                                                   "all ops on one device (one per device kind: solo "
                                                                   "times) and round-robin")
       ->capture_default_str()
-      ->check(CLI::Range(0, 100));
+      ->check(whole_in(0, 100));
   cmd->add_option("--repeats", args->repeats, "rounds: each placement runs once per round, interleaved with the others; every run's times are kept, except where a signature took more than 1.5x its lower median over the rounds (a burst of interference)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
-  cmd->add_option("--seed", args->seed, "seed of the random placements")->capture_default_str();
+      ->check(whole_in(1, 100));
+  cmd->add_option("--seed", args->seed, "seed of the random placements")->capture_default_str()->check(seed_number());
   cmd->add_option("--import", args->imports,
                   "add these profile files instead of measuring here (repeatable): samples measured elsewhere, "
                   "e.g. by `gantry-exec --profile-out F --device-kind H200` on a GPU machine without gantry's store; "

@@ -104,7 +104,7 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "store directory of --profiled (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_option("--repeats", args->repeats, "with --noise: noise draws to report the mean and spread over")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_in(1, 100000));
   args->out.add_to(*cmd);
   cmd->callback([args] { run_simulate(*args); });
 }

@@ -279,7 +279,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--cluster", args->clusters,
                   "preset, identical:N or a YAML file; may repeat: every graph is trained on each (one policy for any device count)")
       ->capture_default_str();
-  cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of generators, weights and sampling")->capture_default_str()->check(seed_number());
   args->sim.add_to(*cmd);
   cmd->add_option("--stage", args->stage,
                   "il, sim, il+sim, real (stage III: policy gradient on makespans measured by executors: this machine's "
@@ -289,7 +289,7 @@ void add_train_command(CLI::App& app) {
                   "offers the cluster's devices)")
       ->check(CLI::IsMember({"il", "sim", "il+sim", "real", "il+sim+real"}))
       ->capture_default_str();
-  cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages), in whole batches of --batch episodes: at least this many")->check(CLI::Range(1L, 1000000000L));
+  cmd->add_option("--episodes", args->episodes, "episodes to train on (all stages), in whole batches of --batch episodes: at least this many")->check(whole_in(1, 1000000000));
   cmd->add_option("--budget", args->budget, "training time (e.g. 60s, 5m), all stages");
   cmd->add_option("--il-share", args->il_share, "share of the budget il+sim gives imitation")->check(finite_in(0, 1))->capture_default_str();
   cmd->add_option("--init", args->init, "start from a stored policy NAME[:VERSION], a .policy file, or builtin (the shipped policy)");
@@ -305,22 +305,22 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "do not store the policy or the placements");
   add_gantry_exec_option(*cmd, args->gantry_exec, "with --stage real or il+sim+real (it measures stage III's episodes), not with --coordinator");
-  cmd->add_option("--batch", args->batch, "episodes per graph per update")->check(CLI::Range(2, 4096))->capture_default_str();
-  cmd->add_option("--graphs-per-update", args->graphs_per_update, "graphs whose batches make one update")->check(CLI::Range(1, 4096))->capture_default_str();
-  cmd->add_option("--threads", args->threads, "rollout slots of the embedded worker (episodes go through the rollout pool)")->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--batch", args->batch, "episodes per graph per update")->check(whole_in(2, 4096))->capture_default_str();
+  cmd->add_option("--graphs-per-update", args->graphs_per_update, "graphs whose batches make one update")->check(whole_in(1, 4096))->capture_default_str();
+  cmd->add_option("--threads", args->threads, "rollout slots of the embedded worker (episodes go through the rollout pool)")->check(whole_in(1, 256))->capture_default_str();
   cmd->add_option("--lr", args->lr, "learning rate (0: 1e-3 for il, 3e-4 for sim)")->check(finite_in(0, 1));
   cmd->add_option("--entropy", args->entropy, "entropy bonus weight")->check(finite_in(0, 10))->capture_default_str();
   cmd->add_option("--epsilon", args->epsilon, "uniform exploration mixed into sampling (sim)")->check(finite_in(0, 1))->capture_default_str();
   cmd->add_option("--imitate", args->imitate,
                   "il targets: ties (every tied teacher choice, multi-label) or pick (the teacher's own tie-break)")
       ->check(CLI::IsMember({"ties", "pick"}))->capture_default_str();
-  cmd->add_option("--staleness", args->staleness, "versions a batch may lag behind the learner")->check(CLI::Range(0, 1000))->capture_default_str();
+  cmd->add_option("--staleness", args->staleness, "versions a batch may lag behind the learner")->check(whole_in(0, 1000))->capture_default_str();
   cmd->add_option("--stale", args->stale, "older batches: drop them, or weight them by importance")
       ->check(CLI::IsMember({"drop", "weight"}))->capture_default_str();
-  cmd->add_option("--hidden", args->hidden, "node embedding width (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--head", args->head, "head width (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--state", args->state, "width of per-step feature embeddings (new policies)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--steps", args->steps, "message-passing rounds (new policies)")->check(CLI::Range(0, 32))->capture_default_str();
+  cmd->add_option("--hidden", args->hidden, "node embedding width (new policies)")->check(whole_in(1, 1024))->capture_default_str();
+  cmd->add_option("--head", args->head, "head width (new policies)")->check(whole_in(1, 1024))->capture_default_str();
+  cmd->add_option("--state", args->state, "width of per-step feature embeddings (new policies)")->check(whole_in(1, 1024))->capture_default_str();
+  cmd->add_option("--steps", args->steps, "message-passing rounds (new policies)")->check(whole_in(0, 32))->capture_default_str();
   cmd->add_option("--measured-share", args->measured_share,
                   "stage III: the share of episodes measured for real; the others are simulated on the rollout slots "
                   "(cheap exploration), their rewards on the simulator's clock, the measured ones on the machine's")

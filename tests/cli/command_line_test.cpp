@@ -49,6 +49,7 @@ TEST_CASE("numeric options outside their range are refused", "[cli]") {
   const std::vector<std::vector<std::string>> bad = {
       {"--noise", "nan"}, {"--noise", "inf"}, {"--noise", "-1"}, {"--evals", "-1"}, {"--evals", "0"},
       {"--budget", "0s"}, {"--samples", "0"},  {"--streams", "99999"}, {"--noise-samples", "0"},
+      {"--seed", "-1"}, {"--seed", "18446744073709551616"}, {"--evals", "1e3"}, {"--noise-seed", "x"},
   };
   for (const auto& extra : bad) {
     std::vector<std::string> args = {"place", "--graph", stg, "--cluster", "identical:2", "--method", "random"};
@@ -58,6 +59,14 @@ TEST_CASE("numeric options outside their range are refused", "[cli]") {
     CHECK(run.code != 0);
     CHECK_THAT(run.err, Catch::StartsWith("gantry: ") && Catch::Contains(extra[0] == "--budget" ? "positive" : extra[0]));
   }
+  // Whole numbers are read as written: -1 and 2^64 wrapped or saturated to 2^64 - 1 silently, and
+  // "1e3" was "not in range" of a number it was not read as.
+  Run seed = run_cli({"place", "--graph", stg, "--cluster", "identical:2", "--method", "random", "--seed", "-1"});
+  CHECK_THAT(seed.err, Catch::StartsWith("gantry: --seed: '-1' is not a whole number from 0 to 18446744073709551615"));
+  Run evals = run_cli({"place", "--graph", stg, "--cluster", "identical:2", "--method", "search", "--evals", "1e3"});
+  CHECK_THAT(evals.err, Catch::StartsWith("gantry: --evals: '1e3' is not a whole number from 1 to"));
+  Run largest = run_cli({"place", "--graph", stg, "--cluster", "identical:2", "--method", "random", "--seed", "18446744073709551615"});
+  CHECK(largest.code == 0);
 }
 
 TEST_CASE("an empty --stages, --hf-config or --profile file is an error naming the flag and the file", "[cli]") {

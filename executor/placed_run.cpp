@@ -1,6 +1,7 @@
 #include "executor/placed_run.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <queue>
 #include <thread>
 
+#include "core/text.hpp"
 #include "executor/run_statistics.hpp"
 
 namespace gantry {
@@ -374,8 +376,43 @@ Status check_order(const Graph& graph, const Placement& placement, int devices, 
 
 }  // namespace
 
+namespace {
+
+// The largest tensor the run makes for `op`, in bytes: its output, a parameter or input operand of
+// its operation, or (an op without one) its proxy GEMM's operand of the op's FLOPs.
+std::pair<double, const char*> largest_tensor(const Graph& graph, OpId op) {
+  std::pair<double, const char*> largest{graph.output_bytes(op), "output"};
+  if (const Operation* operation = graph.operation(op)) {
+    for (const Operand& operand : operation->operands) {
+      if (operand.source == Operand::Source::edge) continue;
+      double bytes = dtype_bytes(operation->dtype);
+      for (std::int64_t extent : operand.shape) bytes *= static_cast<double>(extent);
+      if (bytes > largest.first) largest = {bytes, "operand"};
+    }
+  } else if (graph.flops(op) >= 2) {  // a proxy GEMM: n x n operands, 2 n^3 FLOPs (executor/program.cpp)
+    const double n = std::round(std::cbrt(graph.flops(op) / 2));
+    if (4 * n * n > largest.first) largest = {4 * n * n, "proxy GEMM operand"};
+  }
+  return largest;
+}
+
+}  // namespace
+
+Status check_tensors_fit(const Graph& graph, const Placement& placement, const Cluster& cluster) {
+  for (OpId op = 0; op < graph.size(); ++op) {
+    const int d = placement.device[op];
+    const double memory = cluster.device(d).memory;
+    const auto [bytes, what] = largest_tensor(graph, op);
+    if (memory > 0 && bytes > memory)
+      return make_error("op " + graph.name(op) + ": its " + what + " of " + format_bytes(bytes) + " does not fit device " +
+                        std::to_string(d) + "'s memory (" + format_bytes(memory) + " in cluster " + cluster.name() + ")");
+  }
+  return Ok{};
+}
+
 Status check_placed_run(const Graph& graph, const Placement& placement, const Cluster& cluster, const ExecOptions& options) {
   if (auto fits = placement.check(graph, cluster, "placement"); !fits) return fits.error();
+  if (auto fits = check_tensors_fit(graph, placement, cluster); !fits) return fits.error();  // before allocating them
   if (auto ordered = check_order(graph, placement, cluster.size(), options); !ordered) return ordered.error();
   if (options.repeats < 1) return make_error("repeats must be at least 1");
   return Ok{};

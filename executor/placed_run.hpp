@@ -45,8 +45,14 @@ class DeviceBackend {
   virtual Timed copy(int from, int to, const at::Tensor& value) = 0;
 };
 
+// Every tensor the run makes for an op (its output, its operation's parameters and inputs, a
+// proxy GEMM's operands) fits its device's memory in the cluster: an output of 1e13 bytes was a
+// std::bad_alloc mid-run, a chain of 2^40-wide matrices LibTorch's overflow with its backtrace.
+Status check_tensors_fit(const Graph& graph, const Placement& placement, const Cluster& cluster);
+
 // What a run needs of its input, checked before a backend builds tensors for it: a placement that
-// fits the graph and cluster, a fixed order that is a permutation of each device's ops, a repeat.
+// fits the graph and cluster, tensors that fit the devices, a fixed order that is a permutation of
+// each device's ops, a repeat.
 Status check_placed_run(const Graph& graph, const Placement& placement, const Cluster& cluster, const ExecOptions& options);
 
 // options.warmup untimed runs, then options.repeats timed ones, on `backend`, of a run that passed

@@ -281,3 +281,37 @@ TEST_CASE("bad placements and failing kernels are errors that say why", "[execut
   REQUIRE_FALSE(failed.ok());
   CHECK_THAT(failed.error().message, Catch::StartsWith("op mm: "));
 }
+
+TEST_CASE("a tensor larger than its device's memory is refused before anything is allocated", "[executor]") {
+  // cpu-2's devices have 8 GiB each (configs/clusters/cpu-2.yaml).
+  const auto two_ops = [](double output_bytes, double flops) {
+    GraphBuilder b("big.json");
+    OpSpec first;
+    first.output_bytes = output_bytes;
+    first.flops = flops;
+    b.add_op(first);
+    b.add_op(OpSpec{});
+    b.add_edge(0, 1);
+    return b.build().value();
+  };
+  const Placement spread{{0, 1}, {}};
+  SECTION("an output of 1e13 bytes (a std::bad_alloc mid-run before)") {
+    auto m = execute_on_cpu(two_ops(1e13, 0), spread, cluster("cpu-2"), quick());
+    REQUIRE_FALSE(m.ok());
+    CHECK_THAT(m.error().message, Catch::StartsWith("op op0: its output of 9.1 TiB does not fit device 0's memory (8.0 GiB"));
+  }
+  SECTION("a proxy GEMM of 2e30 FLOPs, whose operands are 1e10 x 1e10") {
+    auto m = execute_on_cpu(two_ops(4, 2e30), spread, cluster("cpu-2"), quick());
+    REQUIRE_FALSE(m.ok());
+    CHECK_THAT(m.error().message, Catch::StartsWith("op op0: its proxy GEMM operand of "));
+  }
+  SECTION("a 2^40-wide chain of matrix products (LibTorch's overflow and its backtrace before)") {
+    const Graph g = workload("chainmm:size=1099511627776");
+    auto m = execute_on_cpu(g, Placement{std::vector<std::int32_t>(g.size(), 0), {}}, cluster("cpu-2"), quick());
+    REQUIRE_FALSE(m.ok());
+    CHECK_THAT(m.error().message, Catch::Contains("does not fit device 0's memory"));
+  }
+  SECTION("what fits runs") {
+    CHECK(execute_on_cpu(two_ops(4096, 2e6), spread, cluster("cpu-2"), quick()).ok());
+  }
+}

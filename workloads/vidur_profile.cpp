@@ -11,7 +11,9 @@ namespace {
 const char* const kOps[] = {"emb",  "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
                             "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"};
 
-std::vector<std::string> split(const std::string& line) {
+// A CSV line's fields (a line ending in CR LF, as from Windows, loses its CR).
+std::vector<std::string> split(std::string line) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   std::vector<std::string> out;
   std::stringstream in(line);
   std::string field;
@@ -64,6 +66,8 @@ Result<MeasuredOps> parse_vidur_profile(const std::string& text, const std::stri
       const double v = std::strtod(fields[index].c_str(), &end);
       if (end == fields[index].c_str() || !std::isfinite(v))
         return make_error(path + ":" + std::to_string(line_no) + ": '" + name + "' is not a number");
+      if (v < 0)  // a time or a size: a negative one reached the stage costs' checks, which named neither
+        return make_error(path + ":" + std::to_string(line_no) + ": '" + name + "' is negative (" + fields[index] + ")");
       values.push_back(v);
     }
     const std::size_t tp = std::size(kOps) + 1, count = std::size(kOps);

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "workloads/vidur_profile.hpp"
 
 using namespace gantry;
@@ -29,6 +32,28 @@ TEST_CASE("vidur profiles give measured times at a token count", "[workloads]") 
   auto missing = read_vidur_profile("no-such.csv", 4096);
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.error().message, Catch::Contains("no-such.csv"));
+}
+
+TEST_CASE("a vidur profile with CR LF line ends reads as with LF; a negative time is refused by name", "[workloads]") {
+  std::ifstream in(kProfile);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string crlf;
+  for (char c : text.str()) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  auto windows = parse_vidur_profile(crlf, "crlf.csv", 4096);  // before: "no column 'num_tensor_parallel_workers'"
+  REQUIRE(windows.ok());
+  CHECK(windows.value().forward_seconds.at("mlp_up_proj") == Approx(0.993e-3));  // as read from the LF file above
+  // The first data row's mlp_up_proj median made negative.
+  std::string negative = text.str();
+  const std::string header = negative.substr(0, negative.find('\n'));
+  int column = 0;
+  for (std::size_t at = 0; at < header.find("time_stats.mlp_up_proj.median"); ++at) column += header[at] == ',';
+  std::size_t at = negative.find('\n') + 1;
+  for (int k = 0; k < column; ++k) at = negative.find(',', at) + 1;
+  negative.insert(at, "-");
+  auto refused = parse_vidur_profile(negative, "neg.csv", 4096);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::StartsWith("neg.csv:2: 'time_stats.mlp_up_proj.median' is negative (-"));
 }
 
 TEST_CASE("measured layer times replace the FLOP-based ones for Llama layers", "[workloads]") {

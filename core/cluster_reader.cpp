@@ -78,6 +78,27 @@ Result<bool> flag(const YAML::Node& node, const std::string& key, const std::str
   }
 }
 
+// A text field (a name, a kind); a list or a map there is an error naming the field.
+Result<std::string> text_field(const YAML::Node& node, const char* key, const std::string& where, const std::string& fallback) {
+  const YAML::Node value = node[key];
+  if (!value) return fallback;
+  if (!value.IsScalar()) return make_error(where + ": field '" + key + "' must be a text, not a list or a mapping");
+  return value.as<std::string>();
+}
+
+// One end of a link: a device's index, 0 to n - 1.
+Result<int> device_index(const YAML::Node& end, int n, const std::string& where) {
+  double x = -1;
+  try {
+    if (end.IsScalar()) x = end.as<double>();
+  } catch (const YAML::Exception&) {  // not a number: refused below
+  }
+  if (!(x >= 0 && x < n && x == std::floor(x)))
+    return make_error(where + ": 'between' names device '" + YAML::Dump(end) + "': devices are numbered 0 to " +
+                      std::to_string(n - 1));
+  return static_cast<int>(x);
+}
+
 const std::vector<std::string> kDeviceKeys = {"count",  "kind",       "name",       "peak_tflops", "mem_bandwidth_gbs",
                                               "memory_gib", "streams", "host",      "egress_gbs",  "ingress_gbs",
                                               "nic_gbs", "host_gbs", "copy_engine"};
@@ -108,7 +129,9 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
   if (!root.IsMap()) return make_error(source + ": a cluster file must be a YAML mapping");
   if (auto unknown = unknown_key(root, {"name", "devices", "default_link", "inter_host_link", "links", "hosts"}, source))
     return *unknown;
-  std::string name = root["name"] ? root["name"].as<std::string>() : source;
+  auto cluster_name = text_field(root, "name", source, source);
+  if (!cluster_name) return cluster_name.error();
+  const std::string name = cluster_name.value();
   const YAML::Node groups = root["devices"];
   if (!groups || !groups.IsSequence() || groups.size() == 0)
     return make_error(source + ": missing or empty 'devices' list (device count 0)");
@@ -136,12 +159,14 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     if (peak.value() <= 0) return make_error(where + ": 'peak_tflops' must be > 0");
     if (devices.size() + static_cast<std::size_t>(count.value()) > static_cast<std::size_t>(kMaxDevices))
       return make_error(where + ": the cluster would have more than " + std::to_string(kMaxDevices) + " devices");
-    std::string kind = group["kind"] ? group["kind"].as<std::string>() : "device";
+    auto kind = text_field(group, "kind", where, "device");
+    if (!kind) return kind.error();
+    auto device_name = text_field(group, "name", where, "");
+    if (!device_name) return device_name.error();
     for (int i = 0; i < static_cast<int>(count.value()); ++i) {
       Device d;
-      d.kind = kind;
-      d.name = group["name"] ? group["name"].as<std::string>() + std::to_string(i)
-                             : "gpu" + std::to_string(devices.size());
+      d.kind = kind.value();
+      d.name = !device_name.value().empty() ? device_name.value() + std::to_string(i) : "gpu" + std::to_string(devices.size());
       d.peak_flops = peak.value();
       d.mem_bandwidth = bw.value();
       d.memory = mem.value();
@@ -195,14 +220,15 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
       const YAML::Node between = entry["between"];
       if (!between || !between.IsSequence() || between.size() != 2)
         return make_error(where + ": a link needs 'between: [a, b]'");
-      int a = between[0].as<int>(), b = between[1].as<int>();
-      if (a < 0 || a >= n || b < 0 || b >= n || a == b)
-        return make_error(where + ": link between unknown devices " + std::to_string(a) + " and " +
-                          std::to_string(b) + " (the cluster has " + std::to_string(n) + ")");
+      auto a = device_index(between[0], n, where), b = device_index(between[1], n, where);
+      if (!a) return a.error();
+      if (!b) return b.error();
+      if (a.value() == b.value())
+        return make_error(where + ": a link joins two devices, not device " + std::to_string(a.value()) + " to itself");
       auto link = parse_link(entry, where);
       if (!link) return link.error();
-      cluster.set_link(a, b, link.value());
-      cluster.set_link(b, a, link.value());
+      cluster.set_link(a.value(), b.value(), link.value());
+      cluster.set_link(b.value(), a.value(), link.value());
     }
   }
   return cluster;

@@ -61,6 +61,23 @@ TEST_CASE("bad cluster specs are clear errors", "[core]") {
   auto missing = Cluster::from_yaml("devices:\n  - {count: 2, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "m.yaml");
   REQUIRE_FALSE(missing.ok());
   CHECK_THAT(missing.error().message, Catch::Contains("peak_tflops"));
+  // A field of the wrong shape and a link's ends: named, not "bad conversion" (yaml-cpp's words).
+  const std::string two = "devices:\n  - {count: 2, kind: A, peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n";
+  auto kind = Cluster::from_yaml("devices:\n  - {count: 2, kind: [a], peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "k.yaml");
+  REQUIRE_FALSE(kind.ok());
+  CHECK_THAT(kind.error().message, Catch::StartsWith("k.yaml:2: field 'kind' must be a text"));
+  auto letters = Cluster::from_yaml(two + "links:\n  - {between: [a, b], bandwidth_gbs: 1}\n", "l.yaml");
+  REQUIRE_FALSE(letters.ok());
+  CHECK_THAT(letters.error().message, Catch::StartsWith("l.yaml:4: 'between' names device 'a': devices are numbered 0 to 1"));
+  auto beyond = Cluster::from_yaml(two + "links:\n  - {between: [0, 2], bandwidth_gbs: 1}\n", "b.yaml");
+  REQUIRE_FALSE(beyond.ok());
+  CHECK_THAT(beyond.error().message, Catch::StartsWith("b.yaml:4: 'between' names device '2'"));
+  auto itself = Cluster::from_yaml(two + "links:\n  - {between: [1, 1], bandwidth_gbs: 1}\n", "s.yaml");
+  REQUIRE_FALSE(itself.ok());  // device 1 exists: the problem is the loop
+  CHECK_THAT(itself.error().message, Catch::StartsWith("s.yaml:4: a link joins two devices, not device 1 to itself"));
+  auto fine = Cluster::from_yaml(two + "links:\n  - {between: [1, 0], bandwidth_gbs: 7}\n", "f.yaml");
+  REQUIRE(fine.ok());
+  CHECK(fine.value().link(0, 1).bandwidth == 7e9);
 }
 
 TEST_CASE("cluster fingerprints follow content, not spelling", "[core]") {

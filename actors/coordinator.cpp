@@ -280,6 +280,11 @@ void start_next(Self self) {
   }
 }
 
+JobSpec stored_spec(JobSpec spec) {
+  spec.batch_seconds = std::min(spec.batch_seconds, kLongestBatch);
+  return spec;
+}
+
 Status check_spec(const JobSpec& spec) {
   if (spec.kind != "tune" && spec.kind != "train" && spec.kind != "pipeline" && spec.kind != "measure")
     return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\", \"train\", \"pipeline\" and \"measure\" jobs");
@@ -294,7 +299,7 @@ Status check_spec(const JobSpec& spec) {
   if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
   if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
   if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
-  if (!(spec.batch_seconds <= kLongestBatch))
+  if (spec.kind == "tune" && spec.batch_evaluations <= 0 && !(spec.batch_seconds <= kLongestBatch))  // timed batches
     return make_error("batch_seconds " + format_seconds(spec.batch_seconds) + ": at most " + format_seconds(kLongestBatch) +
                       " (a running batch runs to its end: it is the step of progress and of a cancel)");
   if (spec.parallelism < 0) return make_error("parallelism must be >= 0");

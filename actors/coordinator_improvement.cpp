@@ -108,6 +108,7 @@ void improve_from(Self self, const std::vector<std::string>& ids, std::size_t i,
             if (!stored.error.empty()) return source_failed(self, ids[i], stored.error);
             if (stored.jobs.empty() || stored.jobs.front().spec.empty()) return skip_source(self, ids, i, asked + 1, "");
             auto spec = wire::parse_job_spec_text(stored.jobs.front().spec);
+            if (spec) spec = stored_spec(std::move(spec).value());
             if (!spec) return skip_source(self, ids, i, asked + 1, "its spec: " + spec.error().message);
             if (spec.value().kind != "tune" && spec.value().kind != "pipeline")
               return skip_source(self, ids, i, asked + 1, "its spec is a " + spec.value().kind + " job");

@@ -53,36 +53,38 @@ Result<Recovered> rebuild(const std::vector<JobRecord>& records, ProblemCache* c
   for (const JobRecord& record : records) {
     auto spec = wire::parse_job_spec_text(record.spec);
     if (!spec) out.emplace_back(record, spec.error());
-    else out.emplace_back(record, prepare_job(std::move(spec).value(), cache, /*durable=*/false, {}));  // its spec is stored
+    else out.emplace_back(record, prepare_job(stored_spec(std::move(spec).value()), cache, /*durable=*/false, {}));  // its spec is stored
   }
   return out;
 }
 
 // The interrupted jobs ids[i..] that have a stored spec, read one at a time (each a point read:
-// only these specs are read), added to `found`; then rebuilt and queued again.
-void read_interrupted(Self self, std::vector<std::string> ids, std::size_t i, std::vector<JobRecord> found) {
+// only these specs are read) into `found`, shared along the chain (each holds a whole graph: a
+// copy per step would copy them all again at every step); then rebuilt and queued again.
+void read_interrupted(Self self, std::shared_ptr<const std::vector<std::string>> ids, std::size_t i,
+                      std::shared_ptr<std::vector<JobRecord>> found) {
   const auto done = [=](const std::string& error) {
     --self->state.recovering;
     if (!error.empty()) log_line(error);
   };
-  if (i < ids.size()) {
-    const auto next = [=](std::vector<JobRecord> with) { read_interrupted(self, ids, i + 1, std::move(with)); };
-    self->request(self->state.store, kStoreTimeout, get_job_atom::value, ids[i])
+  if (i < ids->size()) {
+    const std::string& id = (*ids)[i];
+    self->request(self->state.store, kStoreTimeout, get_job_atom::value, id)
         .then(
-            [=](const StoredJobs& stored) mutable {
-              if (!stored.error.empty()) log_line("gantry: job " + ids[i] + " cannot be resumed: " + stored.error);
-              else if (!stored.jobs.empty() && !stored.jobs.front().spec.empty()) found.push_back(stored.jobs.front());
-              next(std::move(found));  // a job without a spec ran in its own process: nothing to rerun
+            [=](const StoredJobs& stored) {
+              if (!stored.error.empty()) log_line("gantry: job " + (*ids)[i] + " cannot be resumed: " + stored.error);
+              else if (!stored.jobs.empty() && !stored.jobs.front().spec.empty()) found->push_back(stored.jobs.front());
+              read_interrupted(self, ids, i + 1, found);  // a job without a spec ran in its own process: nothing to rerun
             },
-            [=](const caf::error& e) mutable {
-              log_line("gantry: job " + ids[i] + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
-              next(std::move(found));
+            [=](const caf::error& e) {
+              log_line("gantry: job " + (*ids)[i] + " cannot be resumed: the store did not answer: " + error_text(self->system(), e));
+              read_interrupted(self, ids, i + 1, found);
             });
     return;
   }
-  if (found.empty()) return done("");
+  if (found->empty()) return done("");
   ProblemCache* cache = self->state.options.cache;
-  off_thread<Recovered>(self, [found, cache] { return rebuild(found, cache); }, [=](Result<Recovered> recovered) {
+  off_thread<Recovered>(self, [found, cache] { return rebuild(*found, cache); }, [=](Result<Recovered> recovered) {
     if (!recovered) return done("gantry: no job resumed: " + recovered.error().message);
     for (const auto& [record, prepared] : recovered.value()) {
       if (!prepared) log_line("gantry: job " + record.id + " cannot be resumed: " + prepared.error().message);
@@ -136,7 +138,8 @@ void read_store_at_start(Self self) {
             std::vector<std::string> interrupted;
             for (const JobRecord& record : stored.jobs)
               if (record.state == JobState::interrupted) interrupted.push_back(record.id);
-            read_interrupted(self, std::move(interrupted), 0, {});
+            read_interrupted(self, std::make_shared<const std::vector<std::string>>(std::move(interrupted)), 0,
+                             std::make_shared<std::vector<JobRecord>>());
           },
           [=](const caf::error& e) { unlisted("the store did not answer: " + error_text(self->system(), e)); });
 }

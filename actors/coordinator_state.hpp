@@ -101,6 +101,9 @@ struct PreparedJob {
 // Stores a job's record; `then` (when given) hears the store's error, empty once it is stored.
 void put_job(Self self, const JobRecord& record, std::function<void(const std::string&)> then = {});
 Status check_spec(const JobSpec& spec);
+// A stored spec, run again (resumed, or improved in the background), made to pass check_spec's
+// newer limits: a batch stored longer than kLongestBatch (before that limit) is shortened to it.
+JobSpec stored_spec(JobSpec spec);
 Result<PreparedJob> prepare_job(JobSpec spec, ProblemCache* cache, bool durable, const std::function<void()>& before_build);
 // The job with its id and QUEUED record (`prepared` durable: with its spec's text, to store).
 Job make_job(Self self, PreparedJob prepared, JobHooks hooks);

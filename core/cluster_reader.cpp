@@ -81,7 +81,7 @@ Result<bool> flag(const YAML::Node& node, const std::string& key, const std::str
 // A text field (a name, a kind); a list or a map there is an error naming the field.
 Result<std::string> text_field(const YAML::Node& node, const char* key, const std::string& where, const std::string& fallback) {
   const YAML::Node value = node[key];
-  if (!value) return fallback;
+  if (!value || value.IsNull()) return fallback;  // `kind:` with nothing after it: as if left out
   if (!value.IsScalar()) return make_error(where + ": field '" + key + "' must be a text, not a list or a mapping");
   return value.as<std::string>();
 }

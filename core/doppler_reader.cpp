@@ -73,6 +73,7 @@ Result<Graph> read_graph_doppler(const std::string& text, const std::string& sou
     while (std::getline(in, line)) lines.push_back(line);
   }
   while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos) lines.pop_back();
+  if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);  // a UTF-8 byte-order mark
   if (lines.size() < 4)
     return make_error(source + ": a DOPPLER graph needs at least 4 lines (node count, inputs, edge sources, "
                                "edge destinations); found " + std::to_string(lines.size()));

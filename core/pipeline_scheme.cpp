@@ -223,8 +223,14 @@ Status StageCosts::check(const std::string& source) const {
     if (!list->empty() && list->size() != n)
       return make_error(source + ": '" + name + "' has " + std::to_string(list->size()) + " entries, expected none or " +
                         std::to_string(n));
-    for (std::size_t s = 0; s < list->size(); ++s)
+    for (std::size_t s = 0; s < list->size(); ++s) {
       if (!std::isfinite((*list)[s]) || (*list)[s] < 0) return make_error(at(name, s) + " must be a finite number >= 0");
+      if ((*list)[s] > largest) {
+        std::ostringstream out;
+        out << at(name, s) << " is " << (*list)[s] << ": at most " << largest << " (a schedule's sums of it must stay finite)";
+        return make_error(out.str());
+      }
+    }
   }
   for (std::size_t s = 0; s < offload.size(); ++s) {
     if (offload[s] > mem_f[s] * (1 + 1e-12))
@@ -232,6 +238,9 @@ Status StageCosts::check(const std::string& source) const {
                         std::to_string(mem_f[s]) + " bytes)");
     if (offload[s] > 0 && (host_bandwidth.size() != n || !(host_bandwidth[s] > 0)))
       return make_error(at("offload", s) + ": the stage's device has no host bandwidth to offload over");
+    if (offload[s] > 0 && !(offload[s] / host_bandwidth[s] <= largest))  // a copy's time, summed over the tasks
+      return make_error(at("offload", s) + ": " + std::to_string(offload[s]) + " bytes over a host bandwidth of " +
+                        std::to_string(host_bandwidth[s]) + " bytes/s take longer than a schedule can add up");
   }
   for (std::size_t d = 0; d < max_mem.size(); ++d)
     if (!std::isfinite(max_mem[d]) || max_mem[d] < 0)
@@ -380,8 +389,7 @@ Result<PipelineScheme> scheme_from_json(const std::string& text, const std::stri
                                    source);
       !ok)
     return ok.error();
-  if (root.contains("format") && root["format"] != "gantry-pipeline-scheme")
-    return make_error(source + ": format " + root["format"].dump() + ": expected \"gantry-pipeline-scheme\"");
+  if (Status ok = check_format_and_version(root, "gantry-pipeline-scheme", source + ": $"); !ok) return ok.error();
   PipelineScheme scheme;
   auto placement = root.find("placement");
   if (placement == root.end() || !placement->is_array() || placement->empty())

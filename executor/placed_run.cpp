@@ -385,8 +385,14 @@ std::pair<double, const char*> largest_tensor(const Graph& graph, OpId op) {
   if (const Operation* operation = graph.operation(op)) {
     for (const Operand& operand : operation->operands) {
       if (operand.source == Operand::Source::edge) continue;
-      double bytes = dtype_bytes(operation->dtype);
-      for (std::int64_t extent : operand.shape) bytes *= static_cast<double>(extent);
+      // What the device gets: the operand's slice (the whole tensor stays on the host), of int64
+      // token ids or of the op's dtype (aten_kernels.cpp).
+      std::vector<double> extents(operand.shape.begin(), operand.shape.end());
+      for (const SliceRange& slice : operand.slices)
+        if (slice.dim >= 0 && slice.dim < static_cast<int>(extents.size()))
+          extents[static_cast<std::size_t>(slice.dim)] = static_cast<double>(slice.end - slice.begin);
+      double bytes = operand.integer ? 8.0 : dtype_bytes(operation->dtype);
+      for (double extent : extents) bytes *= extent;
       if (bytes > largest.first) largest = {bytes, "operand"};
     }
   } else if (graph.flops(op) >= 2) {  // a proxy GEMM: n x n operands, 2 n^3 FLOPs (executor/program.cpp)

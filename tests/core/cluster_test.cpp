@@ -75,6 +75,9 @@ TEST_CASE("bad cluster specs are clear errors", "[core]") {
   auto itself = Cluster::from_yaml(two + "links:\n  - {between: [1, 1], bandwidth_gbs: 1}\n", "s.yaml");
   REQUIRE_FALSE(itself.ok());  // device 1 exists: the problem is the loop
   CHECK_THAT(itself.error().message, Catch::StartsWith("s.yaml:4: a link joins two devices, not device 1 to itself"));
+  auto blank = Cluster::from_yaml("devices:\n  - {count: 2, kind: , peak_tflops: 1, mem_bandwidth_gbs: 1, memory_gib: 1}\n", "e.yaml");
+  REQUIRE(blank.ok());  // `kind:` with nothing after it: as if left out
+  CHECK(blank.value().device(0).kind == "device");
   auto fine = Cluster::from_yaml(two + "links:\n  - {between: [1, 0], bandwidth_gbs: 7}\n", "f.yaml");
   REQUIRE(fine.ok());
   CHECK(fine.value().link(0, 1).bandwidth == 7e9);

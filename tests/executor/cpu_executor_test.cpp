@@ -9,6 +9,7 @@
 
 #include "core/cluster.hpp"
 #include "executor/cpu/cpu_executor.hpp"
+#include "executor/placed_run.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gantry;
@@ -310,6 +311,10 @@ TEST_CASE("a tensor larger than its device's memory is refused before anything i
     auto m = execute_on_cpu(g, Placement{std::vector<std::int32_t>(g.size(), 0), {}}, cluster("cpu-2"), quick());
     REQUIRE_FALSE(m.ok());
     CHECK_THAT(m.error().message, Catch::Contains("does not fit device 0's memory"));
+  }
+  SECTION("a device gets an operand's slice: a 70000-wide chain in 8 row blocks fits 8 GiB devices") {
+    const Graph g = workload("chainmm:size=70000,blocks=8");  // whole matrices 18.3 GiB, a block 2.3 GiB
+    CHECK(check_tensors_fit(g, Placement{std::vector<std::int32_t>(g.size(), 0), {}}, cluster("cpu-2")).ok());
   }
   SECTION("what fits runs") {
     CHECK(execute_on_cpu(two_ops(4096, 2e6), spread, cluster("cpu-2"), quick()).ok());

@@ -128,6 +128,12 @@ TEST_CASE("stage costs: static memory, FLOPs, memory limits and deltas must be f
     large.f[0] = 1e290;  // 2^22 x 1e290 = 4.2e296: sums stay finite
     CHECK(large.check("s.json").ok());
   }
+  CHECK_THAT(broken([](StageCosts& c) {  // 1 byte over 1e-300 bytes/s: a copy of 1e300 s
+               c.offload = {1, 0};
+               c.mem_f = {2, 0};
+               c.host_bandwidth = {1e-300, 1e-300};
+             }),
+             Catch::Contains("s.json: offload[0]") && Catch::Contains("take longer than a schedule can add up"));
   // The file reader: max_mem must be a size > 0 (leave it out for no limit), static_memory >= 0.
   const std::string base = R"({"n_stages": 2, "n_micro": 2, "cost_f": 1, "cost_b": 1, "cost_w": 1)";
   for (const std::string field : {R"("max_mem": -1)", R"("max_mem": 0)", R"("max_mem": [80, -1])",

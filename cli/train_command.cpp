@@ -326,7 +326,8 @@ void add_train_command(CLI::App& app) {
                   "(cheap exploration), their rewards on the simulator's clock, the measured ones on the machine's")
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
-  cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)");
+  cmd->add_option("--progress-every", args->progress_every, "episodes between progress lines (0: about 10 updates)")
+      ->check(whole_in(0, 1000000000));
   cmd->add_option("-f,--format", args->format,
                   "output: table, or json (per graph the teacher's, best and greedy makespans and the best placement; "
                   "episodes, seconds, the stored policy and job); progress lines go to stderr either way")

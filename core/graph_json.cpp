@@ -184,12 +184,7 @@ Result<Graph> read_graph_json_checked(const std::string& text, const std::string
   if (!root.is_object() || !root.contains("ops") || !root["ops"].is_array())
     return make_error(source + ": expected a JSON object with an 'ops' array (gantry graph format)");
   if (auto known = known_fields(root, kRootFields, source + ": $"); !known) return known.error();
-  auto format = text_field(root, "format", "gantry-graph", source + ": $");
-  if (!format) return format.error();
-  if (format.value() != "gantry-graph")
-    return make_error(source + ": $.format: '" + format.value() + "' is not a gantry graph (expected 'gantry-graph')");
-  if (root.contains("version") && !(root["version"].is_number_integer() && root["version"].get<long long>() == 1))
-    return make_error(source + ": $.version: " + root["version"].dump() + " is not supported (this gantry reads version 1)");
+  if (Status ok = check_format_and_version(root, "gantry-graph", source + ": $"); !ok) return ok.error();
   auto unit = text_field(root, "cost_unit", "s", source + ": $");
   if (!unit) return unit.error();
   if (std::find(kCostUnits.begin(), kCostUnits.end(), unit.value()) == kCostUnits.end())

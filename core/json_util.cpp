@@ -34,8 +34,20 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse errors carry "line L, column C"; 1e400 is out_of_range
-    return make_error(source + ": invalid JSON: " + e.what());
+    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ...": the tag is the library's
+    if (!what.empty() && what[0] == '[' && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+    return make_error(source + ": invalid JSON: " + what);
   }
+}
+
+Status check_format_and_version(const nlohmann::json& root, const std::string& format, const std::string& where) {
+  if (!root.is_object()) return Ok{};
+  if (root.contains("format") && root["format"] != format)
+    return make_error(where + ".format: " + json_text(root["format"]) + " is not a " + format + " file (expected \"" +
+                      format + "\")");
+  if (root.contains("version") && !(root["version"].is_number_integer() && root["version"].get<long long>() == 1))
+    return make_error(where + ".version: " + json_text(root["version"]) + " is not supported (this gantry reads version 1)");
+  return Ok{};
 }
 
 Status check_known_keys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& source) {

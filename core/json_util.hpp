@@ -18,6 +18,11 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
 // misspelt key would otherwise read as absent and its default would silently apply.
 Status check_known_keys(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& source);
 
+// A gantry file's "format" and "version", when present: the format named `format`, version 1
+// (a newer file, or another kind of gantry file, is refused by name rather than half read).
+// `where` names the root in errors ("FILE: $").
+Status check_format_and_version(const nlohmann::json& root, const std::string& format, const std::string& where);
+
 // JSON text of a value (indent < 0: one line). nlohmann's dump() throws on a string that is not
 // UTF-8; names, paths and messages that come from clients and workers are not checked, and a
 // server must not die of one (a Latin-1 file name in a submitted job), so such bytes become U+FFFD.

@@ -50,6 +50,7 @@ Result<PlacementFile> placement_from_json(const std::string& text, const std::st
   // Accept both a placement file and the `-f json` output of `gantry place` (same keys).
   if (!j.is_object() || !j.contains("placement") || !j["placement"].is_array())
     return make_error(source + ": expected a JSON object with a 'placement' array (op index -> device index)");
+  if (Status ok = check_format_and_version(j, "gantry-placement", source + ": $"); !ok) return ok.error();
   PlacementFile file;
   Placement& p = file.placement;
   for (std::size_t i = 0; i < j["placement"].size(); ++i) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "cli/commands.hpp"
 #include "tests/cli/cli_runner.hpp"
@@ -126,6 +127,17 @@ TEST_CASE("simulate refuses a placement made for another graph or with an imposs
   Run wrapped = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.file("huge.json")});
   CHECK(wrapped.code == 1);
   CHECK_THAT(wrapped.err, Catch::Contains("$.placement[3]: 1099511627776 is not a device index"));
+  // A newer placement file, or another kind of gantry file, is refused by name (it was read as one).
+  for (const auto& [key, value, expected] :
+       {std::tuple<std::string, nlohmann::json, std::string>{"version", 9, "$.version: 9 is not supported"},
+        {"format", "gantry-graph", "$.format: \"gantry-graph\" is not a gantry-placement file"}}) {
+    nlohmann::json odd = nlohmann::json::parse(placed.out);
+    odd[key] = value;
+    write(dir.file("odd.json"), odd.dump());
+    Run refused = run_cli({"simulate", "--graph", stg1, "--cluster", "identical:2", "--placement", dir.file("odd.json")});
+    CHECK(refused.code == 1);
+    CHECK_THAT(refused.err, Catch::Contains(dir.file("odd.json") + ": " + expected));
+  }
 }
 
 TEST_CASE("simulate --noise reports the mean and spread over --repeats draws", "[cli]") {

@@ -133,7 +133,10 @@ TEST_CASE("bad pipeline input is an error naming the flag, file or field", "[cli
   const std::string odd = dir.file("odd-scheme.json");
   write(odd, R"({"format": "gantry-graph", "microbatches": 2, "placement": [0, 1],
                     "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
-  CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": format \"gantry-graph\""));
+  CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": $.format: \"gantry-graph\" is not a gantry-pipeline-scheme file"));
+  write(odd, R"({"version": 2, "microbatches": 2, "placement": [0, 1],
+                    "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
+  CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": $.version: 2 is not supported"));
   write(odd, R"({"microbatches": 2, "placement": [0, 1], "recomputed": [0],
                     "schedule": [["F 0 0", "F 1 0", "BW 0 0", "BW 1 0"], ["F 0 1", "BW 0 1", "F 1 1", "BW 1 1"]]})");
   CHECK_THROWS_WITH(with({"--scheme", odd}), Catch::Contains(odd + ": unknown key \"recomputed\""));

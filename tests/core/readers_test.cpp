@@ -90,6 +90,11 @@ TEST_CASE("DOPPLER text errors name the file and line", "[core]") {
     REQUIRE_FALSE(g.ok());
     CHECK_THAT(g.error().message, Catch::StartsWith("wrap.txt:4: edge 1: node id 4294967298 is not a compute node"));
   }
+  SECTION("a UTF-8 byte-order mark before the first line is skipped") {
+    auto g = read_graph_doppler("\xEF\xBB\xBF" "3\n\n0, 1\n1, 2\n10,40\n20,80\n30,120\n", "bom.txt");
+    REQUIRE(g.ok());
+    CHECK(g.value().size() == 3);
+  }
   SECTION("a minus sign in a line of ids is an error, not a separator") {
     auto g = read_graph_doppler("-3\n\n0, 1\n1, 2\n10,40\n20,80\n30,120\n", "minus.txt");
     REQUIRE_FALSE(g.ok());
@@ -170,7 +175,8 @@ TEST_CASE("gantry JSON refuses what it would otherwise ignore", "[core]") {
       {R"({"ops":[{}], "edgez":[]})", "u.json: $.edgez: unknown field"},
       {R"({"ops":[{},{}], "edges":[{"src":0,"dst":1,"byte":4}]})", "u.json: $.edges[0].byte: unknown field"},
       {R"({"version":2,"ops":[{}]})", "u.json: $.version: 2 is not supported"},
-      {R"({"format":"onnx","ops":[{}]})", "u.json: $.format: 'onnx' is not a gantry graph"},
+      {R"({"format":"onnx","ops":[{}]})", "u.json: $.format: \"onnx\" is not a gantry-graph file"},
+      {R"({"format":7,"ops":[{}]})", "u.json: $.format: 7 is not a gantry-graph file"},
       {R"({"cost_unit":"parsecs","ops":[{}]})", "u.json: $.cost_unit: unknown unit 'parsecs'"},
       {R"({"ops":[{},{},{}],"edges":[[0,1,2]]})", "u.json: $.edges[0]: an edge array has exactly two entries"},
       {R"({"ops":[{"name":7}]})", "u.json: $.ops[0].name is not a string"},

@@ -54,8 +54,12 @@ CLI::Validator whole_in(std::uint64_t low, std::uint64_t high) {
 
 CLI::Validator seed_number() { return whole_in(0, std::numeric_limits<std::uint64_t>::max()); }
 
+CLI::Validator file_path() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "an empty path" : ""; }, "PATH");
+}
+
 void ProblemArgs::add_graph_to(CLI::App& app) {
-  auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg");
+  auto* graph = app.add_option("--graph", graph_file, "graph file: gantry .json, DOPPLER .txt or STG .stg")->check(file_path());
   auto* work = app.add_option("--workload", workload,
                               "built-in generator, e.g. llama-layer, chainmm:blocks=4 or chainmm:costs=doppler (see `gantry workloads`)");
   graph->excludes(work);
@@ -122,8 +126,8 @@ SimOptions SimArgs::options() const {
 void OutputArgs::add_to(CLI::App& app, bool timelines) {
   app.add_option("-f,--format", format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   if (timelines) {
-    app.add_option("--trace", trace, "write a Chrome/Perfetto trace of the result (open in ui.perfetto.dev)");
-    app.add_option("--svg", svg, "write an SVG Gantt chart of the result");
+    app.add_option("--trace", trace, "write a Chrome/Perfetto trace of the result (open in ui.perfetto.dev)")->check(file_path());
+    app.add_option("--svg", svg, "write an SVG Gantt chart of the result")->check(file_path());
   }
 }
 

@@ -95,6 +95,9 @@ CLI::Validator finite_in(double low, double high);
 CLI::Validator whole_in(std::uint64_t low, std::uint64_t high);
 // A seed: a whole number from 0 to 2^64 - 1.
 CLI::Validator seed_number();
+// A file path, not empty: an empty one reads as "not given" further on (`--trace ''` wrote
+// nothing and said nothing).
+CLI::Validator file_path();
 // Writes --trace / --svg files of a recorded timeline; a failed write is a CliError.
 void write_timeline_files(const OutputArgs& out, const Graph& graph, const SimResult& result,
                           const TimelineLabels& labels);

@@ -237,7 +237,7 @@ void add_execute_command(CLI::App& app) {
       "real copies between devices), or on its GPUs through --gantry-exec, and compare the measured makespan with "
       "the simulator's");
   args->problem.add_to(*cmd);
-  cmd->add_option("--placement", args->placement_file, "placement JSON (from `gantry place -f json` or `query export`)");
+  cmd->add_option("--placement", args->placement_file, "placement JSON (from `gantry place -f json` or `query export`)")->check(file_path());
   cmd->add_flag("--best", args->best,
                 "the stored best placement of this graph on this cluster (local store); the measurement is recorded "
                 "with it, so `gantry query best` shows it");

@@ -44,7 +44,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--to", args->to, "format: doppler (needs DOPPLER costs: a .txt graph or costs=doppler) or json")
       ->check(CLI::IsMember({"doppler", "json"}))
       ->capture_default_str();
-  cmd->add_option("-o,--output", args->output, "file to write (default: standard output)");
+  cmd->add_option("-o,--output", args->output, "file to write (default: standard output)")->check(file_path());
   cmd->footer("Example: gantry export --workload llama-block:costs=doppler --to doppler -o llama-block.txt\n"
               "         gantry tune --graph llama-block.txt --cluster identical:4 --sim doppler");
   cmd->callback([args] { run_export(*args); });

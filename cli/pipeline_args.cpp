@@ -118,12 +118,14 @@ void add_pipeline_options(CLI::App& cmd, PipelineArgs& args) {
 void add_pipeline_model_options(CLI::App& cmd, PipelineArgs& args) {
   cmd.add_option("--model", args.model, "catalog model (see `gantry models`)");
   cmd.add_option("--hf-config", args.hf_config, "a Hugging Face config.json: Llama, Mistral, Qwen2/3, Mixtral, Qwen2/3-MoE, Jamba, Nemotron-H, Mamba, "
-                 "Falcon-Mamba, Mamba-2 or Bamba (docs/models.md)");
+                 "Falcon-Mamba, Mamba-2 or Bamba (docs/models.md)")->check(file_path());
   cmd.add_option("--profile", args.profile,
-                 "measured operator times (a vidur profiling mlp.csv) for the Llama layers of --model / --hf-config");
+                 "measured operator times (a vidur profiling mlp.csv) for the Llama layers of --model / --hf-config")
+      ->check(file_path());
   cmd.add_option("--stages", args.stages_file,
                  "per-stage costs instead of a model: zero-bubble GraphConfig JSON (n_stages, n_micro, cost_f, cost_b, "
-                 "cost_w, cost_comm, mem_f, mem_b, mem_w, max_mem)");
+                 "cost_w, cost_comm, mem_f, mem_b, mem_w, max_mem)")
+      ->check(file_path());
   cmd.add_option("--pp", args.pp, "pipeline degree (default: every device of the cluster)");
   cmd.add_option("--microbatches", args.microbatches, "microbatches per iteration (default: 2 x pp, or the file's n_micro)");
   cmd.add_option("--microbatch-size", args.microbatch_size, "sequences per microbatch")->capture_default_str();

@@ -135,8 +135,9 @@ void add_pipeline_command(CLI::App& app) {
   sim->add_option("--schedule", sim_args->schedule, "one of:\n" + registry.help())->capture_default_str();
   sim->add_option("--scheme", sim_args->scheme_file,
                   "simulate this scheme JSON instead, with the costs of its own partition and placement "
-                  "(see docs/formats.md)");
-  sim->add_option("--save-scheme", sim_args->save_scheme, "write the simulated scheme as JSON");
+                  "(see docs/formats.md)")
+      ->check(file_path());
+  sim->add_option("--save-scheme", sim_args->save_scheme, "write the simulated scheme as JSON")->check(file_path());
   sim_args->out.add_to(*sim);
   sim->callback([sim, sim_args] {
     note_given(*sim, *sim_args);

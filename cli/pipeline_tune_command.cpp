@@ -609,7 +609,7 @@ void add_pipeline_tune_command(CLI::App& pipeline) {
   cmd->add_option("--schedules", args->pipeline.schedules, "baselines to compare (a comma list)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)");
+  cmd->add_option("--save-scheme", args->pipeline.save_scheme, "write the tuned scheme as JSON (simulate it with --scheme)")->check(file_path());
   cmd->add_option("--rollouts", args->rollouts,
                   "worker slots that evaluate the tuner's moves in parallel (default: hardware threads)")
       ->check(whole_in(1, 256));

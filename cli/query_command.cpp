@@ -411,7 +411,7 @@ void add_query_command(CLI::App& app) {
   policy->add_option("policy", pargs->policy, "NAME[:VERSION] (the newest version without one)");
   policy->add_option("--job", pargs->job, "the policy this job stored (gantry jobs lists them) instead of a name")->excludes("policy");
   policy->add_option("--save", pargs->save, "write its weights to this file (.policy; for --policy and --init)");
-  policy->add_option("--curve", pargs->curve, "write its training run's learning curve (.csv or .svg)");
+  policy->add_option("--curve", pargs->curve, "write its training run's learning curve (.csv or .svg)")->check(file_path());
   policy->add_option("--data", pargs->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   policy->add_option("-f,--format", pargs->out.format, "output: table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
   pargs->remote.add_to(*policy, "ask this coordinator (tcp://HOST:PORT) instead of the local store");

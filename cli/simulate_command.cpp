@@ -98,7 +98,7 @@ void add_simulate_command(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand("simulate", "simulate a given placement and report its makespan and metrics");
   args->problem.add_to(*cmd);
-  cmd->add_option("--placement", args->placement_file, "placement JSON ({\"placement\": [device per op]})")->required();
+  cmd->add_option("--placement", args->placement_file, "placement JSON ({\"placement\": [device per op]})")->required()->check(file_path());
   args->sim.add_to(*cmd);
   add_profiled_flag(*cmd, args->profiled);
   cmd->add_option("--data", args->data, "store directory of --profiled (default: $GANTRY_DATA or ./gantry-data)");

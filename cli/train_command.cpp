@@ -300,7 +300,7 @@ void add_train_command(CLI::App& app) {
                 "cost the graphs with the measured profiles of --data (gantry profile) instead of the roofline: "
                 "stage II then trains on the calibrated simulator, and bests are stored under the profiles' key "
                 "(with --coordinator the profiles travel with the job)");
-  cmd->add_option("--curve", args->curve, "write the learning curve (.csv or .svg)");
+  cmd->add_option("--curve", args->curve, "write the learning curve (.csv or .svg)")->check(file_path());
   cmd->add_option("--save", args->save, "also write the policy to this file (.policy)");
   cmd->add_option("--data", args->data, "data directory (default: $GANTRY_DATA or ./gantry-data)");
   cmd->add_flag("--no-store", args->no_store, "do not store the policy or the placements");

@@ -86,6 +86,19 @@ TEST_CASE("an empty --stages, --hf-config or --profile file is an error naming t
   }
 }
 
+TEST_CASE("a file flag given an empty path is refused, naming the flag", "[cli]") {
+  // An empty path read as "not given": --trace '' wrote nothing and said nothing.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"place", "--workload", "random:ops=10", "--cluster", "identical:2", "-m", "cp", "--trace", ""},
+        {"place", "--graph", "", "--cluster", "identical:2"},
+        {"pipeline", "simulate", "--stages", ""}}) {
+    Run run = run_cli(args);
+    INFO(args[args.size() - 2] << ": " << run.err);
+    CHECK(run.code == 1);
+    CHECK_THAT(run.err, Catch::Contains("an empty path"));
+  }
+}
+
 TEST_CASE("tune refuses a batch longer than a minute, or not above 0, naming --batch", "[cli]") {
   for (const char* batch : {"61s", "1e20s", "0s"}) {
     Run run = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--budget", "1s", "--batch", batch,

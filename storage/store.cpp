@@ -177,6 +177,9 @@ rocksdb::Options make_options() {
 
 // A directory or file gantry may not read gives "permission denied", not "no database".
 std::optional<Error> unreadable(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec))  // access() below would say "permission denied" (no x bit)
+    return make_error("cannot read database " + path + ": it is a file, not a database folder");
   for (const std::string& p : {path, path + "/CURRENT"}) {
     if (::access(p.c_str(), F_OK) != 0) {
       if (errno == EACCES) return make_error("cannot read database " + path + ": permission denied on " + p);

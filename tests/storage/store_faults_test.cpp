@@ -168,6 +168,17 @@ TEST_CASE("a RUNNING job whose process is gone is INTERRUPTED, once and for all"
   CHECK(state_of(*writer, "alive") == JobState::interrupted);
 }
 
+TEST_CASE("a reader given a file, not a folder, is told so (not \"permission denied\")", "[storage]") {
+  TempDir tmp;
+  const std::string file = tmp.file("afile");
+  std::ofstream(file) << "x";
+  for (const std::string& path : {file, std::string("/dev/null")}) {
+    auto store = Store::open_read_only(path);
+    REQUIRE_FALSE(store.ok());
+    CHECK(store.error().message == "cannot read database " + path + ": it is a file, not a database folder");
+  }
+}
+
 TEST_CASE("a reader without permission is told so, not that there is no database", "[storage]") {
   TempDir tmp;
   const std::string db = tmp.file("db");

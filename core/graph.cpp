@@ -116,16 +116,13 @@ std::string GraphBuilder::where(int line) const {
 // them up (and scale them by rates), and a sum past the largest double is inf, which made
 // makespans of inf and bounds of nan.
 Status GraphBuilder::check_totals() const {
-  const auto total_of = [&](auto quantity) {
-    double sum = 0;
-    for (const OpSpec& op : ops_) sum += std::max(0.0, quantity(op));
-    return sum;
+  const auto sum = [](const auto& items, auto quantity) {  // -1 marks an absent cost: it adds nothing
+    double total = 0;
+    for (const auto& item : items) total += std::max(0.0, quantity(item));
+    return total;
   };
-  const auto edge_total = [&](auto quantity) {
-    double sum = 0;
-    for (const EdgeSpec& e : edges_) sum += std::max(0.0, quantity(e));
-    return sum;
-  };
+  const auto total_of = [&](auto quantity) { return sum(ops_, quantity); };
+  const auto edge_total = [&](auto quantity) { return sum(edges_, quantity); };
   const std::pair<const char*, double> totals[] = {
       {"ops' flops", total_of([](const OpSpec& op) { return op.flops; })},
       {"ops' bytes", total_of([](const OpSpec& op) { return op.bytes; })},

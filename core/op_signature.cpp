@@ -12,14 +12,6 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return out + "]";
 }
 
-// A named operand's shape after its slices.
-std::vector<std::int64_t> sliced_shape(const Operand& operand) {
-  std::vector<std::int64_t> shape = operand.shape;
-  for (const SliceRange& s : operand.slices)
-    if (s.dim < static_cast<int>(shape.size())) shape[static_cast<std::size_t>(s.dim)] = s.end - s.begin;
-  return shape;
-}
-
 bool gemm_like(TensorFn fn) {
   return fn == TensorFn::matmul || fn == TensorFn::attention || fn == TensorFn::scores || fn == TensorFn::pv;
 }

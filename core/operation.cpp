@@ -59,6 +59,13 @@ Status check_slices(const Operand& operand, int index) {
 
 }  // namespace
 
+std::vector<std::int64_t> sliced_shape(const Operand& operand) {
+  std::vector<std::int64_t> shape = operand.shape;
+  for (const SliceRange& s : operand.slices)
+    if (s.dim >= 0 && s.dim < static_cast<int>(shape.size())) shape[static_cast<std::size_t>(s.dim)] = s.end - s.begin;
+  return shape;
+}
+
 Operand Operand::edge(std::vector<SliceRange> slices) {
   Operand o;
   o.slices = std::move(slices);

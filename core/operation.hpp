@@ -78,6 +78,9 @@ struct Operation {
 
 const char* to_string(TensorFn fn);
 std::optional<TensorFn> parse_tensor_fn(const std::string& text);
+// A named operand's shape after its slices (what a kernel, and the device, gets of it).
+std::vector<std::int64_t> sliced_shape(const Operand& operand);
+
 const char* to_string(DType dtype);
 std::optional<DType> parse_dtype(const std::string& text);
 double dtype_bytes(DType dtype);

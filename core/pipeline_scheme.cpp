@@ -195,6 +195,12 @@ Status StageCosts::check(const std::string& source) const {
   // Every value at most this, so that a schedule's sums over its (at most kMaxPipelineTasks) tasks
   // stay finite: a cost of 1e308 made iteration times of inf and stalled the list scheduler.
   const double largest = kLargestTotal / static_cast<double>(kMaxPipelineTasks);
+  auto too_large = [&](const char* name, std::size_t i, double value) -> Status {
+    if (std::fabs(value) <= largest) return Ok{};
+    std::ostringstream out;
+    out << at(name, i) << " is " << value << ": at most " << largest << " (a schedule's sums of it must stay finite)";
+    return make_error(out.str());
+  };
   for (std::size_t s = 0; s < n; ++s) {
     for (auto [name, value] : {std::pair{"cost_f", f[s]}, std::pair{"cost_b", b[s]}, std::pair{"cost_w", w[s]},
                                std::pair{"cost_comm", comm[s]}, std::pair{"static_memory", static_memory[s]},
@@ -211,11 +217,7 @@ Status StageCosts::check(const std::string& source) const {
                                std::pair{"cost_comm", comm[s]}, std::pair{"static_memory", static_memory[s]},
                                std::pair{"flops", flops[s]}, std::pair{"mem_f", mem_f[s]}, std::pair{"mem_b", mem_b[s]},
                                std::pair{"mem_w", mem_w[s]}})
-      if (std::fabs(value) > largest) {
-        std::ostringstream out;
-        out << at(name, s) << " is " << value << ": at most " << largest << " (a schedule's sums of it must stay finite)";
-        return make_error(out.str());
-      }
+      if (Status ok = too_large(name, s, value); !ok) return ok;
   }
   for (auto [name, list] : {std::pair{"input_bytes", &input_bytes}, std::pair{"w_grad_bytes", &w_grad_bytes},
                             std::pair{"transient_b", &transient_b}, std::pair{"offload", &offload},
@@ -225,11 +227,7 @@ Status StageCosts::check(const std::string& source) const {
                         std::to_string(n));
     for (std::size_t s = 0; s < list->size(); ++s) {
       if (!std::isfinite((*list)[s]) || (*list)[s] < 0) return make_error(at(name, s) + " must be a finite number >= 0");
-      if ((*list)[s] > largest) {
-        std::ostringstream out;
-        out << at(name, s) << " is " << (*list)[s] << ": at most " << largest << " (a schedule's sums of it must stay finite)";
-        return make_error(out.str());
-      }
+      if (Status ok = too_large(name, s, (*list)[s]); !ok) return ok;
     }
   }
   for (std::size_t s = 0; s < offload.size(); ++s) {

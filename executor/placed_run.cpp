@@ -1,7 +1,6 @@
 #include "executor/placed_run.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -10,6 +9,7 @@
 #include <thread>
 
 #include "core/text.hpp"
+#include "executor/program.hpp"
 #include "executor/run_statistics.hpp"
 
 namespace gantry {
@@ -387,17 +387,12 @@ std::pair<double, const char*> largest_tensor(const Graph& graph, OpId op) {
       if (operand.source == Operand::Source::edge) continue;
       // What the device gets: the operand's slice (the whole tensor stays on the host), of int64
       // token ids or of the op's dtype (aten_kernels.cpp).
-      std::vector<double> extents(operand.shape.begin(), operand.shape.end());
-      for (const SliceRange& slice : operand.slices)
-        if (slice.dim >= 0 && slice.dim < static_cast<int>(extents.size()))
-          extents[static_cast<std::size_t>(slice.dim)] = static_cast<double>(slice.end - slice.begin);
       double bytes = operand.integer ? 8.0 : dtype_bytes(operation->dtype);
-      for (double extent : extents) bytes *= extent;
+      for (std::int64_t extent : sliced_shape(operand)) bytes *= static_cast<double>(extent);
       if (bytes > largest.first) largest = {bytes, "operand"};
     }
-  } else if (graph.flops(op) >= 2) {  // a proxy GEMM: n x n operands, 2 n^3 FLOPs (executor/program.cpp)
-    const double n = std::round(std::cbrt(graph.flops(op) / 2));
-    if (4 * n * n > largest.first) largest = {4 * n * n, "proxy GEMM operand"};
+  } else if (const double n = static_cast<double>(proxy_gemm_side(graph.flops(op))); 4 * n * n > largest.first) {
+    largest = {4 * n * n, "proxy GEMM operand"};  // n x n floats
   }
   return largest;
 }

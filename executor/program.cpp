@@ -1,6 +1,7 @@
 #include "executor/program.hpp"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -44,6 +45,13 @@ class ProxyOperands {
 
 }  // namespace
 
+std::int64_t proxy_gemm_side(double flops) {
+  if (flops < 2) return 0;
+  const double side = std::round(std::cbrt(flops / 2));
+  if (side >= 9e18) return std::numeric_limits<std::int64_t>::max();  // past int64 (the memory check refuses it)
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(side));
+}
+
 Program::Program(const Graph& graph, at::Device device)
     : graph_(graph), device_(device), prepared_(static_cast<std::size_t>(graph.size())) {
   NamedTensors named;  // built on the host (their values are the host generator's), then moved
@@ -57,11 +65,7 @@ Program::Program(const Graph& graph, at::Device device)
                                   : aten::sliced(named.get(operand, operation->dtype), operand.slices).contiguous().to(device));
       continue;
     }
-    const double flops = graph.flops(op);
-    if (flops >= 2) {
-      const auto n = static_cast<std::int64_t>(std::llround(std::cbrt(flops / 2)));
-      p.proxy_a = p.proxy_b = proxies.get(std::max<std::int64_t>(n, 1));
-    }
+    if (const std::int64_t n = proxy_gemm_side(graph.flops(op)); n > 0) p.proxy_a = p.proxy_b = proxies.get(n);
     p.proxy_elements = std::max<std::int64_t>(1, static_cast<std::int64_t>(graph.output_bytes(op) / 4));
   }
 }

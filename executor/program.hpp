@@ -12,6 +12,10 @@
 
 namespace gantry {
 
+// The side n of the square GEMM that stands for an op of `flops` without an operation (2 n^3
+// FLOPs); 0 below 2 FLOPs (no GEMM).
+std::int64_t proxy_gemm_side(double flops);
+
 class Program {
  public:
   explicit Program(const Graph& graph, at::Device device = at::kCPU);

@@ -19,6 +19,7 @@
 #include "core/cluster_presets.hpp"
 #include "core/graph_io.hpp"
 #include "core/json_util.hpp"
+#include "core/yaml_keys.hpp"
 #include "storage/store.hpp"
 
 namespace gantry::cli {
@@ -83,6 +84,7 @@ YAML::Node load_job_file(const std::string& path) {
     throw CliError(path + ":" + std::to_string(e.mark.line + 1) + ": not YAML: " + e.msg);
   }
   if (!root.IsMap()) throw CliError(path + ": a job file is a map of settings (see configs/jobs/)");
+  if (Status once = check_unique_keys(root, path); !once) throw CliError(once.error().message);
   return root;
 }
 

@@ -11,6 +11,7 @@
 
 #include "core/cluster.hpp"
 #include "core/cluster_presets.hpp"
+#include "core/yaml_keys.hpp"
 
 namespace gantry {
 
@@ -127,6 +128,7 @@ Result<Cluster> Cluster::from_yaml(const std::string& text, const std::string& s
     return make_error(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML: " + e.msg);
   }
   if (!root.IsMap()) return make_error(source + ": a cluster file must be a YAML mapping");
+  if (Status once = check_unique_keys(root, source); !once) return once.error();
   if (auto unknown = unknown_key(root, {"name", "devices", "default_link", "inter_host_link", "links", "hosts"}, source))
     return *unknown;
   auto cluster_name = text_field(root, "name", source, source);

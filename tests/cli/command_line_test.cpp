@@ -250,6 +250,10 @@ TEST_CASE("job files: a pipeline job's keys are pipeline tune's flags, checked b
   CHECK_THAT(noise.err, Catch::Contains(file + ": --noise 7.000: not in range 0 to 3"));
   Run budget = submit("workload: chainmm\ncluster: identical:2\nbudget: abc\n");
   CHECK_THAT(budget.err, Catch::Contains(file + ": --budget"));
+  // A key set twice: yaml-cpp would read the first and drop the second without a word.
+  Run twice = submit("workload: chainmm\ncluster: identical:2\nbudget: 1s\nbudget: 5m\n");
+  CHECK(twice.code == 1);
+  CHECK_THAT(twice.err, Catch::StartsWith("gantry: " + file + ":4: key \"budget\" is set again (first set on line 3)"));
   Run kind = submit("kind: train\nworkload: chainmm\n");
   CHECK(kind.code == 1);
   CHECK_THAT(kind.err, Catch::Contains("\"train\" is not a job kind a job file describes (tune, pipeline)"));

@@ -63,6 +63,18 @@ Result<double> parse_cost(const std::string& text, const std::string& where, con
   return v;
 }
 
+// An op's type in the gdp_* files (the public simulator's list): einsummable ops are matrix
+// products, formations gather blocks, the rest cost what their line says. Any other word is
+// refused: a misspelt "einsumable" read as a plain op would change the kind the cost model sees.
+Result<OpKind> op_kind_of_type(const std::string& type, const std::string& where) {
+  if (type == "einsummable") return OpKind::matmul;
+  if (type == "formation") return OpKind::formation;
+  for (const char* plain : {"input", "complexer", "squeezer", "fill", "select", "unknown"})
+    if (type == plain) return OpSpec{}.kind;
+  return make_error(where + ": unknown op type '" + type +
+                    "' (known: input, formation, complexer, squeezer, fill, select, einsummable, unknown)");
+}
+
 }  // namespace
 
 Result<Graph> read_graph_doppler(const std::string& text, const std::string& source) {
@@ -110,8 +122,11 @@ Result<Graph> read_graph_doppler(const std::string& text, const std::string& sou
     op.cost = comp.value();
     op.transfer_cost = comm.value();
     op.line = line_no;
-    if (fields.size() >= 3 && fields[2] == "einsummable") op.kind = OpKind::matmul;
-    if (fields.size() >= 3 && fields[2] == "formation") op.kind = OpKind::formation;
+    if (fields.size() >= 3) {
+      auto kind = op_kind_of_type(fields[2], where);
+      if (!kind) return kind.error();
+      op.kind = kind.value();
+    }
     builder.add_op(std::move(op));
   }
   for (std::size_t e = 0; e < srcs.size(); ++e) {

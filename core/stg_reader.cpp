@@ -46,7 +46,12 @@ Result<Graph> read_graph_stg(const std::string& text, const std::string& source)
       return make_error(where + ": task " + std::to_string(id) + " says it has " + std::to_string(npred) +
                         " predecessors but the line lists more ('" + extra + "' and after)");
     ++expected_id;
-    if (id == 0 || id == n + 1) continue;  // dummy entry / exit
+    if (id == 0 || id == n + 1) {  // dummy entry / exit: costing something, it would be dropped
+      if (cost != 0)
+        return make_error(where + ": task " + std::to_string(id) + " is the dummy " + (id == 0 ? "entry" : "exit") +
+                          ", which costs 0 in STG (found " + std::to_string(cost) + ")");
+      continue;
+    }
     OpSpec op;
     op.name = "t" + std::to_string(id);
     op.cost = static_cast<double>(cost);

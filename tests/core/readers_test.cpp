@@ -100,6 +100,16 @@ TEST_CASE("DOPPLER text errors name the file and line", "[core]") {
     REQUIRE_FALSE(g.ok());
     CHECK_THAT(g.error().message, Catch::StartsWith("minus.txt:1: '-' in a line of node ids"));
   }
+  SECTION("op types: the gdp files' words, each read as its kind; any other refused") {
+    auto g = read_graph_doppler("3\n\n0, 1\n1, 2\n10,40,einsummable\n20,80,formation\n30,120,squeezer\n", "types.txt");
+    REQUIRE(g.ok());
+    CHECK(g.value().kind(0) == OpKind::matmul);
+    CHECK(g.value().kind(1) == OpKind::formation);
+    CHECK(g.value().kind(2) == OpKind::custom);
+    auto typo = read_graph_doppler("2\n\n0\n1\n10,40,einsumable\n20,80\n", "typo.txt");
+    REQUIRE_FALSE(typo.ok());
+    CHECK_THAT(typo.error().message, Catch::StartsWith("typo.txt:5: unknown op type 'einsumable' (known: input,"));
+  }
   SECTION("cycle") {
     auto g = read_graph_doppler("2\n\n0,1\n1,0\n5,20\n1,1\n", "cycle.txt");
     REQUIRE_FALSE(g.ok());
@@ -121,6 +131,16 @@ TEST_CASE("STG errors name the file and line", "[core]") {
   auto directory_json = read_graph_file(kData + "/stg/x.json");  // a missing file under a real folder
   REQUIRE_FALSE(directory_json.ok());
   CHECK_THAT(directory_json.error().message, Catch::Contains("No such file"));
+}
+
+TEST_CASE("an STG dummy entry or exit that costs something is refused, not dropped", "[core]") {
+  // The file's optimum counts every task's cost: dropping a dummy's would lower the makespan under it.
+  auto entry = read_graph_stg("2\n0 5 0\n1 3 1 0\n2 4 1 1\n3 0 1 2\n", "entry.stg");
+  REQUIRE_FALSE(entry.ok());
+  CHECK(entry.error().message == "entry.stg:2: task 0 is the dummy entry, which costs 0 in STG (found 5)");
+  auto exit = read_graph_stg("2\n0 0 0\n1 3 1 0\n2 4 1 1\n3 7 1 2\n", "exit.stg");
+  REQUIRE_FALSE(exit.ok());
+  CHECK(exit.error().message == "exit.stg:5: task 3 is the dummy exit, which costs 0 in STG (found 7)");
 }
 
 TEST_CASE("an STG line must list exactly its predecessor count", "[core]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
@@ -285,9 +286,36 @@ JobSpec stored_spec(JobSpec spec) {
   return spec;
 }
 
+namespace {
+
+// The numbers every kind of job shares. A client's spec may carry any value: NaN passes every
+// comparison, infinity every bound, and a count of chains or a batch no worker can finish ties up
+// the pool (2^31 chains queued as many tasks; a batch of 2^62 evaluations outlived every lease).
+Status check_spec_numbers(const JobSpec& spec) {
+  if (!(spec.budget_seconds >= 0 && std::isfinite(spec.budget_seconds)))
+    return make_error("budget_seconds " + format_seconds(spec.budget_seconds) + ": must be a finite number >= 0 (0: no time budget)");
+  if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
+  if (!(spec.patience_seconds >= 0 && std::isfinite(spec.patience_seconds)))
+    return make_error("patience_seconds " + format_seconds(spec.patience_seconds) + ": must be a finite number >= 0 (0: no patience)");
+  if (!std::isfinite(spec.batch_seconds)) return make_error("batch_seconds " + format_seconds(spec.batch_seconds) + ": must be a finite number");
+  if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
+  if (spec.kind == "tune" && spec.batch_evaluations <= 0 && !(spec.batch_seconds <= kLongestBatch))  // timed batches
+    return make_error("batch_seconds " + format_seconds(spec.batch_seconds) + ": at most " + format_seconds(kLongestBatch) +
+                      " (a running batch runs to its end: it is the step of progress and of a cancel)");
+  if (spec.batch_evaluations > kMostBatchEvaluations)
+    return make_error("batch_evaluations " + std::to_string(spec.batch_evaluations) + ": at most " +
+                      std::to_string(kMostBatchEvaluations) + " (a running batch runs to its end)");
+  if (spec.parallelism < 0 || spec.parallelism > kMostParallelism)
+    return make_error("parallelism " + std::to_string(spec.parallelism) + ": must be 0 (every slot) to " + std::to_string(kMostParallelism));
+  return Ok{};
+}
+
+}  // namespace
+
 Status check_spec(const JobSpec& spec) {
   if (spec.kind != "tune" && spec.kind != "train" && spec.kind != "pipeline" && spec.kind != "measure")
     return make_error("job kind \"" + spec.kind + "\": this coordinator runs \"tune\", \"train\", \"pipeline\" and \"measure\" jobs");
+  if (Status ok = check_spec_numbers(spec); !ok) return ok;
   if (spec.kind == "measure")
     if (Status ok = check_measure_job_spec(spec); !ok) return ok;
   if (spec.kind == "train")
@@ -296,13 +324,6 @@ Status check_spec(const JobSpec& spec) {
     if (Status ok = check_pipeline_job_spec(spec); !ok) return ok;
   if (spec.kind != "pipeline" && spec.problem.is_pipeline())
     return make_error("a " + spec.kind + " job needs a graph problem, not a pipeline problem");
-  if (spec.budget_seconds < 0) return make_error("budget_seconds " + std::to_string(spec.budget_seconds) + ": must be >= 0");
-  if (spec.budget_evaluations < 0) return make_error("budget_evaluations must be >= 0");
-  if (spec.batch_seconds <= 0 && spec.batch_evaluations <= 0) return make_error("a batch needs batch_seconds > 0 or batch_evaluations > 0");
-  if (spec.kind == "tune" && spec.batch_evaluations <= 0 && !(spec.batch_seconds <= kLongestBatch))  // timed batches
-    return make_error("batch_seconds " + format_seconds(spec.batch_seconds) + ": at most " + format_seconds(kLongestBatch) +
-                      " (a running batch runs to its end: it is the step of progress and of a cancel)");
-  if (spec.parallelism < 0) return make_error("parallelism must be >= 0");
   return Ok{};
 }
 

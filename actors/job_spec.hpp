@@ -34,5 +34,10 @@ struct JobSpec {
 // The longest batch a job may ask for, in seconds. A batch, once running on a worker, runs to its
 // end: it is the step of a job's progress, of a cancel and of a lost worker's recovery.
 inline constexpr double kLongestBatch = 60;
+// A batch of fixed evaluations is bounded by its count: 1e8 is minutes on large graphs (a batch
+// that outlives its lease runs again elsewhere, and fails the job at the last attempt).
+inline constexpr long kMostBatchEvaluations = 100'000'000;
+// Batches in flight for one job: more than any pool's slots (each is a queued task).
+inline constexpr int kMostParallelism = 65'536;
 
 }  // namespace gantry

@@ -16,6 +16,8 @@ Result<double> parse_duration(const std::string& text) {
   else if (unit == "h") scale = 3600;
   if (end == text.c_str() || scale == 0 || !std::isfinite(value) || value <= 0)
     return make_error("invalid duration '" + text + "' (expected a positive time, e.g. 30s, 500ms, 2m)");
+  if (!std::isfinite(value * scale))  // 1e306h: past the largest number of seconds (a budget that never ends)
+    return make_error("invalid duration '" + text + "': too long to count in seconds");
   return value * scale;
 }
 

@@ -46,8 +46,12 @@ TuneOptions tune_options(const TuneArgs& args) {
     throw CliError("--batch " + args.batch + ": at most " + format_seconds(kLongestBatch) +
                    " (a running batch runs to its end: it is the step of progress and of a cancel)");
   options.batch_seconds = batch.value();
-  if (args.batch_evals < 0) throw CliError("--batch-evals " + std::to_string(args.batch_evals) + ": must be >= 0");
+  if (args.batch_evals < 0 || args.batch_evals > kMostBatchEvaluations)
+    throw CliError("--batch-evals " + std::to_string(args.batch_evals) + ": must be 0 to " + std::to_string(kMostBatchEvaluations) +
+                   " (a running batch runs to its end)");
   options.batch_evaluations = args.batch_evals;
+  if (args.parallelism < 0 || args.parallelism > kMostParallelism)
+    throw CliError("--parallelism " + std::to_string(args.parallelism) + ": must be 0 (every slot) to " + std::to_string(kMostParallelism));
   return options;
 }
 
@@ -154,7 +158,6 @@ void read_job_file(const std::string& path, TuneArgs& args) {
   read_key(root, path, "batch-evals", args.batch_evals);
   read_key(root, path, "priority", args.priority);
   read_key(root, path, "parallelism", args.parallelism);
-  if (args.parallelism < 0) throw CliError(path + ": key \"parallelism\": " + std::to_string(args.parallelism) + " is below 0");
   for (auto [value, name, names] : {std::tuple{&args.sim.sim, "sim", &kSimNames},
                                     std::tuple{&args.sim.dispatch, "dispatch", &kDispatchNames},
                                     std::tuple{&args.sim.links, "links", &kLinkNames}}) {

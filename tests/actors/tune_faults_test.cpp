@@ -16,6 +16,7 @@
 
 #include "core/host_name.hpp"
 #include "actors/cluster_node.hpp"
+#include "actors/coordinator_state.hpp"
 #include "actors/messages.hpp"
 #include "actors/net/wire.hpp"
 #include "actors/anneal_task.hpp"
@@ -665,4 +666,48 @@ TEST_CASE("a batch is never longer than what the time budget has left", "[actors
   CHECK(batch.task.seconds <= 20);
   c.client->request(c.node.coordinator, 10s, cancel_atom::value, id).receive([](const std::string&) {}, [](const caf::error&) {});
   c.node.shutdown(c.system);
+}
+
+TEST_CASE("a job spec's budget and batch must be finite: NaN passed every check, infinity never ended", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  const JobSpec good = make_job_spec(f.problem(), deterministic(dir.path(), 500));
+  REQUIRE(coordinator_detail::check_spec(good).ok());
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0}) {
+    JobSpec spec = good;
+    spec.budget_seconds = bad;
+    const Status ok = coordinator_detail::check_spec(spec);
+    INFO(bad);
+    REQUIRE_FALSE(ok.ok());
+    CHECK_THAT(ok.error().message, Catch::StartsWith("budget_seconds ") && Catch::Contains("must be a finite number >= 0"));
+  }
+  JobSpec batch = good;
+  batch.kind = "train";  // timed batches of other kinds have no 60 s limit, which caught NaN for tune
+  batch.batch_seconds = std::nan("");
+  const Status ok = coordinator_detail::check_spec(batch);
+  REQUIRE_FALSE(ok.ok());
+  CHECK_THAT(ok.error().message, Catch::StartsWith("batch_seconds nan s: must be a finite number"));
+}
+
+TEST_CASE("a job spec's patience, batch size and parallelism are bounded", "[actors]") {
+  Fixture f;
+  TempDir dir;
+  const JobSpec good = make_job_spec(f.problem(), deterministic(dir.path(), 500));
+  const auto refusal = [](const JobSpec& spec) {
+    const Status ok = coordinator_detail::check_spec(spec);
+    return ok.ok() ? std::string("accepted") : ok.error().message;
+  };
+  JobSpec patience = good;
+  patience.patience_seconds = -5;  // read as "no patience" before
+  CHECK_THAT(refusal(patience), Catch::StartsWith("patience_seconds -5 s: must be a finite number >= 0"));
+  JobSpec batch = good;
+  batch.batch_evaluations = 1L << 62;  // no worker finishes it: leased and lost again and again
+  CHECK_THAT(refusal(batch), Catch::StartsWith("batch_evaluations 4611686018427387904: at most 100000000"));
+  batch.batch_evaluations = 100'000'000;
+  CHECK(refusal(batch) == "accepted");
+  JobSpec wide = good;
+  wide.parallelism = (1 << 30);  // with no worker yet, the tuner queued that many batches
+  CHECK_THAT(refusal(wide), Catch::StartsWith("parallelism 1073741824: must be 0 (every slot) to 65536"));
+  wide.parallelism = 65'536;
+  CHECK(refusal(wide) == "accepted");
 }

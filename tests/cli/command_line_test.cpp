@@ -109,6 +109,23 @@ TEST_CASE("tune refuses a batch longer than a minute, or not above 0, naming --b
   }
 }
 
+TEST_CASE("a duration past the largest number of seconds is refused, not a budget that never ends", "[cli]") {
+  // 1e305 hours is 3.6e308 s, past the largest double (1.8e308): it read as infinity, and a job
+  // with an infinite budget ignored Ctrl-C.
+  Run run = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--budget", "1e305h", "--data", "unused"});
+  CHECK(run.code == 1);
+  CHECK_THAT(run.err, Catch::Contains("invalid duration '1e305h': too long to count in seconds"));
+}
+
+TEST_CASE("tune bounds --batch-evals and --parallelism, naming the flag", "[cli]") {
+  Run evals = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--batch-evals", "200000000", "--data", "unused"});
+  CHECK(evals.code == 1);
+  CHECK_THAT(evals.err, Catch::StartsWith("gantry: --batch-evals 200000000: must be 0 to 100000000"));
+  Run wide = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--parallelism", "70000", "--data", "unused"});
+  CHECK(wide.code == 1);
+  CHECK_THAT(wide.err, Catch::StartsWith("gantry: --parallelism 70000: must be 0 (every slot) to 65536"));
+}
+
 TEST_CASE("a coordinator refuses an endpoint it cannot bind as written", "[cli]") {
   TempDir dir;
   for (const auto& [bind, why] : std::vector<std::pair<std::string, std::string>>{

@@ -216,8 +216,16 @@ Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& o
     socket->set(zmq::sockopt::sndhwm, options.high_water_mark);
     socket->set(zmq::sockopt::rcvhwm, options.high_water_mark);
     socket->set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(wire::kMaxPayloadBytes + 1024));
-    socket->set(zmq::sockopt::heartbeat_ivl, 1000);  // ZMTP pings keep idle TCP connections honest
-    socket->set(zmq::sockopt::heartbeat_timeout, 3000);
+    if (!options.bind) {
+      // ZMTP pings keep an idle connection to the coordinator honest: a worker or client whose
+      // coordinator went silent reconnects. Only the connecting side pings (the coordinator still
+      // answers): libzmq 4.3.4 aborts the whole process (stream_engine_base.cpp:331, "!_io_error")
+      // when a ROUTER with heartbeats hands a routing id over between connections, which any
+      // peer that reuses a worker's name could cause. The coordinator has its own heartbeats for
+      // workers (actors/rollout_pool.cpp) and needs no pings to find them gone.
+      socket->set(zmq::sockopt::heartbeat_ivl, 1000);
+      socket->set(zmq::sockopt::heartbeat_timeout, 3000);
+    }
     if (options.bind) {
       socket->set(zmq::sockopt::router_mandatory, 1);  // a gone peer is an error, not a silent drop
       socket->set(zmq::sockopt::router_handover, 1);   // a reconnecting worker takes its identity back

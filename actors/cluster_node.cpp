@@ -127,6 +127,7 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
                       e.what() + "); try fewer --rollouts or raise the process limit (ulimit -u)");
   }
   WorkerNode node;
+  if (!options.connect.empty()) w.coordinator = options.connect;
   node.worker = spawn_worker(system, w, cache, std::move(rollouts));
   if (options.connect.empty()) {
     connect_worker(node.worker, spawn_direct_link(system, options.pool, node.worker, w.name));

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "actors/log_line.hpp"
+#include "core/text.hpp"
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/off_thread.hpp"
@@ -54,6 +55,10 @@ struct WorkerState {
   // cleared every tick) nor built twice while the build runs.
   std::set<std::pair<std::uint64_t, std::uint64_t>> building;
   Clock::time_point last_heard, last_beat;
+  // What the worker has said about reaching its coordinator (options.coordinator).
+  Clock::time_point last_answer;  // the coordinator's last message (last_heard also restarts at each hello)
+  bool joined = false;            // heard it at least once
+  double silence_reported = 0;    // the longest silence reported so far (seconds), 0 while it answers
   static inline const char* name = "worker";
 };
 
@@ -71,6 +76,34 @@ void say_hello(Self self) {
   const WorkerOptions& o = s.options;
   const int slots = s.abandoned_measurements.empty() ? o.slots : 0;
   send_up(self, wire::Type::hello, wire::encode(wire::Hello{o.name, host_name(), static_cast<long>(getpid()), slots, o.kinds}));
+}
+
+// Reports on the coordinator's silence (first after options.silence_report_seconds, 10 s, then at
+// 20, 40, ... and at most every 5 minutes), so that a worker started against the wrong endpoint, a
+// coordinator that is down or a key that is not authorized is not a worker that waits without a word.
+constexpr double kLongestSilenceReportGap = 300;
+
+void report_silence(Self self) {
+  WorkerState& s = self->state;
+  if (s.options.coordinator.empty()) return;
+  const double silent = std::chrono::duration<double>(Clock::now() - s.last_answer).count();
+  const double next = s.silence_reported == 0 ? s.options.silence_report_seconds
+                                              : std::min(2 * s.silence_reported, s.silence_reported + kLongestSilenceReportGap);
+  if (silent < next) return;
+  s.silence_reported = next;
+  log_line("gantry worker " + s.options.name + ": no answer from the coordinator at " + s.options.coordinator + " for " +
+           format_seconds(next) + " (is `gantry coordinator` running there? with CURVE keys, is this worker's key in its "
+           "--authorized-keys?); still trying");
+}
+
+void heard_coordinator(Self self) {
+  WorkerState& s = self->state;
+  s.last_heard = s.last_answer = Clock::now();
+  if (s.options.coordinator.empty()) return;
+  if (!s.joined) log_line("gantry worker " + s.options.name + ": joined the coordinator at " + s.options.coordinator);
+  else if (s.silence_reported > 0) log_line("gantry worker " + s.options.name + ": the coordinator at " + s.options.coordinator + " answers again");
+  s.joined = true;
+  s.silence_reported = 0;
 }
 
 void answer(Self self, std::uint64_t lease, TaskResult result) {
@@ -232,7 +265,7 @@ void fail_waiting(Self self, const Fingerprint& key, const std::string& why) {
 
 void on_message(Self self, const wire::Envelope& e) {
   WorkerState& s = self->state;
-  s.last_heard = Clock::now();
+  heard_coordinator(self);
   switch (e.type) {
     case wire::Type::assign: {
       auto m = wire::decode<wire::Assign>(e.payload);
@@ -303,7 +336,7 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
   return {
       [=](uplink_atom, caf::actor uplink) {
         self->state.uplink = std::move(uplink);
-        self->state.last_heard = Clock::now();
+        self->state.last_heard = self->state.last_answer = Clock::now();
         say_hello(self);
         if (self->state.options.timers)
           self->delayed_send(self, milliseconds_of(self->state.options.heartbeat_seconds), tick_atom::value);
@@ -312,6 +345,7 @@ caf::behavior worker_actor(Self self, WorkerOptions options, ProblemCache* cache
       [=](tick_atom) {
         give_up_overdue(self);
         drop_stale_waiting(self);
+        report_silence(self);
         WorkerState& st = self->state;
         const double silent = std::chrono::duration<double>(Clock::now() - st.last_heard).count();
         if (silent > st.options.heartbeat_seconds * st.options.liveness) {

@@ -18,6 +18,11 @@ class ProblemCache;
 
 struct WorkerOptions {
   std::string name;             // stable identity (default: host/pid)
+  // The coordinator's endpoint, when the worker connects over the network: it then says when it
+  // first hears the coordinator, when it hears nothing for long, and when it hears it again
+  // (empty: a worker in the coordinator's process, which has nothing to report).
+  std::string coordinator;
+  double silence_report_seconds = 10;  // the first report of a silent coordinator (then 2x, 4x, ...)
   int slots = 1;                // rollout actors
   double heartbeat_seconds = 1.0;
   int liveness = 3;

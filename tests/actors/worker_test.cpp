@@ -10,6 +10,9 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <fcntl.h>
+#include <unistd.h>
+#include <cstdio>
 
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
@@ -397,4 +400,85 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   CHECK_THAT(called, Catch::Contains(R"("--backend","cpu","--devices","2","--streams","1","--repeats","2","--warmup","0")"));
   CHECK_THAT(called, Catch::Contains(R"("--no-pin")"));
   caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+// Everything written to stderr (log_line) while it lives goes to a file instead.
+class StderrToFile {
+ public:
+  explicit StderrToFile(const std::string& path) : path_(path) {
+    std::fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+  }
+  ~StderrToFile() { restore(); }
+  std::string text() {
+    restore();
+    return testing::read_text(path_);
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    dup2(saved_, STDERR_FILENO);
+    close(saved_);
+    saved_ = -1;
+  }
+  std::string path_;
+  int saved_ = -1;
+};
+
+}  // namespace
+
+TEST_CASE("a networked worker says when its coordinator is silent, when it joins and when it answers again", "[actors]") {
+  WorkerSetup setup;
+  testing::TempDir dir;
+  const std::string log = dir.file("stderr.txt");
+  WorkerOptions options;
+  options.name = "w";
+  options.coordinator = "tcp://nowhere:1";
+  options.heartbeat_seconds = 0.02;
+  options.silence_report_seconds = 0.2;
+  const std::string silent = " (is `gantry coordinator` running there? with CURVE keys, is this worker's key in its --authorized-keys?); still trying";
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Waits (polling the captured lines) until `what` has been said `times` times.
+  const auto until_said = [&](const std::string& what, std::size_t times) {
+    for (int i = 0; i < 500 && count(testing::read_text(log), what) < times; ++i) std::this_thread::sleep_for(10ms);
+    return count(testing::read_text(log), what) >= times;
+  };
+  const std::string first = "gantry worker w: no answer from the coordinator at tcp://nowhere:1 for 0.2 s" + silent;
+  const std::string second = "gantry worker w: no answer from the coordinator at tcp://nowhere:1 for 0.4 s" + silent;
+  const std::string joined = "gantry worker w: joined the coordinator at tcp://nowhere:1";
+  const std::string again = "gantry worker w: the coordinator at tcp://nowhere:1 answers again";
+  std::string said;
+  {
+    StderrToFile capture(log);
+    caf::actor worker = spawn_worker(setup.system, options, &setup.cache, {setup.system.spawn(silent_rollout)});
+    StopsWorker stops{worker};
+    caf::scoped_actor uplink{setup.system};
+    connect_worker(worker, uplink);
+    const auto heartbeat = [&] { uplink->send(worker, net_in_atom::value, wire::Envelope{"", wire::Type::heartbeat, wire::encode_empty()}); };
+    CHECK(until_said(second, 1));  // never heard: reports at 0.2 and 0.4 s
+    heartbeat();
+    CHECK(until_said(joined, 1));
+    CHECK(until_said(first, 2));   // silent again: from 0.2 s on
+    heartbeat();
+    CHECK(until_said(again, 1));
+    said = capture.text();
+  }
+  // In that order (a slow machine may add later reports, at 0.8 s and on, between them).
+  const std::size_t at_second = said.find(second), at_joined = said.find(joined), at_again = said.find(again);
+  CHECK(said.find(first) < at_second);
+  CHECK(at_second < at_joined);
+  CHECK(at_joined < said.find(first, at_joined));
+  CHECK(said.find(first, at_joined) < at_again);
+  CHECK(count(said, joined) == 1);
 }

@@ -126,8 +126,7 @@ void on_client(Self self, const wire::Envelope& e) {
   const std::string peer = e.peer;
   auto request = wire::decode<wire::Request>(e.payload);
   if (!request) {
-    ++s.malformed;
-    log_line(std::string() + "gantry: dropped a " + wire::to_string(e.type) + " request from " + peer + ": " + request.error().message);
+    s.malformed_log.note(std::string("dropped a ") + wire::to_string(e.type) + " request from " + peer + ": " + request.error().message, ++s.malformed);
     return reply(self, peer, wire::Reply{0, false, request.error().message, ""});
   }
   const wire::Request& r = request.value();

@@ -18,6 +18,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
+#include "actors/rate_limited_log.hpp"
 #include "actors/tuner_actor.hpp"
 
 namespace gantry::coordinator_detail {
@@ -71,6 +72,7 @@ struct CoordinatorState {
   std::deque<std::string> ended_order;
   long next_order = 0;
   long malformed = 0;                           // client requests that could not be read
+  RateLimitedLog malformed_log;                 // their lines: at most one a second
   // Background improvement: a run being prepared or running (its id once it has one), and when a
   // client job was last queued or running.
   bool improving = false;

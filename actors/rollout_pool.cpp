@@ -10,6 +10,7 @@
 #include "actors/log_line.hpp"
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
+#include "actors/rate_limited_log.hpp"
 
 namespace gantry {
 
@@ -50,6 +51,7 @@ struct PoolState {
   std::map<std::string, Worker> workers;      // by peer identity
   std::deque<Task> queue;                     // kept sorted: priority desc, then order
   std::map<std::uint64_t, Lease> leases;
+  RateLimitedLog malformed_log;               // lines about unreadable worker messages: one a second
   // Problems by key, with how many adds (jobs, learner stages) hold each: two jobs on the same
   // graph and cluster share an entry, and one ending must not take it from the other.
   struct HeldProblem {
@@ -284,8 +286,7 @@ void on_message(Self self, const wire::Envelope& e) {
   auto known = s.workers.find(e.peer);
   if (known != s.workers.end()) known->second.last_seen = Clock::now();
   const auto bad = [&](const Error& error) {
-    ++s.counters.malformed;
-    log_line(std::string() + "gantry: dropped a " + wire::to_string(e.type) + " message from " + e.peer + ": " + error.message);
+    s.malformed_log.note(std::string("dropped a ") + wire::to_string(e.type) + " message from " + e.peer + ": " + error.message, ++s.counters.malformed);
   };
   switch (e.type) {
     case wire::Type::hello: {

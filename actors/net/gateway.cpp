@@ -9,6 +9,7 @@
 #include <zmq_addon.hpp>
 
 #include "actors/log_line.hpp"
+#include "actors/rate_limited_log.hpp"
 #include "actors/messages.hpp"
 
 namespace gantry {
@@ -51,15 +52,9 @@ struct Loop {
   std::shared_ptr<zmq::socket_t> outbox;  // PULL: what actors asked the gateway to send
   std::shared_ptr<Shared> shared;
   caf::actor face;  // the outbox: what receivers see as the sender, and answer to
-  std::chrono::steady_clock::time_point last_log{};
+  RateLimitedLog log;
 
-  // At most a line a second: a flood of garbage must not flood the log.
-  void note(const std::string& what, long so_far) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_log < std::chrono::seconds(1)) return;
-    last_log = now;
-    log_line("gantry: " + what + " (" + std::to_string(so_far) + " so far)");
-  }
+  void note(const std::string& what, long so_far) { log.note(what, so_far); }
 
   void drop(const std::string& peer, const std::string& why) {
     note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, ++shared->malformed);
@@ -146,7 +141,7 @@ struct Loop {
 void socket_thread(caf::blocking_actor*, GatewayOptions options, std::shared_ptr<zmq::socket_t> socket,
                    std::shared_ptr<zmq::socket_t> zap, std::shared_ptr<zmq::socket_t> outbox, std::shared_ptr<Shared> shared,
                    caf::actor face) {
-  Loop loop{std::move(options), std::move(socket), std::move(zap), std::move(outbox), std::move(shared), std::move(face)};
+  Loop loop{std::move(options), std::move(socket), std::move(zap), std::move(outbox), std::move(shared), std::move(face), {}};
   loop.run();
   loop.socket->close();
   loop.outbox->close();

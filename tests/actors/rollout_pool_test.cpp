@@ -6,6 +6,8 @@
 
 #include "actors/messages.hpp"
 #include "actors/rollout_pool.hpp"
+#include "tests/support/stderr_to_file.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace gantry;
 
@@ -353,4 +355,21 @@ TEST_CASE("rollouts of a higher-priority job cannot starve a queued measurement 
   for (long k = 3; k < 6; ++k) job->send(pool, run_task_atom::value, std::string("busy"), 5, task(k));  // queued ahead of it
   m->send(pool, net_in_atom::value, done("m", first, "1"));
   CHECK(next_assign(m, "m").task.sequence == 2);  // the idle worker goes to the measurement
+}
+
+TEST_CASE("a flood of unreadable worker messages is counted, and logged at most once a second", "[actors]") {
+  testing::TempDir dir;
+  PoolFixture f(timerless());
+  caf::scoped_actor w{f.system};
+  std::string said;
+  {
+    testing::StderrToFile capture(dir.file("stderr.txt"));
+    for (int i = 0; i < 500; ++i) w->send(f.pool, net_in_atom::value, wire::Envelope{"w", wire::Type::hello, "not MessagePack"});
+    CHECK(status(w, f.pool).malformed == 500);  // the status request comes after all 500 in the pool's mailbox
+    said = capture.text();
+  }
+  INFO(said);
+  // One line (a second later there would be room for another: the 500 took far less here).
+  CHECK(std::count(said.begin(), said.end(), '\n') == 1);
+  CHECK_THAT(said, Catch::StartsWith("gantry: dropped a hello message from w: ") && Catch::EndsWith(" (1 so far)\n"));
 }

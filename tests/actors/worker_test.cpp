@@ -10,9 +10,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-#include <fcntl.h>
-#include <unistd.h>
-#include <cstdio>
 
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
@@ -28,6 +25,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/recording_program.hpp"
 #include "tests/support/release_on_exit.hpp"
+#include "tests/support/stderr_to_file.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "workloads/workload.hpp"
 
@@ -402,37 +400,6 @@ TEST_CASE("a worker's slot measures through its gantry-exec program when its dev
   caf::anon_send_exit(slot, caf::exit_reason::user_shutdown);
 }
 
-namespace {
-
-// Everything written to stderr (log_line) while it lives goes to a file instead.
-class StderrToFile {
- public:
-  explicit StderrToFile(const std::string& path) : path_(path) {
-    std::fflush(stderr);
-    saved_ = dup(STDERR_FILENO);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-  }
-  ~StderrToFile() { restore(); }
-  std::string text() {
-    restore();
-    return testing::read_text(path_);
-  }
-
- private:
-  void restore() {
-    if (saved_ < 0) return;
-    std::fflush(stderr);
-    dup2(saved_, STDERR_FILENO);
-    close(saved_);
-    saved_ = -1;
-  }
-  std::string path_;
-  int saved_ = -1;
-};
-
-}  // namespace
 
 TEST_CASE("a networked worker says when its coordinator is silent, when it joins and when it answers again", "[actors]") {
   WorkerSetup setup;
@@ -460,7 +427,7 @@ TEST_CASE("a networked worker says when its coordinator is silent, when it joins
   const std::string again = "gantry worker w: the coordinator at tcp://nowhere:1 answers again";
   std::string said;
   {
-    StderrToFile capture(log);
+    testing::StderrToFile capture(log);
     caf::actor worker = spawn_worker(setup.system, options, &setup.cache, {setup.system.spawn(silent_rollout)});
     StopsWorker stops{worker};
     caf::scoped_actor uplink{setup.system};

@@ -79,6 +79,12 @@ inline const char* get(Decoder& d, double& out) {
   if (!d.in.real(out)) return kWrongType;
   return std::isfinite(out) ? nullptr : "is not finite";
 }
+// A length of time in seconds: 0 to a year (a worker's claim of -1e300 s of work went into the
+// pool's counters as read).
+inline const char* get_seconds(Decoder& d, double& out) {
+  if (const char* wrong = get(d, out)) return wrong;
+  return out >= 0 && out <= 365.0 * 86400 ? nullptr : "is not a time in seconds (0 to a year)";
+}
 template <class Int>
 const char* get_int(Decoder& d, Int& out) {
   std::int64_t v = 0;

@@ -208,7 +208,7 @@ bool read_task(Decoder& d, const std::string& what, RolloutTask& t) {
     if (key == "kind") return get(d, t.kind);
     if (key == "problem") return get(d, t.problem);
     if (key == "body") return get_bin(d, t.body);
-    if (key == "seconds") return get(d, t.seconds);
+    if (key == "seconds") return get_seconds(d, t.seconds);
     if (key == "sequence") return get(d, t.sequence);
     return get(d, t.attempt);
   });
@@ -578,7 +578,7 @@ Result<Done> decode<Done>(std::string_view payload) {
       if (key == "body") return get_bin(d, r.body);
       if (key == "worker") return get(d, r.worker);
       if (key == "error") return get(d, r.error);
-      return get(d, r.seconds);
+      return get_seconds(d, r.seconds);
     });
   });
 }

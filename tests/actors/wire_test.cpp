@@ -353,6 +353,22 @@ TEST_CASE("damaged wire messages are errors that say what is wrong", "[actors]")
     REQUIRE_FALSE(twice.ok());
     CHECK_THAT(twice.error().message, Catch::Contains("\"key\" appears twice"));
   }
+  SECTION("a worker's seconds of work and a task's seconds are times: 0 to a year") {
+    for (const double bad : {-1e300, -1.0, 365.0 * 86400 + 1}) {
+      TaskResult r;
+      r.seconds = bad;
+      auto done = decode<Done>(encode(Done{7, r}));
+      INFO(bad);
+      REQUIRE_FALSE(done.ok());
+      CHECK_THAT(done.error().message, Catch::Contains("\"seconds\" is not a time in seconds (0 to a year)"));
+      RolloutTask t = some_task();
+      t.seconds = bad;
+      CHECK_FALSE(decode<Assign>(encode(Assign{1, 2, t})).ok());
+    }
+    TaskResult r;
+    r.seconds = 0;
+    CHECK(decode<Done>(encode(Done{7, r})).ok());
+  }
   SECTION("trailing bytes after the map") {
     CHECK_THAT(decode<Assign>(good + "\x01").error().message, Catch::Contains("not MessagePack"));
   }

@@ -11,6 +11,7 @@
 #include "actors/measure_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/rate_limited_log.hpp"
+#include "core/text.hpp"
 
 namespace gantry {
 
@@ -52,6 +53,8 @@ struct PoolState {
   std::deque<Task> queue;                     // kept sorted: priority desc, then order
   std::map<std::uint64_t, Lease> leases;
   RateLimitedLog malformed_log;               // lines about unreadable worker messages: one a second
+  RateLimitedLog name_clash_log;              // lines about two live workers of one name
+  long name_clashes = 0;
   // Problems by key, with how many adds (jobs, learner stages) hold each: two jobs on the same
   // graph and cluster share an entry, and one ending must not take it from the other.
   struct HeldProblem {
@@ -270,8 +273,19 @@ void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
   // A worker restarted under the same name (another process) holds none of its predecessor's
   // leases: they run again now, not after their deadlines, and its slots start free.
   if (auto known = s.workers.find(peer);
-      known != s.workers.end() && (known->second.hello.pid != hello.pid || known->second.hello.host != hello.host))
+      known != s.workers.end() && (known->second.hello.pid != hello.pid || known->second.hello.host != hello.host)) {
+    // A process that was heard from a moment ago is not one that restarted: two live workers share
+    // the name, and the socket gives the name to whichever connected last, so they take it from
+    // each other and one of them idles. Said (once a second at most), since neither can tell.
+    const Worker& before = known->second;
+    if (const double since = seconds_since(before.last_seen); since < s.options.heartbeat_seconds * 1.5)
+      s.name_clash_log.note("worker name " + peer + ": process " + std::to_string(hello.pid) + " on " + hello.host +
+                                " says hello while process " + std::to_string(before.hello.pid) + " on " + before.hello.host +
+                                " was heard " + format_seconds(since, 2) + " ago; if both run, they take the name from each "
+                                "other and one idles: give each its own --name",
+                            ++s.name_clashes);
     forget_worker(self, peer, "restarted as process " + std::to_string(hello.pid) + " on " + hello.host);
+  }
   auto [it, fresh] = s.workers.try_emplace(peer);
   Worker& w = it->second;
   w.link = caf::actor_cast<caf::actor>(self->current_sender());

@@ -373,3 +373,20 @@ TEST_CASE("a flood of unreadable worker messages is counted, and logged at most 
   CHECK(std::count(said.begin(), said.end(), '\n') == 1);
   CHECK_THAT(said, Catch::StartsWith("gantry: dropped a hello message from w: ") && Catch::EndsWith(" (1 so far)\n"));
 }
+
+TEST_CASE("a hello under a worker's name from another process while the first is live is said to clash", "[actors]") {
+  testing::TempDir dir;
+  PoolFixture f(timerless());
+  caf::scoped_actor w{f.system};
+  std::string said;
+  {
+    testing::StderrToFile capture(dir.file("stderr.txt"));
+    w->send(f.pool, net_in_atom::value, hello("twin", {"anneal"}, 1, 100));
+    w->send(f.pool, net_in_atom::value, hello("twin", {"anneal"}, 1, 200));  // at once: the first was just heard
+    CHECK(status(w, f.pool).workers.size() == 1);
+    said = capture.text();
+  }
+  INFO(said);
+  CHECK_THAT(said, Catch::Contains("gantry: worker name twin: process 200 on test-host says hello while process 100 on test-host was heard ") &&
+                       Catch::Contains(" ago; if both run, they take the name from each other and one idles: give each its own --name (1 so far)"));
+}

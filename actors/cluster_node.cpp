@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <system_error>
 #include <thread>
 
@@ -175,11 +176,34 @@ Status serve_until(caf::actor_system& system, const std::vector<caf::actor>& nod
 
 }  // namespace
 
+namespace {
+
+Status serve_coordinator_on(std::shared_ptr<Store> store, const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
+                            const std::function<void(const std::string& endpoint)>& ready, bool& started);
+
+}  // namespace
+
 Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
                          const std::function<void(const std::string& endpoint)>& ready) {
-  auto opened = Store::open(options.data_dir);
-  if (!opened) return opened.error();
-  std::shared_ptr<Store> store = std::move(opened).value();
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(options.data_dir, ignored);
+  bool started = false;
+  Status served = Ok{};
+  {
+    auto opened = Store::open(options.data_dir);
+    if (!opened) return opened.error();
+    served = serve_coordinator_on(std::move(opened).value(), options, stop, ready, started);
+  }  // the store is closed here
+  // A coordinator that could not start (its endpoint taken) leaves no empty store behind in a
+  // folder it made; a folder that was there, or one it served from, is kept.
+  if (!started && !existed) std::filesystem::remove_all(options.data_dir, ignored);
+  return served;
+}
+
+namespace {
+
+Status serve_coordinator_on(std::shared_ptr<Store> store, const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
+                            const std::function<void(const std::string& endpoint)>& ready, bool& started) {
   ProblemCache cache;
   caf::actor_system_config cfg;
   configure_message_scheduler(cfg);
@@ -198,12 +222,15 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
   c.coordinator.improve_keep = options.improve_keep;
   auto node = start_coordinator_node(system, store, c);
   if (!node) return node.error();
+  started = true;
   ready(node.value().endpoint);
   const CoordinatorNode& n = node.value();
   Status served = serve_until(system, {n.store, n.pool, n.coordinator, n.gateway}, "coordinator", stop);
   n.shutdown(system);
   return served;
 }
+
+}  // namespace
 
 Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& stop,
                     const std::function<void(const std::string& name)>& ready) {

@@ -1,8 +1,14 @@
 // The command line as a user meets it: the whole `gantry` app in-process (gantry_main), with its
 // exit code, stdout and stderr.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -138,6 +144,32 @@ TEST_CASE("a coordinator refuses an endpoint it cannot bind as written", "[cli]"
     CHECK(run.code == 1);
     CHECK_THAT(run.err, Catch::Contains("--bind: endpoint '" + bind + "': " + why));
   }
+}
+
+TEST_CASE("a coordinator whose endpoint is taken leaves no store behind in a folder it made, and keeps one that was there", "[cli]") {
+  TempDir dir;
+  // A listening TCP socket holds the port.
+  const int held = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(held >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  REQUIRE(bind(held, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(listen(held, 1) == 0);
+  socklen_t size = sizeof address;
+  REQUIRE(getsockname(held, reinterpret_cast<sockaddr*>(&address), &size) == 0);
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  Run fresh = run_cli({"coordinator", "--bind", endpoint, "--data", dir.file("fresh")});
+  CHECK(fresh.code == 1);
+  CHECK_THAT(fresh.err, Catch::Contains("cannot bind " + endpoint));
+  CHECK_FALSE(std::filesystem::exists(dir.file("fresh")));
+  std::filesystem::create_directories(dir.file("there"));
+  write(dir.file("there/keep.txt"), "a user's file");
+  Run there = run_cli({"coordinator", "--bind", endpoint, "--data", dir.file("there")});
+  CHECK(there.code == 1);
+  CHECK(std::filesystem::exists(dir.file("there/keep.txt")));
+  close(held);
 }
 
 TEST_CASE("simulate refuses a placement made for another graph or with an impossible index", "[cli]") {

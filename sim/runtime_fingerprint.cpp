@@ -1,5 +1,7 @@
 #include "sim/runtime_fingerprint.hpp"
 
+#include "core/cluster.hpp"
+#include "core/json_util.hpp"
 #include "core/profile_table.hpp"
 
 #include <cstdlib>
@@ -85,9 +87,17 @@ std::string sim_options_json(const SimOptions& o) {
 }
 
 Result<SimOptions> sim_options_from_json(const std::string& text) {
-  const std::string where = "simulator options '" + text + "'";
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // The text comes from a client's job (or a worker's problem): it is named, not quoted, in errors
+  // (it may be megabytes), and read as the flags read it, unknown keys and out-of-range values
+  // refused as --streams, --noise and --noise-samples refuse them.
+  const std::string where = "simulator options";
+  auto parsed = parse_json(text, where);
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = parsed.value();
   if (!j.is_object()) return make_error(where + ": not a JSON object");
+  if (Status known = check_known_keys(j, {"sim", "dispatch", "links", "dedup", "streams", "noise", "noise_seed", "noise_samples"}, where);
+      !known)
+    return known.error();
   SimOptions o;
   try {
     const std::string sim = j.value("sim", "default");
@@ -107,11 +117,13 @@ Result<SimOptions> sim_options_from_json(const std::string& text) {
     o.seed = j.value("noise_seed", std::uint64_t{1});
     o.noise_samples = j.value("noise_samples", 1);
   } catch (const nlohmann::json::exception& e) {
-    return make_error(where + ": " + e.what());
+    std::string what = e.what();  // "[json.exception.type_error.302] type must be ...": the tag is the library's
+    if (what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+    return make_error(where + ": " + what);
   }
-  if (o.streams < 0) return make_error(where + ": streams: must be >= 0");
-  if (!(o.noise_sigma >= 0)) return make_error(where + ": noise: must be >= 0");
-  if (o.noise_samples < 1) return make_error(where + ": noise_samples: must be >= 1");
+  if (o.streams < 0 || o.streams > kMaxStreams) return make_error(where + ": streams: must be 0 to " + std::to_string(kMaxStreams));
+  if (!(o.noise_sigma >= 0 && o.noise_sigma <= 3)) return make_error(where + ": noise: must be 0 to 3");
+  if (o.noise_samples < 1 || o.noise_samples > 10000) return make_error(where + ": noise_samples: must be 1 to 10000");
   return o;
 }
 

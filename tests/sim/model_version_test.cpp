@@ -60,6 +60,22 @@ TEST_CASE("stored simulator options give back the key they were stored under", "
   CHECK(runtime_fingerprint(c, fewer) != runtime_fingerprint(c, noisy));
 }
 
+TEST_CASE("stored simulator options are read as the flags read them: unknown keys and values out of their ranges refused", "[sim]") {
+  const auto refusal = [](const std::string& text) {
+    auto o = sim_options_from_json(text);
+    return o.ok() ? std::string("accepted") : o.error().message;
+  };
+  CHECK(refusal(R"({"sim": "doppler", "streams": 1024, "noise": 3, "noise_samples": 10000})") == "accepted");
+  // A field the simulator does not know (a megabyte of it went into the problem's key and the stored spec).
+  CHECK_THAT(refusal(R"({"sim": "default", "x": [[[1]]]})"), Catch::StartsWith("simulator options: unknown key \"x\""));
+  CHECK(refusal(R"({"streams": 1025})") == "simulator options: streams: must be 0 to 1024");
+  CHECK(refusal(R"({"noise": 3.5})") == "simulator options: noise: must be 0 to 3");
+  CHECK(refusal(R"({"noise_samples": 0})") == "simulator options: noise_samples: must be 1 to 10000");
+  CHECK(refusal(R"({"noise_samples": 10001})") == "simulator options: noise_samples: must be 1 to 10000");
+  CHECK_THAT(refusal(R"({"streams": "four"})"), Catch::StartsWith("simulator options: type must be number"));
+  CHECK_THAT(refusal("[1, 2]"), Catch::StartsWith("simulator options: not a JSON object"));
+}
+
 TEST_CASE("pinned makespans of this model version", "[sim]") {
   REQUIRE(kModelVersion == 3);  // a bump comes with the new pinned values below (3 moved none of them: no co-run)
   const Dispatch fifo = Dispatch::fifo, prio = Dispatch::priority;

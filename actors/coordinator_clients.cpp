@@ -37,7 +37,8 @@ nlohmann::json status_json(Self self, const PoolStatus& pool, const GatewayCount
   nlohmann::json workers = nlohmann::json::array();
   for (const auto& w : pool.workers)
     workers.push_back({{"name", w.name}, {"host", w.host}, {"pid", w.pid}, {"slots", w.slots}, {"busy", w.busy}, {"done", w.done},
-                       {"busy_seconds", w.busy_seconds}, {"silent_seconds", w.silent_seconds}, {"executors", w.executors}});
+                       {"busy_seconds", w.busy_seconds}, {"silent_seconds", w.silent_seconds}, {"executors", w.executors},
+                       {"distrusted", w.distrusted}});
   nlohmann::json queued = nlohmann::json::array(), running = nlohmann::json::array();
   for (const Job& j : s.queue) {  // the head of the queue: a status stays cheap with thousands queued
     if (queued.size() >= 20) break;

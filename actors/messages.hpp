@@ -50,6 +50,9 @@ using drop_checkpoint_atom = caf::atom_constant<caf::atom("dropckpt")>;
 using run_task_atom = caf::atom_constant<caf::atom("runtask")>;
 using withdraw_atom = caf::atom_constant<caf::atom("withdraw")>;
 using slots_atom = caf::atom_constant<caf::atom("slots")>;
+// (worker name, why) to the pool: an answer of that worker failed its asker's checks; it takes no
+// more tasks until it restarts (a new process under its name).
+using distrust_atom = caf::atom_constant<caf::atom("distrust")>;
 using add_problem_atom = caf::atom_constant<caf::atom("addproblem")>;
 using drop_problem_atom = caf::atom_constant<caf::atom("dropproblm")>;
 using tick_atom = caf::atom_constant<caf::atom("tick")>;
@@ -176,6 +179,7 @@ struct PoolStatus {
     double busy_seconds = 0;    // its rollouts' time on them
     double silent_seconds = 0;  // since its last message
     std::string executors;      // its executor devices ("cpu:2"; empty: none), from the measure kinds it runs
+    std::string distrusted;     // why it takes no tasks (an answer that failed its checks); empty: it takes them
   };
   std::vector<Worker> workers;
   long queued = 0, leased = 0;

@@ -45,6 +45,7 @@ struct Worker {
   long done = 0;
   double busy_seconds = 0;  // rollout time of its committed results
   Clock::time_point last_seen;
+  std::string distrusted;   // why its answers are refused (distrust_atom): it runs no kind until it restarts
 };
 
 struct PoolState {
@@ -85,7 +86,7 @@ void enqueue(Self self, Task task) {
 double deadline_seconds(const PoolState& s, const RolloutTask& t) { return s.options.lease_seconds + t.seconds; }
 
 bool runs(const Worker& w, const std::string& kind) {
-  return std::find(w.hello.kinds.begin(), w.hello.kinds.end(), kind) != w.hello.kinds.end();
+  return w.distrusted.empty() && std::find(w.hello.kinds.begin(), w.hello.kinds.end(), kind) != w.hello.kinds.end();
 }
 
 bool has_free_slot(const PoolState& s) {
@@ -383,6 +384,15 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
           it = q.erase(it);
         }
       },
+      [=](distrust_atom, const std::string& name, const std::string& why) {
+        // Its leases run out as they are (their answers are checked again); a worker of that name
+        // that restarts (another process) is a new record, trusted again.
+        PoolState& st = self->state;
+        auto it = st.workers.find(name);  // a worker's peer identity is its name
+        if (it == st.workers.end() || !it->second.distrusted.empty()) return;
+        it->second.distrusted = why;
+        log_line("gantry: worker " + name + " gets no more tasks until it restarts: " + why);
+      },
       [=](slots_atom, const std::string& kind) {  // slots of the live workers that run `kind`
         int n = 0;
         for (const auto& [peer, w] : self->state.workers)
@@ -394,7 +404,7 @@ caf::behavior rollout_pool(Self self, PoolOptions options) {
         PoolStatus out = st.counters;
         for (const auto& [peer, w] : st.workers)
           out.workers.push_back({peer, w.hello.name, w.hello.host, w.hello.pid, w.hello.slots, w.busy, w.done, w.busy_seconds,
-                                 seconds_since(w.last_seen), executor_devices_of(w.hello.kinds)});
+                                 seconds_since(w.last_seen), executor_devices_of(w.hello.kinds), w.distrusted});
         out.queued = static_cast<long>(st.queue.size());
         out.leased = static_cast<long>(st.leases.size());
         return out;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <limits>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct TunerState {
   bool heuristics_pending = false;            // episode 0 is out as a `place` task
   bool stopping = false;
   std::string failure;                        // a rollout or the store failed: the job ends FAILED
+  std::set<std::string> distrusted;           // workers whose answers failed their checks (refuse_answer)
   std::unique_ptr<Simulator> simulator;       // checks workers' claimed bests (built on the first)
   caf::response_promise done;
   static inline const char* name = "tuner";
@@ -130,6 +132,28 @@ void fail(caf::stateful_actor<TunerState>* self, const std::string& what) {
 }
 
 void finish(caf::stateful_actor<TunerState>* self);
+
+// Workers whose answers fail their checks before the job stops: one faulty worker (another
+// version, a broken one, or a peer that is not a gantry worker) does not end a job the others
+// serve, but a cluster of them is no cluster to tune on.
+constexpr std::size_t kMostDistrustedWorkers = 3;
+
+// An answer failed its checks (unreadable, over its cap, a placement that is not one, a makespan
+// its placement does not have): it is dropped and its worker gets no more tasks (the pool's
+// distrust), and the job goes on, unless the answer names no worker or its worker is the
+// kMostDistrustedWorkers-th. Returns whether the job goes on.
+bool refuse_answer(caf::stateful_actor<TunerState>* self, const std::string& worker, const std::string& why) {
+  TunerState& s = self->state;
+  if (!worker.empty()) {
+    s.distrusted.insert(worker);
+    self->send(s.config.pool, distrust_atom::value, worker, why);
+  }
+  if (worker.empty() || s.distrusted.size() >= kMostDistrustedWorkers) {
+    fail(self, why + (worker.empty() ? std::string() : " (answers of " + std::to_string(s.distrusted.size()) + " workers failed their checks)"));
+    return false;
+  }
+  return true;  // the pool says it ("worker W gets no more tasks until it restarts: why")
+}
 
 // A worker's claimed best, checked before it becomes the job's (and the store's): its placement
 // must place this graph on this cluster and simulate here to the makespan claimed. A faulty
@@ -226,7 +250,7 @@ void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, l
   s.outcome.rollout_seconds += answer.seconds;
   auto decoded = decode_batch_result(answer.body);
   if (!decoded) {
-    fail(self, "batch " + std::to_string(sequence) + " from " + answer.worker + ": " + decoded.error().message);
+    refuse_answer(self, answer.worker, "batch " + std::to_string(sequence) + " from " + answer.worker + ": " + decoded.error().message);
     return keep_busy(self);
   }
   const BatchResult& batch = decoded.value();
@@ -237,7 +261,7 @@ void on_batch(caf::stateful_actor<TunerState>* self, int chain, long sequence, l
   if (valid) valid = batch.last.check(s.config.problem->graph, s.config.problem->cluster, from + ": its last placement");
   if (valid && batch.best_makespan < s.outcome.best.makespan) valid = check_claim(s, batch.best, batch.best_makespan, from);
   if (!valid) {
-    fail(self, valid.error().message);
+    refuse_answer(self, answer.worker, valid.error().message);
     return keep_busy(self);
   }
   s.chains[chain].last = batch.last;
@@ -357,15 +381,19 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
   request.evaluations = s.config.spec.budget_evaluations > 0 ? unpromised(s) : 0;
   s.heuristics_pending = true;
   RolloutTask task{kPlaceTask, s.config.problem->key, encode_body(request), request.seconds, 0, 0};
-  auto done = [=](const std::string& failure, const PlacementOutcome* heuristics) {
+  // A refused answer runs the heuristics again (on another worker: its own gets no more tasks).
+  const auto refused = [=](const std::string& worker, const std::string& why) {
+    self->state.heuristics_pending = false;
+    if (refuse_answer(self, worker, why)) return run_heuristics(self);
+    begin_search(self);
+  };
+  auto done = [=](const std::string& failure, const PlacementOutcome* heuristics, const std::string& worker) {
     TunerState& st = self->state;
     st.heuristics_pending = false;
     if (!failure.empty()) fail(self, failure);
     if (heuristics) {
-      if (Status valid = check_claim(st, heuristics->placement, heuristics->makespan, "the heuristics' result"); !valid) {
-        fail(self, valid.error().message);
-        return begin_search(self);
-      }
+      if (Status valid = check_claim(st, heuristics->placement, heuristics->makespan, "the heuristics' result from " + worker); !valid)
+        return refused(worker, valid.error().message);
       st.outcome.evaluations += heuristics->evaluations;
       st.outcome.heuristic_evaluations = heuristics->evaluations;
       st.outcome.heuristic_seconds = elapsed(st);
@@ -385,13 +413,13 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
   self->request(s.config.pool, caf::infinite, run_task_atom::value, s.config.job_id, s.config.spec.priority, std::move(task))
       .then(
           [=](const TaskResult& answer) {
-            if (answer.withdrawn) return done("", nullptr);
+            if (answer.withdrawn) return done("", nullptr, "");
             self->state.outcome.rollout_seconds += answer.seconds;
             auto outcome = decode_place_result(answer.body);
-            if (!outcome) return done("the heuristics from " + answer.worker + ": " + outcome.error().message, nullptr);
-            done("", &outcome.value());
+            if (!outcome) return refused(answer.worker, "the heuristics from " + answer.worker + ": " + outcome.error().message);
+            done("", &outcome.value(), answer.worker);
           },
-          [=](const caf::error& e) { done("the heuristics failed: " + error_text(self->system(), e), nullptr); });
+          [=](const caf::error& e) { done("the heuristics failed: " + error_text(self->system(), e), nullptr, ""); });
 }
 
 // Takes back what the job has queued and not started (a cancelled job, a spent budget). Sent on

@@ -44,6 +44,9 @@ void run_status(const StatusArgs& args) {
                  format_fixed(w.value("busy_seconds", 0.0), 1) + " s", format_fixed(w.value("silent_seconds", 0.0), 1) + " s ago"});
   }
   workers.print(std::cout);
+  for (const auto& w : j.value("workers", nlohmann::json::array()))  // (coordinators before distrust send no field)
+    if (const std::string why = w.value("distrusted", ""); !why.empty())
+      std::cout << "worker " << w.value("name", "") << " takes no tasks until it restarts: " << why << "\n";
   std::cout << j["workers"].size() << " worker(s), " << j.value("slots", 0) << " slots, " << j.value("leases", 0L)
             << " tasks leased, " << j.value("queued_tasks", 0L) << " queued\n"
             << "jobs: " << j["jobs_running"].size() << " running, " << j.value("queue_length", 0L) << " queued\n"

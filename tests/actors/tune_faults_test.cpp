@@ -326,36 +326,97 @@ struct ScriptedCluster {
   }
 };
 
+
+// Scripted workers w1, w2, w3 in turn take the job's heuristics and claim a makespan ten times
+// better than their placement has, as faulty workers or ones of another simulator version would:
+// each is refused and gets no more tasks, and the third ends the job.
+void three_false_claims(ScriptedCluster& c) {
+  const double real = round_robin(c.f).makespan;
+  for (const std::string name : {"w1", "w2", "w3"}) {
+    c.worker->send(c.node.pool, net_in_atom::value, scripted_hello(name));
+    const wire::Assign assign = next_assign(c.worker);
+    c.worker->send(c.node.pool, net_in_atom::value, scripted_done(name, assign, encode_body(round_robin(c.f, real / 10))));
+  }
+}
+
+// The pool's view of one worker, by name.
+PoolStatus::Worker pool_worker(ScriptedCluster& c, const std::string& name) {
+  PoolStatus status;
+  c.client->request(c.node.pool, std::chrono::seconds(10), status_atom::value)
+      .receive([&](const PoolStatus& s) { status = s; }, [&](const caf::error& e) { FAIL(c.system.render(e)); });
+  for (const PoolStatus::Worker& w : status.workers)
+    if (w.name == name) return w;
+  FAIL("no worker " + name);
+  return {};
+}
+
+// Why the pool distrusts a worker, once it does (the job tells it after checking an answer): "" if
+// it still trusts it after 5 s.
+std::string distrust_of(ScriptedCluster& c, const std::string& name) {
+  for (int i = 0; i < 500; ++i) {
+    const std::string why = pool_worker(c, name).distrusted;
+    if (!why.empty()) return why;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return "";
+}
+
 }  // namespace
 
-TEST_CASE("a worker's claimed best is simulated again: a makespan its placement does not have fails the job, unstored",
+TEST_CASE("a worker's claimed best is simulated again: a makespan its placement does not have is refused, its worker gets no "
+          "more tasks, and the job goes on with another",
           "[actors]") {
-  // A scripted worker (this test) answers the job's first task, the heuristics, with a valid
-  // placement and a makespan ten times too good, as a faulty worker or one of another simulator
-  // version would. The coordinator must not make it the job's best nor store it.
+  using namespace std::chrono_literals;
+  ScriptedCluster c;  // its worker "w" never says hello again: only the workers below serve
+  c.worker->send(c.node.pool, net_in_atom::value, wire::Envelope{"w", wire::Type::bye, wire::encode_empty()});
+  const std::string id = c.submit(1000);
+  const double real = round_robin(c.f).makespan;
+  c.worker->send(c.node.pool, net_in_atom::value, scripted_hello("liar"));
+  const wire::Assign lie = next_assign(c.worker);
+  c.worker->send(c.node.pool, net_in_atom::value, scripted_done("liar", lie, encode_body(round_robin(c.f, real / 10))));
+  CHECK_THAT(distrust_of(c, "liar"), Catch::Contains("claims a makespan of") && Catch::Contains("another simulator version"));
+  // The heuristics run again, on the next worker, whose true answer the job takes.
+  c.worker->send(c.node.pool, net_in_atom::value, scripted_hello("honest"));
+  const wire::Assign again = next_assign(c.worker);
+  CHECK(again.task.kind == "place");
+  c.worker->send(c.node.pool, net_in_atom::value, scripted_done("honest", again, encode_body(round_robin(c.f))));
+  (void)next_assign(c.worker);  // the search's first batch, to the honest worker: the job runs on
+  CHECK(pool_worker(c, "honest").distrusted.empty());
+  std::string cancelled;
+  c.client->request(c.node.coordinator, 10s, cancel_atom::value, id)
+      .receive([&](const std::string& text) { cancelled = text; }, [&](const caf::error& e) { FAIL(c.system.render(e)); });
+  // The honest worker leaves with its batch leased (this pool's leases do not expire): the batch
+  // comes back unrun and the cancelled job ends.
+  c.worker->send(c.node.pool, net_in_atom::value, wire::Envelope{"honest", wire::Type::bye, wire::encode_empty()});
+  TuneOutcome outcome;
+  c.client->request(c.node.coordinator, 30s, await_atom::value, id)
+      .receive([&](const TuneOutcome& o) { outcome = o; }, [&](const caf::error& e) { FAIL(c.system.render(e)); });
+  CHECK(outcome.state == JobState::cancelled);
+  CHECK(outcome.best.makespan == Approx(real));
+  c.node.shutdown(c.system);
+  const auto stored = c.store->best(outcome.graph, outcome.runtime).value();
+  REQUIRE(stored.has_value());
+  CHECK(stored->makespan == Approx(real));
+}
+
+TEST_CASE("the third worker whose answer fails its checks ends the job FAILED, its false claims unstored", "[actors]") {
   using namespace std::chrono_literals;
   ScriptedCluster c;
-  Fixture& f = c.f;
-  std::shared_ptr<Store>& store = c.store;
-  caf::actor_system& system = c.system;
-  CoordinatorNode& node = c.node;
-  caf::scoped_actor &worker = c.worker, &client = c.client;
+  c.worker->send(c.node.pool, net_in_atom::value, wire::Envelope{"w", wire::Type::bye, wire::encode_empty()});
   const std::string id = c.submit(1000);
-  const wire::Assign assign = next_assign(worker);
-  const double real = round_robin(f).makespan;
-  worker->send(node.pool, net_in_atom::value, scripted_done("w", assign, encode_body(round_robin(f, real / 10))));
+  three_false_claims(c);
   TuneOutcome outcome;
-  client->request(node.coordinator, 30s, await_atom::value, id)
-      .receive([&](const TuneOutcome& o) { outcome = o; }, [&](const caf::error& e) { FAIL(system.render(e)); });
+  c.client->request(c.node.coordinator, 30s, await_atom::value, id)
+      .receive([&](const TuneOutcome& o) { outcome = o; }, [&](const caf::error& e) { FAIL(c.system.render(e)); });
   CHECK(outcome.state == JobState::failed);
-  CHECK_THAT(outcome.stop_reason, Catch::Contains("claims a makespan of") && Catch::Contains("another simulator version"));
-  CHECK_FALSE(outcome.best.makespan == Approx(real / 10));
-  node.shutdown(system);
-  CHECK_FALSE(store->best(outcome.graph, outcome.runtime).value().has_value());
+  CHECK_THAT(outcome.stop_reason, Catch::Contains("claims a makespan of") && Catch::Contains("(answers of 3 workers failed their checks)"));
+  CHECK_FALSE(outcome.best.makespan == Approx(round_robin(c.f).makespan / 10));
+  c.node.shutdown(c.system);
+  CHECK_FALSE(c.store->best(outcome.graph, outcome.runtime).value().has_value());
 }
 
 TEST_CASE("an await or cancel that comes while a job's end is being recorded gets the job's outcome or is told", "[actors]") {
-  // The job fails on the heuristics' claim (as above); while its FAILED record is being stored
+  // The job fails on three workers' false claims (as above); while its FAILED record is being stored
   // (held in the store's hook) a client awaits it. The coordinator no longer runs it and has not
   // recorded its end: it must wait for the end, not answer that there is no such job.
   using namespace std::chrono_literals;
@@ -371,10 +432,9 @@ TEST_CASE("an await or cancel that comes while a job's end is being recorded get
     (*sender)->send(coordinator, cancel_atom::value, record.id);
     std::this_thread::sleep_for(200ms);
   });
+  c.worker->send(c.node.pool, net_in_atom::value, wire::Envelope{"w", wire::Type::bye, wire::encode_empty()});
   const std::string id = c.submit(1000);
-  const wire::Assign assign = next_assign(c.worker);
-  const double real = round_robin(c.f).makespan;
-  c.worker->send(c.node.pool, net_in_atom::value, scripted_done("w", assign, encode_body(round_robin(c.f, real / 10))));
+  three_false_claims(c);
   std::string answer = "no answer", cancelled = "no answer";
   for (int i = 0; i < 2; ++i)
     awaiter->receive([&](const TuneOutcome& o) { answer = std::string("outcome ") + to_string(o.state); },

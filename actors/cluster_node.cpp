@@ -128,7 +128,6 @@ Result<WorkerNode> start_worker_node(caf::actor_system& system, const WorkerNode
                       e.what() + "); try fewer --rollouts or raise the process limit (ulimit -u)");
   }
   WorkerNode node;
-  if (!options.connect.empty()) w.coordinator = options.connect;
   node.worker = spawn_worker(system, w, cache, std::move(rollouts));
   if (options.connect.empty()) {
     connect_worker(node.worker, spawn_direct_link(system, options.pool, node.worker, w.name));
@@ -183,10 +182,25 @@ Status serve_coordinator_on(std::shared_ptr<Store> store, const CoordinatorServe
 
 }  // namespace
 
+namespace {
+
+// The outermost folder of `path` that does not exist yet (what opening a store there creates), or
+// an empty path when it exists.
+std::filesystem::path outermost_missing(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path p = std::filesystem::absolute(path, error);
+  if (error || std::filesystem::exists(std::filesystem::symlink_status(p, error))) return {};
+  while (p.has_relative_path() && !std::filesystem::exists(std::filesystem::symlink_status(p.parent_path(), error)))
+    p = p.parent_path();
+  return p;
+}
+
+}  // namespace
+
 Status serve_coordinator(const CoordinatorServeOptions& options, const std::atomic<bool>& stop,
                          const std::function<void(const std::string& endpoint)>& ready) {
   std::error_code ignored;
-  const bool existed = std::filesystem::exists(options.data_dir, ignored);
+  const std::filesystem::path made = outermost_missing(options.data_dir);
   bool started = false;
   Status served = Ok{};
   {
@@ -194,9 +208,9 @@ Status serve_coordinator(const CoordinatorServeOptions& options, const std::atom
     if (!opened) return opened.error();
     served = serve_coordinator_on(std::move(opened).value(), options, stop, ready, started);
   }  // the store is closed here
-  // A coordinator that could not start (its endpoint taken) leaves no empty store behind in a
-  // folder it made; a folder that was there, or one it served from, is kept.
-  if (!started && !existed) std::filesystem::remove_all(options.data_dir, ignored);
+  // A coordinator that could not start (its endpoint taken) leaves no empty store behind in the
+  // folders it made; a folder that was there, or one it served from, is kept.
+  if (!started && !made.empty()) std::filesystem::remove_all(made, ignored);
   return served;
 }
 
@@ -242,6 +256,7 @@ Status serve_worker(const WorkerServeOptions& options, const std::atomic<bool>& 
   w.worker = options.worker;
   if (w.worker.name.empty()) w.worker.name = default_worker_name();
   w.connect = options.connect;
+  w.worker.coordinator = options.connect;  // a served worker says how reaching it goes (an embedded one has nothing to say)
   w.curve = options.curve;
   auto node = start_worker_node(system, w, &cache);
   if (!node) return node.error();

@@ -1,7 +1,9 @@
 #include "actors/pool_measurer.hpp"
 
+#include <algorithm>
 #include <chrono>
 
+#include "core/deadline.hpp"
 #include "actors/messages.hpp"
 #include "actors/problem_spec.hpp"
 #include "sim/simulator.hpp"
@@ -36,7 +38,7 @@ bool PoolMeasurer::offered() const {
 double time_limit(const BuiltProblem& problem, const Placement& placement, const MeasureRequest& request) {
   if (problem.graph.cost_unit() != "s") return 0;  // the pool's lease alone bounds it
   const double makespan = Simulator(problem.graph, *problem.costs, problem.cluster, problem.sim).makespan(placement);
-  return 60 + 10 * makespan * (request.warmup + request.repeats);
+  return std::min(60 + 10 * makespan * (request.warmup + request.repeats), kLongestWait);
 }
 
 Result<PoolMeasurement> PoolMeasurer::measure(int problem, const Placement& placement) {

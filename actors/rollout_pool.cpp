@@ -269,7 +269,9 @@ void on_done(Self self, const std::string& peer, const wire::Done& done) {
   dispatch(self);
 }
 
-void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
+// `heard_before`: when the worker known under this name was heard before this hello (its message
+// refreshes that time before it is read).
+void on_hello(Self self, const std::string& peer, const wire::Hello& hello, Clock::time_point heard_before) {
   PoolState& s = self->state;
   // A worker restarted under the same name (another process) holds none of its predecessor's
   // leases: they run again now, not after their deadlines, and its slots start free.
@@ -279,7 +281,7 @@ void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
     // the name, and the socket gives the name to whichever connected last, so they take it from
     // each other and one of them idles. Said (once a second at most), since neither can tell.
     const Worker& before = known->second;
-    if (const double since = seconds_since(before.last_seen); since < s.options.heartbeat_seconds * 1.5)
+    if (const double since = seconds_since(heard_before); since < s.options.heartbeat_seconds * 1.5)
       s.name_clash_log.note("worker name " + peer + ": process " + std::to_string(hello.pid) + " on " + hello.host +
                                 " says hello while process " + std::to_string(before.hello.pid) + " on " + before.hello.host +
                                 " was heard " + format_seconds(since, 2) + " ago; if both run, they take the name from each "
@@ -299,6 +301,7 @@ void on_hello(Self self, const std::string& peer, const wire::Hello& hello) {
 void on_message(Self self, const wire::Envelope& e) {
   PoolState& s = self->state;
   auto known = s.workers.find(e.peer);
+  const Clock::time_point heard_before = known != s.workers.end() ? known->second.last_seen : Clock::time_point{};
   if (known != s.workers.end()) known->second.last_seen = Clock::now();
   const auto bad = [&](const Error& error) {
     s.malformed_log.note(std::string("dropped a ") + wire::to_string(e.type) + " message from " + e.peer + ": " + error.message, ++s.counters.malformed);
@@ -307,7 +310,7 @@ void on_message(Self self, const wire::Envelope& e) {
     case wire::Type::hello: {
       auto m = wire::decode<wire::Hello>(e.payload);
       if (!m) return bad(m.error());
-      return on_hello(self, e.peer, m.value());
+      return on_hello(self, e.peer, m.value(), heard_before);
     }
     case wire::Type::heartbeat:
       if (known == s.workers.end())  // a worker from before a restart: it must say hello again

@@ -1,5 +1,6 @@
 #include "actors/tuner_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "actors/anneal_task.hpp"
 #include "actors/messages.hpp"
 #include "actors/place_task.hpp"
+#include "core/deadline.hpp"
 #include "core/text.hpp"
 #include "core/unix_time.hpp"
 #include "sim/runtime_fingerprint.hpp"
@@ -377,7 +379,8 @@ void run_heuristics(caf::stateful_actor<TunerState>* self) {
   PlaceRequest request;
   request.method = "heuristics";
   request.seed = s.config.spec.seed;
-  request.seconds = s.config.spec.budget_seconds > 0 ? std::max(0.0, s.config.spec.budget_seconds - elapsed(s)) : 0;
+  // What the budget has left, up to a year (a task's longest time: a longer budget has a year's horizon).
+  request.seconds = s.config.spec.budget_seconds > 0 ? std::clamp(s.config.spec.budget_seconds - elapsed(s), 0.0, kLongestWait) : 0;
   request.evaluations = s.config.spec.budget_evaluations > 0 ? unpromised(s) : 0;
   s.heuristics_pending = true;
   RolloutTask task{kPlaceTask, s.config.problem->key, encode_body(request), request.seconds, 0, 0};

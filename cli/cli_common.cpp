@@ -91,12 +91,12 @@ void SimArgs::add_to(CLI::App& app) {
   app.add_flag("--no-dedup", no_dedup, "ship a tensor once per consumer instead of once per device");
   app.add_option("--streams", streams, "ops per device at once (0 = the cluster's value)")
       ->check(whole_in(0, kMaxStreams));
-  app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none, at most 3)")->check(finite_in(0, 3));
+  app.add_option("--noise", noise, "log-normal noise sigma on op times (0 = none, at most 3)")->check(finite_in(0, kMaxNoiseSigma));
   app.add_option("--noise-seed", noise_seed, "seed of the noise")->check(seed_number());
   app.add_option("--noise-samples", noise_samples,
                  "with --noise: draws per evaluation; search and tuning minimise their mean, the expected "
                  "makespan, with the same draws for every candidate (default 8)")
-      ->check(whole_in(1, 10000));
+      ->check(whole_in(1, kMaxNoiseSamples));
   app.add_flag("--memory", memory, "track peak memory per device");
 }
 
@@ -104,9 +104,10 @@ SimOptions SimArgs::options() const {
   // The flags' own checks, again: a job file's keys reach here without CLI11.
   if (streams < 0 || streams > kMaxStreams)
     throw CliError("--streams " + std::to_string(streams) + ": not in range 0 to " + std::to_string(kMaxStreams));
-  if (!(noise >= 0 && noise <= 3)) throw CliError("--noise " + format_fixed(noise, 3) + ": not in range 0 to 3");
-  if (noise_samples < 0 || noise_samples > 10000)  // 0: the default
-    throw CliError("--noise-samples " + std::to_string(noise_samples) + ": not in range 1 to 10000");
+  if (!(noise >= 0 && noise <= kMaxNoiseSigma))
+    throw CliError("--noise " + format_fixed(noise, 3) + ": not in range 0 to " + format_fixed(kMaxNoiseSigma, 0));
+  if (noise_samples < 0 || noise_samples > kMaxNoiseSamples)  // 0: the default
+    throw CliError("--noise-samples " + std::to_string(noise_samples) + ": not in range 1 to " + std::to_string(kMaxNoiseSamples));
   if (sim == "doppler" && (noise > 0 || memory))
     throw CliError(std::string("--sim doppler reproduces the public DOPPLER simulator, which has no ") +
                    (noise > 0 ? "--noise" : "--memory") + ": use the default simulator for it");

@@ -107,7 +107,9 @@ class KeyWatchingParser : public nlohmann::detail::json_sax_dom_parser<Json> {
     f.array = array;
     f.index = 0;
     f.keys.clear();
-    f.many.clear();
+    // A fresh set, not clear(): clear() zeroes every bucket, and after one map of 300k keys each
+    // later object at its depth paid for them (9.7 s against 0.8 s for the same file reordered).
+    if (!f.many.empty()) std::unordered_set<std::string>().swap(f.many);
   }
   void close() {
     --depth_;
@@ -141,10 +143,14 @@ Result<nlohmann::json> parse_json(const std::string& text, const std::string& so
   } catch (const KeyWatchingParser::Duplicate& d) {
     return make_error(source + ": " + d.path + ": the key is set twice in its object; each key once");
   } catch (const nlohmann::json::exception& e) {  // parse errors carry "line L, column C"; 1e400 is out_of_range
-    std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ...": the tag is the library's
-    if (!what.empty() && what[0] == '[' && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
-    return make_error(source + ": invalid JSON: " + what);
+    return make_error(source + ": invalid JSON: " + json_error_text(e));
   }
+}
+
+std::string json_error_text(const std::exception& e) {
+  std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, ...": the tag is the library's
+  if (!what.empty() && what[0] == '[' && what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
+  return what;
 }
 
 Status check_format_and_version(const nlohmann::json& root, const std::string& format, const std::string& where) {

@@ -2,6 +2,7 @@
 // Small helpers shared by the JSON readers and writers: whole-file reads and writes, parsing with located
 // errors, and JSON text that survives strings which are not UTF-8.
 #include <nlohmann/json_fwd.hpp>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ Result<std::string> read_text_file(const std::string& path);
 // Writes (replaces) a whole file; the error names the path.
 Status write_text_file(const std::string& path, const std::string& text);
 Result<nlohmann::json> parse_json(const std::string& text, const std::string& source);
+// A nlohmann exception's message without the library's tag ("[json.exception.parse_error.101] ").
+std::string json_error_text(const std::exception& e);
 
 // An error naming the first key of `object` that is not in `known` (with the known ones): a
 // misspelt key would otherwise read as absent and its default would silently apply.

@@ -117,13 +117,13 @@ Result<SimOptions> sim_options_from_json(const std::string& text) {
     o.seed = j.value("noise_seed", std::uint64_t{1});
     o.noise_samples = j.value("noise_samples", 1);
   } catch (const nlohmann::json::exception& e) {
-    std::string what = e.what();  // "[json.exception.type_error.302] type must be ...": the tag is the library's
-    if (what.find("] ") != std::string::npos) what = what.substr(what.find("] ") + 2);
-    return make_error(where + ": " + what);
+    return make_error(where + ": " + json_error_text(e));
   }
   if (o.streams < 0 || o.streams > kMaxStreams) return make_error(where + ": streams: must be 0 to " + std::to_string(kMaxStreams));
-  if (!(o.noise_sigma >= 0 && o.noise_sigma <= 3)) return make_error(where + ": noise: must be 0 to 3");
-  if (o.noise_samples < 1 || o.noise_samples > 10000) return make_error(where + ": noise_samples: must be 1 to 10000");
+  if (!(o.noise_sigma >= 0 && o.noise_sigma <= kMaxNoiseSigma))
+    return make_error(where + ": noise: must be 0 to " + std::to_string(static_cast<int>(kMaxNoiseSigma)));
+  if (o.noise_samples < 1 || o.noise_samples > kMaxNoiseSamples)
+    return make_error(where + ": noise_samples: must be 1 to " + std::to_string(kMaxNoiseSamples));
   return o;
 }
 

@@ -19,6 +19,11 @@ enum class LinkModel : std::uint8_t {
   unlimited,   // any number of concurrent transfers per link, ports ignored
 };
 
+// The noise the simulator takes: a sigma up to 3 (e^3: op times 20x their mean at one sigma) and
+// up to 10,000 draws per evaluation. The flags and stored options are held to them alike.
+constexpr double kMaxNoiseSigma = 3;
+constexpr int kMaxNoiseSamples = 10'000;
+
 struct SimOptions {
   Dispatch dispatch = Dispatch::fifo;
   LinkModel links = LinkModel::contention;

@@ -222,6 +222,12 @@ Result<Gateway> spawn_gateway(caf::actor_system& system, const GatewayOptions& o
       socket->set(zmq::sockopt::heartbeat_timeout, 3000);
     }
     if (options.bind) {
+      // Without pings of its own, the ROUTER finds a peer gone without a FIN (power lost, network
+      // cut) by TCP keepalive: probes after 10 s idle, every 5 s, 3 unanswered = gone (~25 s).
+      socket->set(zmq::sockopt::tcp_keepalive, 1);
+      socket->set(zmq::sockopt::tcp_keepalive_idle, 10);
+      socket->set(zmq::sockopt::tcp_keepalive_intvl, 5);
+      socket->set(zmq::sockopt::tcp_keepalive_cnt, 3);
       socket->set(zmq::sockopt::router_mandatory, 1);  // a gone peer is an error, not a silent drop
       socket->set(zmq::sockopt::router_handover, 1);   // a reconnecting worker takes its identity back
       // "tcp://host:0" is how users ask for any free port; ZeroMQ spells it "*".

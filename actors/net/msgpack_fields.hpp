@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/deadline.hpp"
 #include "core/fingerprint.hpp"
 #include "core/msgpack.hpp"
 #include "core/placement.hpp"
@@ -83,7 +84,7 @@ inline const char* get(Decoder& d, double& out) {
 // pool's counters as read).
 inline const char* get_seconds(Decoder& d, double& out) {
   if (const char* wrong = get(d, out)) return wrong;
-  return out >= 0 && out <= 365.0 * 86400 ? nullptr : "is not a time in seconds (0 to a year)";
+  return out >= 0 && out <= kLongestWait ? nullptr : "is not a time in seconds (0 to a year)";
 }
 template <class Int>
 const char* get_int(Decoder& d, Int& out) {

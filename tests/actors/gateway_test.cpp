@@ -8,7 +8,9 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "actors/messages.hpp"
 #include "actors/net/gateway.hpp"
+#include "actors/net/wire.hpp"
 
 using namespace gantry;
 
@@ -37,9 +39,12 @@ TEST_CASE("a routing id taken over again and again by other connections leaves t
   // rounds when the bound socket also sent ZMTP heartbeats; this test then dies with SIGABRT.
   caf::actor_system_config cfg;
   caf::actor_system system{cfg};
-  auto sink = system.spawn([](caf::event_based_actor* self) {
+  std::atomic<int> from_after{0};  // readable messages the gateway delivered from peer "after"
+  auto sink = system.spawn([&from_after](caf::event_based_actor* self) {
     self->set_default_handler(caf::drop);
-    return caf::behavior{[](int) {}};
+    return caf::behavior{[&from_after](net_in_atom, const wire::Envelope& e) {
+      if (e.peer == "after") ++from_after;
+    }};
   });
   GatewayOptions options;
   options.endpoint = "tcp://127.0.0.1:0";
@@ -56,9 +61,20 @@ TEST_CASE("a routing id taken over again and again by other connections leaves t
   for (int round = 0; round < 20; ++round) talk_as(context, gateway.value().endpoint, "victim", holds[(round * 3) % 5]);
   holding = false;
   holder.join();
-  // Still serving: a status request from a fresh connection gets through (it is answered by the
-  // clients actor, here the sink, so only the socket's life is checked by reaching this line).
-  talk_as(context, gateway.value().endpoint, "after", 0.1);
+  // Still serving: a heartbeat from a fresh connection reaches the workers' actor.
+  {
+    zmq::socket_t dealer(context, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.set(zmq::sockopt::routing_id, std::string("after"));
+    dealer.connect(gateway.value().endpoint);
+    const char version = static_cast<char>(wire::kProtocolVersion), type = static_cast<char>(wire::Type::heartbeat);
+    const std::string payload = wire::encode_empty();
+    dealer.send(zmq::buffer(&version, 1), zmq::send_flags::sndmore);
+    dealer.send(zmq::buffer(&type, 1), zmq::send_flags::sndmore);
+    dealer.send(zmq::buffer(payload), zmq::send_flags::none);
+    for (int i = 0; i < 500 && from_after == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(from_after == 1);
   anon_send_exit(gateway.value().actor, caf::exit_reason::user_shutdown);
   anon_send_exit(sink, caf::exit_reason::user_shutdown);
   SUCCEED("the gateway survived 20 rounds of a taken-over routing id");

@@ -123,6 +123,17 @@ TEST_CASE("a duration past the largest number of seconds is refused, not a budge
   CHECK_THAT(run.err, Catch::Contains("invalid duration '1e305h': too long to count in seconds"));
 }
 
+TEST_CASE("a budget longer than a year runs, with a year as its horizon", "[cli]") {
+  // The heuristics' task took the whole budget as its time; past a year the worker could not read
+  // it, dropped it, and the job waited for it until its lease (a year) ran out.
+  TempDir dir;
+  Run run = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--budget", "9000h", "--evals", "50",
+                     "--data", dir.file("data")});
+  CHECK(run.code == 0);
+  CHECK_THAT(run.out, Catch::Contains("50 evals"));
+  CHECK_THAT(run.err, !Catch::Contains("dropped an assign"));
+}
+
 TEST_CASE("tune bounds --batch-evals and --parallelism, naming the flag", "[cli]") {
   Run evals = run_cli({"tune", "--workload", "random:ops=10", "--cluster", "identical:2", "--batch-evals", "200000000", "--data", "unused"});
   CHECK(evals.code == 1);
@@ -160,10 +171,11 @@ TEST_CASE("a coordinator whose endpoint is taken leaves no store behind in a fol
   socklen_t size = sizeof address;
   REQUIRE(getsockname(held, reinterpret_cast<sockaddr*>(&address), &size) == 0);
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
-  Run fresh = run_cli({"coordinator", "--bind", endpoint, "--data", dir.file("fresh")});
+  Run fresh = run_cli({"coordinator", "--bind", endpoint, "--data", dir.file("fresh/a/b")});
   CHECK(fresh.code == 1);
   CHECK_THAT(fresh.err, Catch::Contains("cannot bind " + endpoint));
-  CHECK_FALSE(std::filesystem::exists(dir.file("fresh")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("fresh")));  // and the folders made on the way
+  CHECK(std::filesystem::exists(dir.path()));
   std::filesystem::create_directories(dir.file("there"));
   write(dir.file("there/keep.txt"), "a user's file");
   Run there = run_cli({"coordinator", "--bind", endpoint, "--data", dir.file("there")});

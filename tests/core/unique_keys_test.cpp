@@ -56,6 +56,20 @@ TEST_CASE("check_unique_keys names a YAML key set twice and both its lines", "[c
   CHECK(twice.error().message == "n.yaml:6: key \"x\" is set again (first set on line 4); each key once");
 }
 
+TEST_CASE("check_unique_keys stops at a bomb of nested aliases instead of walking its billions of nodes", "[core]") {
+  // Each level is a list of ten references to the one before: 10^9 nodes at the ninth.
+  std::string text = "junk:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level <= 9; ++level) {
+    const std::string before = "*a" + std::to_string(level - 1);
+    text += "  a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) text += (i ? ", " : "") + before;
+    text += "]\n";
+  }
+  const Status bomb = check_unique_keys(YAML::Load(text), "bomb.yaml");
+  REQUIRE_FALSE(bomb.ok());
+  CHECK(bomb.error().message == "bomb.yaml: more than 100000 YAML nodes (counting each use of an alias): not a gantry file");
+}
+
 TEST_CASE("a cluster file that sets a key twice is refused", "[core]") {
   const std::string text =
       "name: c\n"

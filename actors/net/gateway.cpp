@@ -52,12 +52,10 @@ struct Loop {
   std::shared_ptr<zmq::socket_t> outbox;  // PULL: what actors asked the gateway to send
   std::shared_ptr<Shared> shared;
   caf::actor face;  // the outbox: what receivers see as the sender, and answer to
-  RateLimitedLog log;
-
-  void note(const std::string& what, long so_far) { log.note(what, so_far); }
+  RateLimitedLog log;  // drops and refusals: at most a line a second
 
   void drop(const std::string& peer, const std::string& why) {
-    note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, ++shared->malformed);
+    log.note("dropped a message" + (peer.empty() ? std::string() : " from " + peer) + ": " + why, ++shared->malformed);
   }
 
   void deliver(std::vector<zmq::message_t>& frames) {
@@ -108,7 +106,7 @@ struct Loop {
       for (const std::string& key : options.curve.authorized) ok = ok || key == z85;
     }
     if (!ok) {
-      note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", ++shared->refused);
+      log.note("refused a connection from " + request[3].to_string() + " without an authorized CURVE key", ++shared->refused);
     }
     const std::string code = ok ? "200" : "400", text = ok ? "OK" : "not an authorized key";
     std::array<zmq::const_buffer, 6> reply{zmq::buffer(version), zmq::buffer(id), zmq::buffer(code), zmq::buffer(text),

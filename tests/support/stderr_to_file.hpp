@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace gantry::testing {
 
@@ -41,5 +42,14 @@ class StderrToFile {
   std::string path_;
   int saved_ = -1;
 };
+
+// What is written to stderr while `act` runs.
+template <class Act>
+std::string stderr_while(Act act) {
+  TempDir dir;
+  StderrToFile capture(dir.file("stderr.txt"));
+  act();
+  return capture.text();
+}
 
 }  // namespace gantry::testing
